@@ -1,0 +1,39 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: run test lint typecheck pytest docs bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+## run: the product on SQLite (var/cronplane.db) with the example app installed.
+run: $(STAMP)
+	mkdir -p var
+	$(BIN)/cronplane --version
+	CRONPLANE_DATABASE_URL=sqlite:///var/cronplane.db bash examples/run.sh
+
+## test: ruff, mypy --strict on src/, then pytest.
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy src
+
+pytest: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+## docs: regenerate docs/codes.md from the registry.
+docs: $(STAMP)
+	$(BIN)/python -m cronplane.codes > docs/codes.md
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,43 @@
+"""The `cronplane` command: the root group and the coded-error boundary."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cronplane import __version__
+from cronplane.errors import CronplaneError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cronplane")
+def cli() -> None:
+    """cronplane: a multi-tenant cron control plane."""
+
+
+def _register() -> None:
+    # Each command group lives in its own module; the root only assembles them.
+    from cronplane.cli import cron_cmd
+
+    cli.add_command(cron_cmd.cron)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr."""
+    try:
+        cli.main(standalone_mode=False)
+    except CronplaneError as error:
+        click.echo(str(error), err=True)
+        sys.exit(error.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)

@@ -1,0 +1,245 @@
+"""The error tree: one class per code, the class declaring its code.
+
+::
+
+    CronplaneError                       (code, message, detail; status and exit code follow)
+    ├── InvalidInput                     400 class, CLI exit 2
+    │   ├── ScheduleSyntax               X400003INVSCH  the parser's own rejection
+    │   ├── CronRejected                 X400001CRNINV  the service's wrapping of ScheduleSyntax
+    │   ├── InvalidPayload               X400002PAYINV
+    │   ├── UnknownZone                  X400004ZONINV
+    │   ├── InvalidName                  X400005NAMINV
+    │   ├── InvalidManifest              X400006MANINV
+    │   ├── InvalidRequest               X400007REQINV
+    │   ├── InvalidTarget                X400008TGTINV
+    │   └── PayloadTooLarge              X413001TOOBIG
+    ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
+    ├── Forbidden                        X403001FORBID  CLI exit 6
+    ├── NotFound                         404 class, CLI exit 3
+    │   ├── ScheduleNotFound             X404902SCHNFD
+    │   ├── JobNotFound                  X404903JOBNFD
+    │   ├── QueueItemNotFound            X404904ITMNFD
+    │   └── TokenNotFound                X404905TOKNFD
+    ├── Conflict                         409 class, CLI exit 4
+    │   ├── ScheduleExists               X409900SCHDPL
+    │   ├── AppOwned                     X409902APPOWN
+    │   ├── JobExists                    X409903JOBDPL
+    │   ├── JobInactive                  X409904JOBINA
+    │   └── InvalidState                 X409905STATEX
+    ├── StaleRevision                    X412001REVSTL  CLI exit 5
+    └── Unavailable                      X503001DBDOWN  CLI exit 7
+
+Raise the most specific class; never a bare CronplaneError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from cronplane.codes import Code, declare
+
+# CLI exit codes by error class (documented in docs/cli.md).
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+EXIT_NOT_FOUND = 3
+EXIT_CONFLICT = 4
+EXIT_STALE = 5
+EXIT_AUTH = 6
+EXIT_UNAVAILABLE = 7
+
+
+def exit_code_for_status(status: int) -> int:
+    """The CLI exit code for an HTTP status: one per error class."""
+    if status in (401, 403):
+        return EXIT_AUTH
+    if status == 404:
+        return EXIT_NOT_FOUND
+    if status == 409:
+        return EXIT_CONFLICT
+    if status == 412:
+        return EXIT_STALE
+    if status == 503:
+        return EXIT_UNAVAILABLE
+    if 400 <= status < 500:
+        return EXIT_INVALID
+    return EXIT_INTERNAL
+
+
+class CronplaneError(Exception):
+    """Base of every coded error: `{"code", "message", "detail"}`."""
+
+    code: ClassVar[Code]
+
+    def __init__(self, message: str, detail: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail: dict[str, Any] = dict(detail or {})
+
+    @property
+    def status(self) -> int:
+        """The HTTP status this error answers with."""
+        return self.code.status
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI exit code of this error's class."""
+        return exit_code_for_status(self.code.status)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON body every surface returns for this error."""
+        return {"code": self.code.text, "message": self.message, "detail": self.detail}
+
+    def __str__(self) -> str:
+        return f"{self.code.text}: {self.message}"
+
+
+def _code(text: str, summary: str) -> Code:
+    return declare(text, summary, "error")
+
+
+class InvalidInput(CronplaneError):
+    """Input that is refused before anything is written."""
+
+
+class ScheduleSyntax(InvalidInput, ValueError):
+    """The cron parser's rejection; the message quotes the input and names the field."""
+
+    code = _code("X400003INVSCH", "schedule expression rejected by the parser")
+
+
+class CronRejected(InvalidInput):
+    """A cron expression refused by the service (wraps ScheduleSyntax)."""
+
+    code = _code("X400001CRNINV", "cron rejected; the message includes the offending string")
+
+
+class InvalidPayload(InvalidInput):
+    """Payload not a JSON object, too large or deep, or invalid against the job's schema."""
+
+    code = _code(
+        "X400002PAYINV", "payload invalid: not an object, over limits, or against the job schema"
+    )
+
+
+class UnknownZone(InvalidInput):
+    """Time zone not a known IANA zone."""
+
+    code = _code("X400004ZONINV", "time zone unknown (not an IANA zone)")
+
+
+class InvalidName(InvalidInput):
+    """A name outside 1-64 characters of letters, digits, `.`, `_`, `-`."""
+
+    code = _code("X400005NAMINV", "name invalid: 1-64 of letters, digits, '.', '_', '-'")
+
+
+class InvalidManifest(InvalidInput):
+    """An app manifest with one or more invalid entries; detail lists each by path."""
+
+    code = _code("X400006MANINV", "app manifest invalid; detail lists every problem with its path")
+
+
+class InvalidRequest(InvalidInput):
+    """A request that is malformed or carries unknown or out-of-range fields."""
+
+    code = _code("X400007REQINV", "request invalid: malformed, unknown field, or out of range")
+
+
+class InvalidTarget(InvalidInput):
+    """A job target that is not `python:`, `webhook:` or `celery:` well formed."""
+
+    code = _code("X400008TGTINV", "job target invalid")
+
+
+class PayloadTooLarge(InvalidInput):
+    """A request body over the size limit."""
+
+    code = _code("X413001TOOBIG", "request body too large")
+
+
+class Unauthenticated(CronplaneError):
+    """No valid credentials were presented."""
+
+    code = _code("X401001AUTHRQ", "authentication required or token invalid")
+
+
+class Forbidden(CronplaneError):
+    """The credentials lack the permission this action needs."""
+
+    code = _code("X403001FORBID", "forbidden: the role lacks the permission")
+
+
+class NotFound(CronplaneError):
+    """Something named does not exist in the caller's tenant."""
+
+
+class ScheduleNotFound(NotFound):
+    """No schedule with that key or id in the tenant."""
+
+    code = _code("X404902SCHNFD", "schedule not found")
+
+
+class JobNotFound(NotFound):
+    """No job with that name in (tenant, stack)."""
+
+    code = _code("X404903JOBNFD", "job unknown in this tenant and stack")
+
+
+class QueueItemNotFound(NotFound):
+    """No queue item with that id in the tenant."""
+
+    code = _code("X404904ITMNFD", "queue item not found")
+
+
+class TokenNotFound(NotFound):
+    """No API token with that id."""
+
+    code = _code("X404905TOKNFD", "API token not found")
+
+
+class Conflict(CronplaneError):
+    """The action conflicts with the current state."""
+
+
+class ScheduleExists(Conflict):
+    """A schedule with the same (tenant, stack, environment, name) exists."""
+
+    code = _code("X409900SCHDPL", "schedule already exists (unique key)")
+
+
+class AppOwned(Conflict):
+    """An `app` row cannot be removed by hand."""
+
+    code = _code("X409902APPOWN", "app-owned schedule: remove it from the manifest, or disable it")
+
+
+class JobExists(Conflict):
+    """A job with that name exists in (tenant, stack)."""
+
+    code = _code("X409903JOBDPL", "job already exists")
+
+
+class JobInactive(Conflict):
+    """The job exists but is inactive."""
+
+    code = _code("X409904JOBINA", "job inactive")
+
+
+class InvalidState(Conflict):
+    """The action does not apply to the object's current state."""
+
+    code = _code("X409905STATEX", "action not allowed in the current state")
+
+
+class StaleRevision(CronplaneError):
+    """An update carried a revision that is no longer current."""
+
+    code = _code("X412001REVSTL", "stale revision: the row changed since it was read")
+
+
+class Unavailable(CronplaneError):
+    """The database cannot be reached."""
+
+    code = _code("X503001DBDOWN", "database unavailable")

@@ -1,0 +1,77 @@
+"""Event kinds (codes) and the frozen Event record.
+
+Events are append-only audit rows: every change with its actor, and every due
+occurrence with its outcome (the occurrence ledger, SPEC §6). Normal events
+are `V…`; events that record a failure keep an `X…` code with a 2xx status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from cronplane.codes import Code, declare
+
+
+def _event(text: str, summary: str) -> Code:
+    return declare(text, summary, "event")
+
+
+# The occurrence ledger: one of these for every due occurrence.
+SCHEDULE_FIRED = _event("V200610SCHTRG", "schedule fired, job enqueued (detail: coalesced count)")
+SKIPPED_OVERLAP = _event(
+    "V200620SKPOVL", "occurrence skipped: previous item still queued or running"
+)
+SKIPPED_MISFIRE = _event("V200621SKPMIS", "occurrence skipped: later than misfire_grace")
+JOB_MISSING = _event(
+    "X200901JOBMIS", "occurrence not fired: job missing or inactive; next_run advanced"
+)
+NEXT_RUN_FAILED = _event("X200900SCHCAL", "next-run computation failed; row disabled")
+
+# Changes, each with its actor.
+SCHEDULE_CREATED = _event("V201001SCHCRT", "schedule created")
+SCHEDULE_UPDATED = _event("V200002SCHUPD", "schedule updated")
+SCHEDULE_REMOVED = _event("V200003SCHDEL", "schedule removed")
+SCHEDULE_ENABLED = _event("V200004SCHENA", "schedule enabled")
+SCHEDULE_DISABLED = _event("V200005SCHDIS", "schedule disabled")
+SCHEDULE_RESET = _event("V200006SCHRST", "app schedule reset to its manifest")
+SCHEDULE_RUN_NOW = _event("V202007SCHRUN", "schedule run now: item enqueued by hand")
+JOB_REGISTERED = _event("V201008JOBREG", "job registered")
+JOB_UPDATED = _event("V200009JOBUPD", "job updated")
+JOB_DEACTIVATED = _event("V200010JOBDEA", "job deactivated")
+APP_SYNCED = _event("V200011APPSYN", "app sync applied (detail: the plan)")
+
+# Queue items.
+ITEM_SUCCEEDED = _event("V200030ITMSUC", "queue item succeeded")
+ITEM_FAILED = _event("X200031ITMFAI", "queue item failed after its last attempt")
+ITEM_RETRY = _event("V200032ITMRTY", "queue item failed; retry scheduled")
+ITEM_EXPIRED = _event("X200033ITMEXP", "queue item expired before it finished")
+
+# Leadership.
+LEADER_ACQUIRED = _event("V200040LEADAC", "dispatcher took the lease (new term)")
+
+# Tokens.
+TOKEN_CREATED = _event("V201050TOKCRT", "API token created")
+TOKEN_REVOKED = _event("V200051TOKREV", "API token revoked")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One audit row as read back from the store."""
+
+    id: int
+    code: str
+    tenant: str
+    stack: str | None
+    environment: str | None
+    schedule_id: UUID | None
+    schedule_name: str | None
+    item_id: UUID | None
+    actor: str
+    message: str
+    scheduled_for: datetime | None
+    fired_at: datetime | None
+    created_at: datetime
+    detail: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,200 @@
+"""The tables, as SQLAlchemy Core. Migrations must agree with these (tested).
+
+Every datetime column is `UTCDateTime`. Names of constraints and indexes are
+fixed here so migrations and tests can refer to them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
+
+from cronplane.store.types import JSONDocument, UTCDateTime
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+# Event ids grow forever: BIGINT on PostgreSQL, INTEGER (rowid alias) on SQLite.
+EventId = BigInteger().with_variant(Integer(), "sqlite")
+
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("tenant", String(64), nullable=False),
+    Column("stack", String(64), nullable=False),
+    Column("environment", String(64), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("job", String(64), nullable=False),
+    Column("cron", String(256), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("payload", JSONDocument, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("source", String(8), nullable=False),
+    Column("misfire_grace", Integer, nullable=True),
+    Column("overlap", String(8), nullable=False),
+    Column("last_run", UTCDateTime, nullable=True),
+    Column("next_run", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("revision", Integer, nullable=False),
+    # For `app` rows: the manifest's last declaration, and the fields an
+    # operator changed since (sync leaves those alone and reports drift).
+    Column("declared", JSONDocument, nullable=True),
+    Column("overrides", JSONDocument, nullable=False),
+    UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
+    CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
+    CheckConstraint("overlap IN ('skip', 'allow')", name="overlap"),
+    CheckConstraint("misfire_grace IS NULL OR misfire_grace >= 0", name="misfire_grace"),
+)
+
+# Due work: the dispatcher's only scan. Partial on enabled, so disabled rows cost nothing.
+Index(
+    "ix_schedules_due",
+    schedules.c.next_run,
+    postgresql_where=text("enabled"),
+    sqlite_where=text("enabled = 1"),
+)
+# Listing by job within a scope (filters + keyset paging on name).
+Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("tenant", String(64), nullable=False),
+    Column("stack", String(64), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("title", String(200), nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("payload", JSONDocument, nullable=False),
+    Column("payload_schema", JSONDocument, nullable=True),
+    Column("target", String(1024), nullable=False),
+    # Target options (retries, timeout, queue/routing, webhook secret reference).
+    Column("options", JSONDocument, nullable=False),
+    Column("source", String(8), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("revision", Integer, nullable=False),
+    UniqueConstraint("tenant", "stack", "name", name="uq_jobs_key"),
+    CheckConstraint("status IN ('active', 'inactive')", name="status"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", EventId, primary_key=True, autoincrement=True),
+    Column("code", String(16), nullable=False),
+    Column("tenant", String(64), nullable=False),
+    Column("stack", String(64), nullable=True),
+    Column("environment", String(64), nullable=True),
+    Column("schedule_id", Uuid, nullable=True),
+    Column("schedule_name", String(64), nullable=True),
+    Column("item_id", Uuid, nullable=True),
+    Column("actor", String(128), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("scheduled_for", UTCDateTime, nullable=True),
+    Column("fired_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("detail", JSONDocument, nullable=False),
+)
+# "Did it run, and if not, why?": a schedule's ledger, newest first.
+Index("ix_events_schedule", events.c.schedule_id, events.c.id)
+Index("ix_events_tenant", events.c.tenant, events.c.id)
+Index("ix_events_created", events.c.created_at)
+
+queue_items = Table(
+    "queue_items",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("tenant", String(64), nullable=False),
+    Column("stack", String(64), nullable=False),
+    Column("environment", String(64), nullable=False),
+    Column("job", String(64), nullable=False),
+    Column("payload", JSONDocument, nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("schedule_id", Uuid, nullable=True),
+    Column("scheduled_for", UTCDateTime, nullable=True),
+    Column("priority", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("available_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("max_attempts", Integer, nullable=False),
+    Column("lease_owner", String(128), nullable=True),
+    Column("heartbeat_at", UTCDateTime, nullable=True),
+    Column("lease_expires_at", UTCDateTime, nullable=True),
+    Column("result", JSONDocument, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime, nullable=True),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    # One queue item per occurrence, whatever the leaders do. Manual runs carry
+    # a NULL scheduled_for, and NULLs never collide.
+    UniqueConstraint("schedule_id", "scheduled_for", name="uq_queue_items_occurrence"),
+    CheckConstraint(
+        "status IN ('queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled')",
+        name="status",
+    ),
+    CheckConstraint("source IN ('schedule', 'manual', 'api')", name="source"),
+)
+# Claiming: the next available queued item by priority (higher first).
+Index(
+    "ix_queue_items_claimable",
+    queue_items.c.priority,
+    queue_items.c.available_at,
+    postgresql_where=text("status = 'queued'"),
+    sqlite_where=text("status = 'queued'"),
+)
+# Overlap checks and a schedule's item history.
+Index("ix_queue_items_schedule", queue_items.c.schedule_id, queue_items.c.status)
+Index("ix_queue_items_tenant", queue_items.c.tenant, queue_items.c.created_at)
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(128), nullable=True),
+    # Fencing token: incremented at every takeover; every fire checks it.
+    Column("term", BigInteger, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("acquired_at", UTCDateTime, nullable=True),
+    Column("renewed_at", UTCDateTime, nullable=True),
+)
+
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    # NULL tenant = a platform token that may span tenants.
+    Column("tenant", String(64), nullable=True),
+    Column("role", String(16), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("token_hash", String(128), nullable=False, unique=True),
+    Column("prefix", String(16), nullable=False),
+    Column("created_by", String(128), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_used_at", UTCDateTime, nullable=True),
+    Column("revoked_at", UTCDateTime, nullable=True),
+)
