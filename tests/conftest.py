@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+
+from cronplane.store.database import Database
+from cronplane.store.tables import metadata
 
 PG_ADMIN_URL = os.environ.get(
     "CRONPLANE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -36,3 +43,65 @@ def pg_admin_url() -> str:
     except psycopg.Error as error:
         require_service("PostgreSQL", error)
     return PG_ADMIN_URL
+
+
+# -- databases -----------------------------------------------------------------
+#
+# `database` is parametrized over SQLite (a fresh file per test) and PostgreSQL
+# (one fresh database per test session, emptied between tests). Both are
+# migrated through Alembic, so every test also exercises the migrations.
+
+
+_session_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_session_url(pg_admin_url: str) -> Iterator[str]:
+    """A migrated PostgreSQL database made for this test session, dropped after it."""
+    import psycopg
+
+    name = f"cronplane_test_{os.getpid()}_{next(_session_counter)}"
+    plain = pg_admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = pg_admin_url.rsplit("/", 1)[0] + "/" + name
+    database = Database(url)
+    database.upgrade()
+    database.dispose()
+    yield url
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def empty_tables(database: Database) -> None:
+    """Remove every row (not the schema) so each test starts clean."""
+    names = ", ".join(table.name for table in metadata.sorted_tables)
+    with database.begin() as conn:
+        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY"))
+
+
+@pytest.fixture
+def sqlite_database(tmp_path: Path) -> Iterator[Database]:
+    """A migrated SQLite file of this test's own."""
+    database = Database(f"sqlite:///{tmp_path / 'cronplane.db'}")
+    database.upgrade()
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def pg_database(pg_session_url: str) -> Iterator[Database]:
+    """The session's PostgreSQL database, emptied for this test."""
+    database = Database(pg_session_url)
+    empty_tables(database)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest) -> Database:
+    """Each test that takes `database` runs on SQLite and on PostgreSQL."""
+    name = "sqlite_database" if request.param == "sqlite" else "pg_database"
+    db: Database = request.getfixturevalue(name)
+    return db

@@ -1,0 +1,20 @@
+"""Alembic environment: always run on a connection handed in by Database.upgrade()."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from cronplane.store.tables import metadata
+
+connection = context.config.attributes.get("connection")
+if connection is None:
+    raise RuntimeError("run migrations through cronplane.store.database.Database.upgrade()")
+
+context.configure(
+    connection=connection,
+    target_metadata=metadata,
+    render_as_batch=connection.dialect.name == "sqlite",
+    compare_type=True,
+)
+with context.begin_transaction():
+    context.run_migrations()
