@@ -1,0 +1,104 @@
+"""The events table: append-only audit rows and the occurrence ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, insert, select
+
+from cronplane.codes import Code
+from cronplane.events import Event
+from cronplane.store.tables import events
+
+
+def event_values(
+    code: Code,
+    *,
+    tenant: str,
+    actor: str,
+    message: str,
+    now: datetime,
+    stack: str | None = None,
+    environment: str | None = None,
+    schedule_id: UUID | None = None,
+    schedule_name: str | None = None,
+    item_id: UUID | None = None,
+    scheduled_for: datetime | None = None,
+    fired_at: datetime | None = None,
+    detail: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One event row's values (for `append_events` batches)."""
+    if code.kind != "event":
+        raise ValueError(f"{code.text} is not an event code")
+    return {
+        "code": code.text,
+        "tenant": tenant,
+        "stack": stack,
+        "environment": environment,
+        "schedule_id": schedule_id,
+        "schedule_name": schedule_name,
+        "item_id": item_id,
+        "actor": actor,
+        "message": message,
+        "scheduled_for": scheduled_for,
+        "fired_at": fired_at,
+        "created_at": now,
+        "detail": dict(detail or {}),
+    }
+
+
+def append_events(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Append many events in one statement (a batch of fires shares one)."""
+    if rows:
+        conn.execute(insert(events), [dict(row) for row in rows])
+
+
+def append_event(conn: Connection, code: Code, **values: Any) -> None:
+    """Append one event; keyword arguments as `event_values`."""
+    append_events(conn, [event_values(code, **values)])
+
+
+def event_from_row(row: Row[Any]) -> Event:
+    """Map a row of `events` to the frozen Event record."""
+    m = row._mapping
+    return Event(
+        id=m["id"],
+        code=m["code"],
+        tenant=m["tenant"],
+        stack=m["stack"],
+        environment=m["environment"],
+        schedule_id=m["schedule_id"],
+        schedule_name=m["schedule_name"],
+        item_id=m["item_id"],
+        actor=m["actor"],
+        message=m["message"],
+        scheduled_for=m["scheduled_for"],
+        fired_at=m["fired_at"],
+        created_at=m["created_at"],
+        detail=dict(m["detail"] or {}),
+    )
+
+
+def list_events(
+    conn: Connection,
+    *,
+    tenant: str | None,
+    schedule_id: UUID | None = None,
+    codes: Iterable[str] | None = None,
+    before_id: int | None = None,
+    limit: int = 100,
+) -> list[Event]:
+    """Events newest first, filtered; `before_id` pages backwards (keyset)."""
+    query = select(events).order_by(events.c.id.desc()).limit(limit)
+    if tenant is not None:
+        query = query.where(events.c.tenant == tenant)
+    if schedule_id is not None:
+        query = query.where(events.c.schedule_id == schedule_id)
+    if codes is not None:
+        query = query.where(events.c.code.in_(list(codes)))
+    if before_id is not None:
+        query = query.where(events.c.id < before_id)
+    return [event_from_row(row) for row in conn.execute(query)]
