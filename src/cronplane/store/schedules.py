@@ -1,0 +1,257 @@
+"""The schedules table: row mapping and the statements the service runs.
+
+Inserts use ON CONFLICT DO NOTHING on both dialects: a duplicate key is an
+answer (None / not in the returned ids), not an exception, so a PostgreSQL
+transaction is never aborted by a race on the unique key and a concurrent
+sync can treat it as idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, and_, delete, not_, select, text, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql import ColumnElement
+
+from cronplane.core.model import Schedule
+from cronplane.store.tables import schedules
+
+# PostgreSQL channel the dispatcher LISTENs on to wake early when schedules change.
+NOTIFY_CHANNEL = "cronplane_schedules"
+
+
+def schedule_from_row(row: Row[Any]) -> Schedule:
+    """Map a row of `schedules` to the frozen Schedule."""
+    m = row._mapping
+    return Schedule(
+        id=m["id"],
+        tenant=m["tenant"],
+        stack=m["stack"],
+        environment=m["environment"],
+        name=m["name"],
+        job=m["job"],
+        cron=m["cron"],
+        timezone=m["timezone"],
+        payload=dict(m["payload"] or {}),
+        enabled=bool(m["enabled"]),
+        source=m["source"],
+        misfire_grace=m["misfire_grace"],
+        overlap=m["overlap"],
+        last_run=m["last_run"],
+        next_run=m["next_run"],
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        revision=m["revision"],
+        declared=None if m["declared"] is None else dict(m["declared"]),
+        overrides=tuple(sorted(m["overrides"] or ())),
+    )
+
+
+def schedule_values(schedule: Schedule) -> dict[str, Any]:
+    """The column values of a Schedule, for inserts."""
+    return {
+        "id": schedule.id,
+        "tenant": schedule.tenant,
+        "stack": schedule.stack,
+        "environment": schedule.environment,
+        "name": schedule.name,
+        "job": schedule.job,
+        "cron": schedule.cron,
+        "timezone": schedule.timezone,
+        "payload": schedule.payload,
+        "enabled": schedule.enabled,
+        "source": schedule.source,
+        "misfire_grace": schedule.misfire_grace,
+        "overlap": schedule.overlap,
+        "last_run": schedule.last_run,
+        "next_run": schedule.next_run,
+        "created_at": schedule.created_at,
+        "updated_at": schedule.updated_at,
+        "revision": schedule.revision,
+        "declared": schedule.declared,
+        "overrides": list(schedule.overrides),
+    }
+
+
+def _insert(conn: Connection) -> Any:
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return dialect.insert(schedules).on_conflict_do_nothing(
+        index_elements=["tenant", "stack", "environment", "name"]
+    )
+
+
+def insert_schedules(conn: Connection, rows: Sequence[Schedule]) -> set[UUID]:
+    """Insert many; returns the ids actually inserted (duplicates on the key are skipped)."""
+    if not rows:
+        return set()
+    result = conn.execute(
+        _insert(conn).returning(schedules.c.id), [schedule_values(row) for row in rows]
+    )
+    return set(result.scalars().all())
+
+
+def insert_schedule(conn: Connection, schedule: Schedule) -> bool:
+    """Insert one; False when a row with the same key already exists."""
+    return bool(insert_schedules(conn, [schedule]))
+
+
+def notify_changed(conn: Connection) -> None:
+    """Wake LISTENing dispatchers at commit (PostgreSQL); nothing on SQLite."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
+
+
+def get_by_key(
+    conn: Connection,
+    tenant: str,
+    stack: str,
+    environment: str,
+    name: str,
+    *,
+    for_update: bool = False,
+) -> Schedule | None:
+    """The schedule with this key, or None; `for_update` locks it (PostgreSQL)."""
+    query = select(schedules).where(
+        schedules.c.tenant == tenant,
+        schedules.c.stack == stack,
+        schedules.c.environment == environment,
+        schedules.c.name == name,
+    )
+    if for_update:
+        query = query.with_for_update()
+    row = conn.execute(query).first()
+    return None if row is None else schedule_from_row(row)
+
+
+def get_by_id(
+    conn: Connection, tenant: str, schedule_id: UUID, *, for_update: bool = False
+) -> Schedule | None:
+    """The schedule with this id in the tenant, or None."""
+    query = select(schedules).where(schedules.c.tenant == tenant, schedules.c.id == schedule_id)
+    if for_update:
+        query = query.with_for_update()
+    row = conn.execute(query).first()
+    return None if row is None else schedule_from_row(row)
+
+
+def in_scope(conn: Connection, tenant: str, stack: str, environment: str) -> list[Schedule]:
+    """Every row of one (tenant, stack, environment), by name (what sync compares)."""
+    query = (
+        select(schedules)
+        .where(
+            schedules.c.tenant == tenant,
+            schedules.c.stack == stack,
+            schedules.c.environment == environment,
+        )
+        .order_by(schedules.c.name)
+    )
+    return [schedule_from_row(row) for row in conn.execute(query)]
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleFilter:
+    """Listing filters; None means "any". The tenant is always required."""
+
+    tenant: str
+    stack: str | None = None
+    environment: str | None = None
+    source: str | None = None
+    enabled: bool | None = None
+    job: str | None = None
+
+
+def list_page(
+    conn: Connection,
+    filters: ScheduleFilter,
+    *,
+    after: tuple[str, str, str] | None = None,
+    limit: int = 100,
+) -> list[Schedule]:
+    """Rows ordered by (name, stack, environment), starting after the keyset `after`.
+
+    The order is unique within a tenant. With stack and environment fixed the
+    unique key's index yields it directly; the keyset condition is written
+    as `name >= :name AND NOT (...)` so the index range still applies.
+    """
+    conditions: list[ColumnElement[bool]] = [schedules.c.tenant == filters.tenant]
+    if filters.stack is not None:
+        conditions.append(schedules.c.stack == filters.stack)
+    if filters.environment is not None:
+        conditions.append(schedules.c.environment == filters.environment)
+    if filters.source is not None:
+        conditions.append(schedules.c.source == filters.source)
+    if filters.enabled is not None:
+        conditions.append(schedules.c.enabled == filters.enabled)
+    if filters.job is not None:
+        conditions.append(schedules.c.job == filters.job)
+    if after is not None:
+        name, stack, environment = after
+        if filters.stack is not None and filters.environment is not None:
+            conditions.append(schedules.c.name > name)
+        else:
+            conditions.append(schedules.c.name >= name)
+            conditions.append(
+                not_(
+                    and_(
+                        schedules.c.name == name,
+                        tuple_(schedules.c.stack, schedules.c.environment)
+                        <= tuple_(stack, environment),
+                    )
+                )
+            )
+    query = (
+        select(schedules)
+        .where(*conditions)
+        .order_by(schedules.c.name, schedules.c.stack, schedules.c.environment)
+        .limit(limit)
+    )
+    return [schedule_from_row(row) for row in conn.execute(query)]
+
+
+def update_schedule(
+    conn: Connection,
+    schedule_id: UUID,
+    values: Mapping[str, Any],
+    *,
+    expected_revision: int | None = None,
+) -> bool:
+    """Set `values` on one row; False when it is gone or its revision moved on."""
+    query = update(schedules).where(schedules.c.id == schedule_id).values(**values)
+    if expected_revision is not None:
+        query = query.where(schedules.c.revision == expected_revision)
+    return conn.execute(query).rowcount == 1
+
+
+def update_schedules(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Many updates of the same columns in one executemany; each row carries `b_id`."""
+    if not rows:
+        return
+    from sqlalchemy import bindparam
+
+    columns = [key for key in rows[0] if key != "b_id"]
+    query = (
+        update(schedules)
+        .where(schedules.c.id == bindparam("b_id"))
+        .values({column: bindparam(f"b_{column}") for column in columns})
+    )
+    conn.execute(
+        query,
+        [{"b_id": row["b_id"], **{f"b_{c}": row[c] for c in columns}} for row in rows],
+    )
+
+
+def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
+    """Delete rows by id; returns how many were there (a vanished one is not an error)."""
+    ids = list(ids)
+    if not ids:
+        return 0
+    deleted = 0
+    # Chunks keep the IN list under SQLite's bound-parameter limit.
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        deleted += conn.execute(delete(schedules).where(schedules.c.id.in_(chunk))).rowcount
+    return deleted
