@@ -19,7 +19,8 @@
     │   ├── ScheduleNotFound             X404902SCHNFD
     │   ├── JobNotFound                  X404903JOBNFD
     │   ├── QueueItemNotFound            X404904ITMNFD
-    │   └── TokenNotFound                X404905TOKNFD
+    │   ├── TokenNotFound                X404905TOKNFD
+    │   └── TenantNotFound               X404906TENNFD  another tenant: learns nothing
     ├── Conflict                         409 class, CLI exit 4
     │   ├── ScheduleExists               X409900SCHDPL
     │   ├── AppOwned                     X409902APPOWN
@@ -197,6 +198,12 @@ class TokenNotFound(NotFound):
     """No API token with that id."""
 
     code = _code("X404905TOKNFD", "API token not found")
+
+
+class TenantNotFound(NotFound):
+    """A tenant the credentials do not cover: answered as absent, whether it exists or not."""
+
+    code = _code("X404906TENNFD", "tenant not found (or not visible to these credentials)")
 
 
 class Conflict(CronplaneError):
