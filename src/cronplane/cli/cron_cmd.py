@@ -1,0 +1,88 @@
+"""`cronplane cron next|explain`: try an expression without touching any schedule.
+
+Thin edge: parse options, call `cronplane.cron`, print. Errors are coded
+(`ScheduleSyntax`, `UnknownZone`) and `cli.main` prints `CODE: message` and
+exits 2.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+
+import click
+
+from cronplane.clock import SystemClock
+from cronplane.cron import known_zone, parse
+
+
+def _iso_utc(instant: datetime) -> str:
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _start(after: str | None, zone: tzinfo) -> datetime:
+    """`--after` as an aware instant; a naive value is a wall time in the zone."""
+    if after is None:
+        return SystemClock().now()
+    try:
+        parsed = datetime.fromisoformat(after)
+    except ValueError as error:
+        raise click.BadParameter(
+            f"{after!r} is not an ISO-8601 date-time", param_hint="--after"
+        ) from error
+    return parsed.replace(tzinfo=zone) if parsed.tzinfo is None else parsed
+
+
+_TZ = click.option(
+    "--tz", "tz", default="UTC", show_default=True, help="IANA time zone the expression runs in."
+)
+_SEED = click.option("--seed", default=None, help="Schedule identity that resolves H fields.")
+_AFTER = click.option(
+    "--after",
+    default=None,
+    help="ISO-8601 start (exclusive); naive means wall time in --tz. Default: now.",
+)
+
+
+@click.group()
+def cron() -> None:
+    """Try cron expressions: next occurrences and explanations."""
+
+
+@cron.command("next")
+@click.argument("expr")
+@_AFTER
+@click.option("--count", "-n", default=5, show_default=True, type=click.IntRange(1, 10_000))
+@_TZ
+@_SEED
+def next_(expr: str, after: str | None, count: int, tz: str, seed: str | None) -> None:
+    """Print the next COUNT occurrences of EXPR as UTC instants, one a line."""
+    zone = known_zone(tz)
+    schedule = parse(expr, seed)
+    for instant in schedule.upcoming(_start(after, zone), count, zone):
+        click.echo(_iso_utc(instant))
+
+
+@cron.command("explain")
+@click.argument("expr")
+@_AFTER
+@_TZ
+@_SEED
+def explain(expr: str, after: str | None, tz: str, seed: str | None) -> None:
+    """Show EXPR normalized, described, and its next 5 occurrences (zone and UTC)."""
+    zone = known_zone(tz)
+    schedule = parse(expr, seed)
+    if schedule.is_interval:
+        rule = "exact interval from the Unix epoch (zone-independent)"
+    elif schedule.fixed_time:
+        rule = "fixed time: a skipped time fires after the jump, a repeated one on the first pass"
+    else:
+        rule = "every matching wall minute: both copies of a repeated hour, none in a gap"
+    click.echo(f"expression:  {expr}")
+    click.echo(f"normalized:  {schedule.normalized}")
+    click.echo(f"description: {schedule.describe()}")
+    click.echo(f"time zone:   {tz}")
+    click.echo(f"DST rule:    {rule}")
+    click.echo(f"next 5 ({tz} | UTC):")
+    for instant in schedule.upcoming(_start(after, zone), 5, zone):
+        local = instant.astimezone(zone)
+        click.echo(f"  {local.isoformat()} {local.tzname() or ''}  |  {_iso_utc(instant)}")

@@ -1,0 +1,146 @@
+"""A zone's UTC offsets as constant stretches, and the calendar arithmetic under them.
+
+zoneinfo answers "what is the offset at instant t" but does not list its
+transitions, and the Debian DST rules need them (a skipped wall time fires at
+the first instant after the jump). So a timeline probes the zone once a day
+per calendar year, bisects each change down to the second, and memoizes the
+year. Two transitions closer than a day that cancel out would be missed; the
+tz database has none since 1970.
+
+Pure: no I/O and no clock. The memo tables are caches of facts about zones.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+DAY: Final = 86_400
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_PROBE: Final = DAY
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month - 3 if month > 2 else month + 9) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a day number since 1970-01-01."""
+    days += 719_468
+    era = days // 146_097
+    doe = days - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+@lru_cache(maxsize=65_536)
+def month_info(year: int, month: int) -> tuple[int, int, int]:
+    """(day number of the 1st, length in days, weekday of the 1st with 0 = Sunday)."""
+    first = days_from_civil(year, month, 1)
+    following = days_from_civil(year + (month == 12), month % 12 + 1, 1)
+    # 1970-01-01 was a Thursday (4).
+    return first, following - first, (first + 4) % 7
+
+
+# The instants datetime can represent, with a day of margin for offsets.
+MIN_TS: Final = days_from_civil(1, 1, 2) * DAY
+MAX_TS: Final = days_from_civil(9999, 12, 30) * DAY
+
+
+class Segment(NamedTuple):
+    """A stretch [start, end) of Unix seconds with one UTC offset.
+
+    `before` is the offset just before `start` and `after` the offset from
+    `end` on; they equal `offset` where the boundary is only a year boundary.
+    """
+
+    start: int
+    end: int
+    offset: int
+    before: int
+    after: int
+
+
+class ZoneTimeline:
+    """The offsets of one zone, memoized per calendar year (UTC)."""
+
+    def __init__(self, zone: tzinfo) -> None:
+        self._zone = zone
+        self._years: dict[int, tuple[list[int], list[int], int, int, int]] = {}
+        self._last: Segment | None = None
+
+    def offset(self, ts: int) -> int:
+        """The UTC offset in seconds at Unix second `ts`."""
+        ts = min(max(ts, MIN_TS), MAX_TS)
+        moment = (_EPOCH + timedelta(seconds=ts)).astimezone(self._zone)
+        delta = moment.utcoffset()
+        return 0 if delta is None else delta // timedelta(seconds=1)
+
+    def _change_after(self, low: int, high: int, low_offset: int) -> int:
+        """The first second in (low, high] whose offset differs from `low_offset`."""
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.offset(middle) == low_offset:
+                low = middle
+            else:
+                high = middle
+        return high
+
+    def _year(self, year: int) -> tuple[list[int], list[int], int, int, int]:
+        found = self._years.get(year)
+        if found is not None:
+            return found
+        begin = days_from_civil(year, 1, 1) * DAY
+        finish = days_from_civil(year + 1, 1, 1) * DAY
+        starts, offsets = [begin], [self.offset(begin)]
+        probe = begin
+        while probe < finish - 1:
+            step_to = min(probe + _PROBE, finish - 1)
+            current = offsets[-1]
+            if self.offset(step_to) != current:
+                change = self._change_after(probe, step_to, current)
+                starts.append(change)
+                offsets.append(self.offset(change))
+                probe = change
+            else:
+                probe = step_to
+        found = (starts, offsets, finish, self.offset(begin - 1), self.offset(finish))
+        self._years[year] = found
+        return found
+
+    def segment(self, ts: int) -> Segment:
+        """The constant-offset stretch holding Unix second `ts`."""
+        last = self._last
+        if last is not None and last.start <= ts < last.end:
+            return last
+        year = civil_from_days(ts // DAY)[0]
+        starts, offsets, finish, before_year, after_year = self._year(year)
+        index = bisect_right(starts, ts) - 1
+        last_index = len(starts) - 1
+        segment = Segment(
+            start=starts[index],
+            end=starts[index + 1] if index < last_index else finish,
+            offset=offsets[index],
+            before=offsets[index - 1] if index > 0 else before_year,
+            after=offsets[index + 1] if index < last_index else after_year,
+        )
+        self._last = segment
+        return segment
+
+
+@lru_cache(maxsize=256)
+def timeline(zone: tzinfo) -> ZoneTimeline:
+    """The shared, memoized timeline of `zone`."""
+    return ZoneTimeline(zone)

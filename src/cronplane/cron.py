@@ -1,0 +1,122 @@
+"""The cron contract the rest of cronplane relies on (SPEC §3).
+
+    parse(text, seed=None) -> Cron           raises only ScheduleSyntax (X400003INVSCH)
+    Cron.normalized, Cron.describe(), Cron.next_after(dt, tz), Cron.upcoming(dt, n, tz)
+    next_fire_times(expr, after, count, tz=None, seed=None) -> list[datetime]
+    known_zone(name) -> ZoneInfo             raises UnknownZone (X400004ZONINV)
+
+Every datetime returned is aware UTC. The rules live in `cronplane.core`
+(`cron` for forms, `occurrences` for when, `describe` for English); the
+forms and the DST rules are documented in docs/cron.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronplane.core import occurrences
+from cronplane.core.cron import MAX_LENGTH, CronExpr, Expression, IntervalExpr, compile_expression
+from cronplane.core.describe import describe as _describe
+from cronplane.errors import ScheduleSyntax, UnknownZone
+
+__all__ = [
+    "MAX_LENGTH",
+    "Cron",
+    "ScheduleSyntax",
+    "known_zone",
+    "next_fire_times",
+    "parse",
+]
+
+
+@lru_cache(maxsize=4096)
+def known_zone(name: str) -> ZoneInfo:
+    """The IANA zone `name` (zoneinfo + tzdata); `UnknownZone` when there is none."""
+    if not isinstance(name, str) or not name or len(name) > 64 or name != name.strip():
+        raise UnknownZone(f"unknown time zone {name!r}", {"timezone": str(name)[:64]})
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as error:
+        # ValueError/OSError: paths like "../x" or a directory name such as "America".
+        raise UnknownZone(
+            f"unknown time zone {name!r}: not an IANA zone name", {"timezone": name}
+        ) from error
+
+
+def _zone(tz: str | tzinfo | None) -> tzinfo | None:
+    if tz is None or isinstance(tz, tzinfo):
+        return tz
+    return known_zone(tz)
+
+
+@dataclass(frozen=True, slots=True)
+class Cron:
+    """A parsed schedule expression: its normalized text and its occurrences."""
+
+    normalized: str
+    expression: Expression = field(repr=False, compare=False)
+
+    @property
+    def is_interval(self) -> bool:
+        """True for an exact `@every` interval (zone-independent)."""
+        return isinstance(self.expression, IntervalExpr)
+
+    @property
+    def fixed_time(self) -> bool:
+        """True when Debian's fixed-time DST rule applies (neither minute nor hour starts with `*`)."""
+        return isinstance(self.expression, CronExpr) and self.expression.fixed_time
+
+    def describe(self) -> str:
+        """English description, e.g. "At 02:30, every day"; never raises."""
+        return _describe(self.expression)
+
+    def next_after(self, dt: datetime, tz: str | tzinfo | None = None) -> datetime | None:
+        """The first occurrence strictly after `dt` (aware), evaluated in zone `tz`.
+
+        Returns aware UTC, or None when nothing fires within the search horizon
+        (400 years, the length of the calendar's cycle). A naive `dt` is a
+        ValueError; an unknown zone name is `UnknownZone`.
+        """
+        return occurrences.next_after(self.expression, dt, _zone(tz))
+
+    def upcoming(self, dt: datetime, count: int, tz: str | tzinfo | None = None) -> list[datetime]:
+        """Up to `count` occurrences strictly after `dt`, increasing, aware UTC."""
+        return occurrences.upcoming(self.expression, dt, count, _zone(tz))
+
+
+@lru_cache(maxsize=16_384)
+def _parse(text: str, seed: str | None) -> Cron:
+    expression = compile_expression(text, seed)
+    return Cron(expression.normalized, expression)
+
+
+def parse(text: str, seed: str | None = None) -> Cron:
+    """Parse any SPEC §3 form; `seed` (the schedule's identity) resolves `H`.
+
+    Raises only `ScheduleSyntax`, whose message quotes `text` and names the
+    bad field (also in `detail["field"]`). Results are cached: the dispatcher
+    re-parses the stored normalized form at every fire.
+    """
+    if not isinstance(text, str) or not (seed is None or isinstance(seed, str)):
+        raise ScheduleSyntax(
+            f"invalid schedule {text!r}: expression and seed must be strings",
+            {"expression": repr(text), "field": "expression"},
+        )
+    if len(text) > MAX_LENGTH:
+        # Checked before the cache too, so long junk cannot fill it.
+        compile_expression(text, seed)
+    return _parse(text, seed)
+
+
+def next_fire_times(
+    expr: str,
+    after: datetime,
+    count: int,
+    tz: str | tzinfo | None = None,
+    seed: str | None = None,
+) -> list[datetime]:
+    """The next `count` occurrences of `expr` strictly after `after`: aware UTC, increasing."""
+    return parse(expr, seed).upcoming(after, count, tz)
