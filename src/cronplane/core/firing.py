@@ -1,0 +1,179 @@
+"""Whether a due schedule fires: the pure decision behind every fire (SPEC §6).
+
+The dispatcher reads a due row, the job's status and whether the schedule
+still has an item queued or running, then asks :func:`decide`. Nothing here
+reads a clock or a database: `now` and the occurrence function are arguments.
+
+Which occurrence an item stands for
+-----------------------------------
+When the dispatcher reaches a row late (downtime, takeover, restart), every
+occurrence from the row's ``next_run`` up to ``now`` is due. They coalesce
+into one fire whose ``scheduled_for`` is the **latest** due occurrence
+(``<= now``), not the row's ``next_run``:
+
+- the item stands for the run the user would expect now, so ``lateness``
+  (``fired_at - scheduled_for``) measures the dispatcher, not the downtime;
+- ``misfire_grace`` is judged against that latest occurrence: a schedule
+  missed for an hour whose latest occurrence is 2 s old fires, while one whose
+  latest occurrence is itself older than the grace is skipped;
+- the ledger event carries ``coalesced`` (how many occurrences this one
+  decision stands for, >= 1) and ``first_due`` (the row's ``next_run``), so
+  "did 10:00 run?" is still one query.
+
+The unique key ``(schedule_id, scheduled_for)`` forbids a second item for one
+occurrence; the fire transaction also compares ``next_run`` with the value it
+read, so two fires of one window cannot both commit either.
+
+Decision order (first match wins)
+---------------------------------
+1. the next occurrence cannot be computed → ``CALC_FAILED`` (row disabled);
+2. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
+3. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
+4. ``overlap = skip`` and an item is still queued or running → ``SKIPPED_OVERLAP``;
+5. otherwise → ``FIRE``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+# Counting missed occurrences one by one is exact but unbounded (an
+# every-minute schedule down for a year is 525,600 steps); past this many the
+# count is reported as a lower bound and the search jumps ahead.
+MAX_COUNTED = 1_000
+# Windows tried, smallest first, when jumping to the latest occurrence <= now.
+_JUMP_WINDOWS = tuple(
+    timedelta(seconds=s) for s in (60, 3600, 86_400, 31 * 86_400, 366 * 86_400, 5 * 366 * 86_400)
+)
+
+NextAfter = Callable[[datetime], "datetime | None"]
+"""The schedule's occurrence function: the first occurrence strictly after an instant."""
+
+
+class Outcome(enum.Enum):
+    """What happens to one due occurrence; each leaves one ledger event."""
+
+    FIRE = "fire"
+    SKIPPED_OVERLAP = "skipped_overlap"
+    SKIPPED_MISFIRE = "skipped_misfire"
+    JOB_MISSING = "job_missing"
+    CALC_FAILED = "calc_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DueRow:
+    """The part of a due schedule row the decision needs."""
+
+    next_run: datetime
+    misfire_grace: int | None
+    overlap: str  # "skip" | "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome for one due row, and how the row changes."""
+
+    outcome: Outcome
+    scheduled_for: datetime
+    # Occurrences this decision stands for (>= 1); a lower bound when not exact.
+    coalesced: int
+    coalesced_exact: bool
+    # The row's new next_run; None only with CALC_FAILED (the row is disabled).
+    next_run: datetime | None
+    error: str | None = None
+
+    @property
+    def enqueues(self) -> bool:
+        """True when the decision inserts a queue item."""
+        return self.outcome is Outcome.FIRE
+
+    @property
+    def disables(self) -> bool:
+        """True when the row is disabled (next_run cannot be computed)."""
+        return self.outcome is Outcome.CALC_FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    latest: datetime
+    count: int
+    exact: bool
+    following: datetime
+
+
+def _latest_due(first: datetime, now: datetime, next_after: NextAfter) -> _Window:
+    """Walk from the first due occurrence to the latest one <= now.
+
+    Raises ValueError when an occurrence cannot be computed.
+    """
+    latest, count = first, 1
+    while True:
+        following = next_after(latest)
+        if following is None:
+            raise ValueError(f"no occurrence after {latest.isoformat()}")
+        if following <= latest:
+            raise ValueError(f"occurrence function went backwards at {latest.isoformat()}")
+        if following > now:
+            return _Window(latest, count, True, following)
+        latest, count = following, count + 1
+        if count > MAX_COUNTED:
+            return _jump(latest, count, now, next_after)
+
+
+def _jump(latest: datetime, count: int, now: datetime, next_after: NextAfter) -> _Window:
+    """Find the latest occurrence <= now without counting every missed one."""
+    for window in _JUMP_WINDOWS:
+        candidate = next_after(now - window)
+        if candidate is not None and latest < candidate <= now:
+            latest = candidate
+            break
+    # From here the remaining gap is at most one window of occurrences.
+    while True:
+        following = next_after(latest)
+        if following is None:
+            raise ValueError(f"no occurrence after {latest.isoformat()}")
+        if following > now:
+            return _Window(latest, count, False, following)
+        latest, count = following, count + 1
+
+
+def decide(
+    row: DueRow,
+    *,
+    now: datetime,
+    next_after: NextAfter,
+    job_active: bool,
+    previous_active: bool,
+) -> Decision:
+    """Decide one due row's outcome at `now` (see the module docstring for the order).
+
+    `job_active`: the job exists in (tenant, stack) and is active.
+    `previous_active`: the schedule has an item queued or running.
+    """
+    if row.next_run > now:
+        raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
+    try:
+        window = _latest_due(row.next_run, now, next_after)
+    except (ValueError, OverflowError, ArithmeticError) as error:
+        return Decision(
+            Outcome.CALC_FAILED,
+            row.next_run,
+            1,
+            True,
+            None,
+            error=f"{type(error).__name__}: {error}",
+        )
+
+    def outcome(kind: Outcome) -> Decision:
+        return Decision(kind, window.latest, window.count, window.exact, window.following)
+
+    if not job_active:
+        return outcome(Outcome.JOB_MISSING)
+    if row.misfire_grace is not None and now - window.latest > timedelta(seconds=row.misfire_grace):
+        return outcome(Outcome.SKIPPED_MISFIRE)
+    if row.overlap == "skip" and previous_active:
+        return outcome(Outcome.SKIPPED_OVERLAP)
+    return outcome(Outcome.FIRE)

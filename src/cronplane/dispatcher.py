@@ -1,0 +1,291 @@
+"""The dispatcher: hold the lease, fire due schedules, sleep until the next one.
+
+:meth:`Dispatcher.tick` is one step; :meth:`Dispatcher.run` repeats it.
+A tick:
+
+1. acquires or renews the lease when it is time (a third of the TTL), in its
+   own transaction; a takeover starts a new term and records `LEADER_ACQUIRED`;
+2. as a follower, returns how long to sleep (until the lease could expire);
+3. as the leader, runs fire transactions (:func:`store.dispatch.fire_batch`)
+   of up to `batch_size` rows until no due row is left, renewing the lease
+   between batches; a fenced transaction (our term is gone) commits nothing
+   and we become a follower;
+4. returns how long to sleep: until the earliest next_run, capped by
+   `max_sleep` and by the next renewal.
+
+`run` sleeps through the clock, woken early by :meth:`wake` (the service's
+`on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
+logged and retried with a capped exponential backoff; nothing is lost, since
+the missed occurrences coalesce into one fire when the database is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from cronplane import events as ev
+from cronplane.clock import Clock
+from cronplane.core.firing import NextAfter, Outcome
+from cronplane.store import lease
+from cronplane.store.database import Database
+from cronplane.store.dispatch import Fencing, crash_point, earliest_next_run, fire_batch
+from cronplane.store.events import append_event
+
+log = logging.getLogger(__name__)
+
+SYSTEM_TENANT = "_system"
+DEFAULT_GROUP = "dispatcher"
+DEFAULT_TTL = 10.0
+DEFAULT_BATCH = 2000
+DEFAULT_MAX_SLEEP = 1.0
+BACKOFF_FIRST = 0.5
+BACKOFF_CAP = 30.0
+
+
+def default_occurrences(cron: str, timezone: str) -> NextAfter:
+    """A stored schedule's occurrence function, from the cron parser."""
+    from cronplane.core.model import compute_next_run
+
+    def next_after(after: datetime) -> datetime | None:
+        return compute_next_run(cron, timezone, after)
+
+    return next_after
+
+
+def default_holder() -> str:
+    """A holder name unique to this process instance: host, pid and a nonce."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """One committed fire transaction."""
+
+    selected: int
+    fired: int
+    fired_for: tuple[datetime, ...]
+    committed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TickReport:
+    """What one tick did and how long to sleep before the next."""
+
+    leader: bool
+    term: int | None
+    sleep: float
+    counts: dict[Outcome, int] = field(default_factory=dict)
+    batches: tuple[BatchReport, ...] = ()
+    fenced: bool = False
+    error: str | None = None
+
+    @property
+    def fired(self) -> int:
+        """Queue items enqueued in this tick."""
+        return self.counts.get(Outcome.FIRE, 0)
+
+
+class Dispatcher:
+    """One dispatcher node; only the lease holder of its group fires."""
+
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        *,
+        group: str = DEFAULT_GROUP,
+        holder: str | None = None,
+        ttl: float = DEFAULT_TTL,
+        batch_size: int = DEFAULT_BATCH,
+        max_sleep: float = DEFAULT_MAX_SLEEP,
+        occurrences: Callable[[str, str], NextAfter] = default_occurrences,
+    ) -> None:
+        if ttl <= 0 or batch_size < 1 or max_sleep <= 0:
+            raise ValueError("ttl, batch_size and max_sleep must be positive")
+        self.database = database
+        self.clock = clock
+        self.group = group
+        self.holder = holder or default_holder()
+        self.ttl = timedelta(seconds=ttl)
+        self.batch_size = batch_size
+        self.max_sleep = max_sleep
+        self.occurrences = occurrences
+        self.term: int | None = None
+        # Monotonic reading at the start of our last successful acquire/renew.
+        self._renewed_mono: float | None = None
+        self._failures = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+
+    # -- leadership -----------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """True while we believe we hold the lease (every fire re-checks it)."""
+        return self.term is not None
+
+    def _renew_due(self) -> bool:
+        if self.term is None or self._renewed_mono is None:
+            return True
+        return self.clock.monotonic() - self._renewed_mono >= self.ttl.total_seconds() / 3
+
+    def _lease_step(self) -> float | None:
+        """Acquire or renew; return the follower's sleep, or None when we lead."""
+        started = self.clock.monotonic()
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            term = lease.acquire(
+                conn, self.group, self.holder, known_term=self.term, now=now, ttl=self.ttl
+            )
+            if term is not None and term != self.term:
+                append_event(
+                    conn,
+                    ev.LEADER_ACQUIRED,
+                    tenant=SYSTEM_TENANT,
+                    actor=self.holder,
+                    message=f"{self.holder} leads {self.group!r}, term {term}",
+                    now=now,
+                    detail={"group": self.group, "term": term, "holder": self.holder},
+                )
+            state = lease.read(conn, self.group) if term is None else None
+        if term is not None and term != self.term:
+            log.info("dispatcher %s leads %r with term %d", self.holder, self.group, term)
+        elif term is None and self.term is not None:
+            log.warning("dispatcher %s lost the lease (term %d)", self.holder, self.term)
+        self.term = term
+        if term is not None:
+            self._renewed_mono = started
+            return None
+        # A follower checks again just after the lease could expire, and at
+        # least every third of the TTL: takeover within one TTL of the leader's
+        # last renewal.
+        third = self.ttl.total_seconds() / 3
+        if state is None or state.expires_at is None:
+            return 0.0
+        return min(third, max(0.01, (state.expires_at - now).total_seconds() + 0.01))
+
+    # -- the step -------------------------------------------------------------
+
+    def tick(self) -> TickReport:
+        """One step: lease, then fire every due row in batches; never raises on DB errors."""
+        counts = dict.fromkeys(Outcome, 0)
+        batches: list[BatchReport] = []
+        try:
+            if self._renew_due():
+                follower_sleep = self._lease_step()
+                if follower_sleep is not None:
+                    self._failures = 0
+                    return TickReport(False, None, follower_sleep, counts)
+            fenced = self._fire_all(counts, batches)
+            if fenced:
+                self._failures = 0
+                return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
+            sleep = self._leader_sleep()
+        except (DBAPIError, SQLAlchemyError, OSError) as error:
+            self._failures += 1
+            delay = min(BACKOFF_CAP, BACKOFF_FIRST * 2 ** min(self._failures - 1, 16))
+            log.warning("dispatcher tick failed (%s); retrying in %.1fs", error, delay)
+            return TickReport(
+                self.is_leader, self.term, delay, counts, tuple(batches), error=str(error)
+            )
+        self._failures = 0
+        return TickReport(True, self.term, sleep, counts, tuple(batches))
+
+    def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:
+        """Run fire transactions until no due row is left; True when fenced."""
+        while True:
+            if self._renew_due() and self._lease_step() is not None:
+                return True
+            assert self.term is not None
+            fencing = Fencing(self.group, self.holder, self.term)
+            started = self.clock.monotonic()
+            now = self.clock.now()
+            try:
+                with self.database.begin() as conn:
+                    result = fire_batch(
+                        conn,
+                        fencing=fencing,
+                        now=now,
+                        limit=self.batch_size,
+                        occurrences=self.occurrences,
+                    )
+            except lease.Fenced as error:
+                log.warning("dispatcher %s fenced: %s", self.holder, error)
+                self.term = None
+                return True
+            crash_point("after_commit")
+            committed = now + timedelta(seconds=self.clock.monotonic() - started)
+            for outcome, count in result.counts.items():
+                counts[outcome] += count
+            if result.selected:
+                batches.append(
+                    BatchReport(
+                        result.selected,
+                        result.counts[Outcome.FIRE],
+                        tuple(result.fired_for),
+                        committed,
+                    )
+                )
+            if result.selected < self.batch_size:
+                return False
+
+    def _leader_sleep(self) -> float:
+        with self.database.read() as conn:
+            earliest = earliest_next_run(conn)
+        sleep = self.max_sleep
+        if earliest is not None:
+            sleep = min(sleep, max(0.0, (earliest - self.clock.now()).total_seconds()))
+        if self._renewed_mono is not None:
+            renew_in = self.ttl.total_seconds() / 3 - (self.clock.monotonic() - self._renewed_mono)
+            sleep = min(sleep, max(0.0, renew_in))
+        return sleep
+
+    # -- the loop -------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Cut the current sleep short (a schedule changed); safe from any thread."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Ask `run` to return after the current tick."""
+        self._stop.set()
+        self._wake.set()
+
+    def run(self, *, listen: bool = True) -> None:
+        """Tick until `stop()`; on PostgreSQL also wake on NOTIFY; release the lease at the end."""
+        listener = None
+        if listen and self.database.dialect == "postgresql":
+            from cronplane.store.listener import ChangeListener
+
+            listener = ChangeListener(self.database, self.clock, on_notify=self.wake)
+            listener.start()
+        try:
+            while not self._stop.is_set():
+                report = self.tick()
+                if self._stop.is_set():
+                    break
+                self.clock.wait(report.sleep, self._wake)
+        finally:
+            if listener is not None:
+                listener.stop()
+            self.release()
+
+    def release(self) -> None:
+        """Give the lease up so a follower takes over without waiting for expiry."""
+        if self.term is None:
+            return
+        try:
+            with self.database.begin() as conn:
+                lease.release(conn, self.group, self.holder, self.term, self.clock.now())
+        except SQLAlchemyError as error:
+            log.warning("could not release the lease: %s", error)
+        self.term = None

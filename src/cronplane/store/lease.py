@@ -1,0 +1,128 @@
+"""The leader lease: one row per dispatcher group, with a fencing term.
+
+- **Acquire / renew** is one conditional UPDATE: it succeeds when we already
+  hold the current term, or when the lease has expired (or was never held).
+  A takeover increments `term`; a renewal keeps it.
+- **Fence**: every fire transaction runs :func:`fence` first, an UPDATE that
+  matches only while our (holder, term) is current and unexpired. On
+  PostgreSQL it also takes the lease row's lock, so a concurrent takeover
+  waits for our commit and then sees our writes; on SQLite the write
+  transaction (BEGIN IMMEDIATE) already serializes everything. A deposed
+  leader's fence matches nothing, and its whole transaction rolls back.
+- "now" is an argument: the dispatcher reads it from the database's clock on
+  PostgreSQL (`DatabaseClock`), so node clock skew cannot decide who leads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from cronplane.store.tables import leases
+
+
+class Fenced(Exception):
+    """Our term is no longer current: commit nothing (raised inside the transaction)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    """The lease row as read back."""
+
+    name: str
+    holder: str | None
+    term: int
+    expires_at: datetime | None
+
+
+def ensure_row(conn: Connection, name: str) -> None:
+    """Create the lease row if missing; safe when several nodes race (ON CONFLICT)."""
+    dialect = conn.dialect.name
+    values = {"name": name, "holder": None, "term": 0, "expires_at": None}
+    if dialect == "postgresql":
+        conn.execute(postgresql.insert(leases).values(values).on_conflict_do_nothing())
+    else:
+        conn.execute(sqlite.insert(leases).values(values).on_conflict_do_nothing())
+
+
+def read(conn: Connection, name: str) -> LeaseState | None:
+    """The lease row, or None when it does not exist yet."""
+    row = conn.execute(
+        select(leases.c.name, leases.c.holder, leases.c.term, leases.c.expires_at).where(
+            leases.c.name == name
+        )
+    ).first()
+    if row is None:
+        return None
+    return LeaseState(row.name, row.holder, row.term, row.expires_at)
+
+
+def acquire(
+    conn: Connection,
+    name: str,
+    holder: str,
+    *,
+    known_term: int | None,
+    now: datetime,
+    ttl: timedelta,
+) -> int | None:
+    """Acquire or renew the lease; return our term, or None when another holds it.
+
+    `known_term` is the term we believe we hold (None when we hold none): it is
+    renewed in place when still ours; otherwise we may only take an expired
+    lease, and that takeover starts a new term.
+    """
+    ensure_row(conn, name)
+    if known_term is not None:
+        renewal = conn.execute(
+            update(leases)
+            .where(leases.c.name == name, leases.c.holder == holder, leases.c.term == known_term)
+            .values(expires_at=now + ttl, renewed_at=now)
+            .returning(leases.c.term)
+        ).first()
+        if renewal is not None:
+            return int(renewal.term)
+    expired = or_(leases.c.expires_at.is_(None), leases.c.expires_at <= now)
+    takeover = conn.execute(
+        update(leases)
+        .where(leases.c.name == name, expired)
+        .values(
+            holder=holder,
+            term=leases.c.term + 1,
+            expires_at=now + ttl,
+            acquired_at=now,
+            renewed_at=now,
+        )
+        .returning(leases.c.term)
+    ).first()
+    return int(takeover.term) if takeover is not None else None
+
+
+def fence(conn: Connection, name: str, holder: str, term: int, now: datetime) -> None:
+    """Inside a fire transaction: raise Fenced unless (holder, term) is current and unexpired."""
+    result = conn.execute(
+        update(leases)
+        .where(
+            leases.c.name == name,
+            leases.c.holder == holder,
+            leases.c.term == term,
+            leases.c.expires_at > now,
+        )
+        # A no-op write: its point is the row lock and the matched-row count.
+        .values(renewed_at=leases.c.renewed_at)
+    )
+    if result.rowcount != 1:
+        raise Fenced(f"lease {name!r}: term {term} of {holder!r} is no longer current")
+
+
+def release(conn: Connection, name: str, holder: str, term: int, now: datetime) -> bool:
+    """Give the lease up (graceful stop) so a follower takes over at once."""
+    result = conn.execute(
+        update(leases)
+        .where(leases.c.name == name, leases.c.holder == holder, leases.c.term == term)
+        .values(expires_at=now, renewed_at=now)
+    )
+    return result.rowcount == 1

@@ -1,0 +1,74 @@
+"""LISTEN on the schedules channel (PostgreSQL) and wake the dispatcher on NOTIFY.
+
+The service calls `pg_notify('cronplane_schedules', '')` in each write
+transaction; PostgreSQL delivers it at commit. One thread holds a dedicated
+autocommit connection; when the connection drops it reconnects with a capped
+backoff, waking the dispatcher once so nothing missed in between is late.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import psycopg
+
+from cronplane.clock import Clock
+from cronplane.store.database import Database
+from cronplane.store.schedules import NOTIFY_CHANNEL
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 1.0
+RETRY_CAP = 30.0
+
+
+def plain_url(database: Database) -> str:
+    """The database URL as libpq understands it (no SQLAlchemy driver suffix)."""
+    url = database.engine.url.set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+class ChangeListener:
+    """A daemon thread calling `on_notify` for every NOTIFY on the channel."""
+
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        on_notify: Callable[[], None],
+        channel: str = NOTIFY_CHANNEL,
+    ) -> None:
+        self.url = plain_url(database)
+        self.clock = clock
+        self.on_notify = on_notify
+        self.channel = channel
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cronplane-listen", daemon=True)
+
+    def start(self) -> None:
+        """Start listening in the background."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop within about one poll interval."""
+        self._stop.set()
+        self._thread.join(timeout=POLL_SECONDS * 3)
+
+    def _run(self) -> None:
+        delay = 0.5
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f'LISTEN "{self.channel}"')
+                    delay = 0.5
+                    # Anything committed while we were not listening: look now.
+                    self.on_notify()
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=POLL_SECONDS, stop_after=1):
+                            self.on_notify()
+            except psycopg.Error as error:
+                log.warning("LISTEN %s failed (%s); retrying in %.1fs", self.channel, error, delay)
+                self.clock.wait(delay, self._stop)
+                delay = min(RETRY_CAP, delay * 2)

@@ -1,0 +1,333 @@
+"""The job queue, in the same database as the schedules (so a fire is atomic).
+
+Item lifecycle (drawn in docs/architecture.md)::
+
+    queued ──claim──▶ running ──finish──▶ succeeded
+      ▲                 │ fail, attempts left: available_at = now + backoff
+      └─────────────────┘
+    running ──fail, no attempts left──▶ failed
+    queued  ──expires_at passed──▶ expired      (sweep)
+    running ──worker lease lost──▶ queued / failed  (sweep: recover)
+    queued  ──cancel──▶ cancelled
+
+Claiming never hands one item to two workers: on PostgreSQL the candidate is
+chosen with `FOR UPDATE SKIP LOCKED` inside a single UPDATE … RETURNING; on
+SQLite the same UPDATE runs in a write transaction (BEGIN IMMEDIATE), which
+serializes writers. Finishing is conditional on our lease (`lease_owner`,
+status `running`), so a worker whose item was recovered records nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, delete, func, or_, select, update
+
+from cronplane.store.tables import events, queue_items
+
+ACTIVE = ("queued", "running")
+FINISHED = ("succeeded", "failed", "expired", "cancelled")
+DEFAULT_EXPIRY = timedelta(hours=5)
+DEFAULT_PRIORITY = 0
+MANUAL_PRIORITY = 5
+
+
+@dataclass(frozen=True, slots=True)
+class QueueItem:
+    """One unit of work as read back from the queue."""
+
+    id: UUID
+    tenant: str
+    stack: str
+    environment: str
+    job: str
+    payload: dict[str, Any]
+    source: str
+    schedule_id: UUID | None
+    scheduled_for: datetime | None
+    priority: int
+    status: str
+    available_at: datetime
+    expires_at: datetime | None
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    heartbeat_at: datetime | None
+    lease_expires_at: datetime | None
+    result: Any
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    updated_at: datetime
+
+    @property
+    def finished(self) -> bool:
+        """True once the item reached a final status."""
+        return self.status in FINISHED
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly view (CLI `--json`, API)."""
+        out: dict[str, Any] = {}
+        for name in self.__slots__:
+            value = getattr(self, name)
+            if isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, UUID):
+                value = str(value)
+            out[name] = value
+        return out
+
+
+def item_from_row(row: Row[Any]) -> QueueItem:
+    """Map a `queue_items` row to the frozen record."""
+    m = row._mapping
+    return QueueItem(**{name: m[name] for name in QueueItem.__slots__})
+
+
+def item_values(
+    *,
+    tenant: str,
+    stack: str,
+    environment: str,
+    job: str,
+    payload: dict[str, Any],
+    source: str,
+    now: datetime,
+    schedule_id: UUID | None = None,
+    scheduled_for: datetime | None = None,
+    priority: int = DEFAULT_PRIORITY,
+    expires_at: datetime | None = None,
+    max_attempts: int = 3,
+    item_id: UUID | None = None,
+) -> dict[str, Any]:
+    """One new queued item's column values (for single or batched inserts)."""
+    return {
+        "id": item_id or uuid.uuid4(),
+        "tenant": tenant,
+        "stack": stack,
+        "environment": environment,
+        "job": job,
+        "payload": payload,
+        "source": source,
+        "schedule_id": schedule_id,
+        "scheduled_for": scheduled_for,
+        "priority": priority,
+        "status": "queued",
+        "available_at": now,
+        "expires_at": expires_at if expires_at is not None else now + DEFAULT_EXPIRY,
+        "attempts": 0,
+        "max_attempts": max_attempts,
+        "lease_owner": None,
+        "heartbeat_at": None,
+        "lease_expires_at": None,
+        "result": None,
+        "error": None,
+        "created_at": now,
+        "started_at": None,
+        "finished_at": None,
+        "updated_at": now,
+    }
+
+
+def enqueue(conn: Connection, values: dict[str, Any]) -> UUID:
+    """Insert one item (values from `item_values`); return its id."""
+    conn.execute(queue_items.insert(), [values])
+    item_id: UUID = values["id"]
+    return item_id
+
+
+def get(conn: Connection, item_id: UUID, tenant: str | None = None) -> QueueItem | None:
+    """One item by id (within `tenant` when given)."""
+    query = select(queue_items).where(queue_items.c.id == item_id)
+    if tenant is not None:
+        query = query.where(queue_items.c.tenant == tenant)
+    row = conn.execute(query).first()
+    return item_from_row(row) if row is not None else None
+
+
+def list_items(
+    conn: Connection,
+    *,
+    tenant: str | None,
+    status: str | None = None,
+    schedule_id: UUID | None = None,
+    limit: int = 100,
+) -> list[QueueItem]:
+    """Items newest first, filtered."""
+    query = select(queue_items).order_by(queue_items.c.created_at.desc()).limit(limit)
+    if tenant is not None:
+        query = query.where(queue_items.c.tenant == tenant)
+    if status is not None:
+        query = query.where(queue_items.c.status == status)
+    if schedule_id is not None:
+        query = query.where(queue_items.c.schedule_id == schedule_id)
+    return [item_from_row(row) for row in conn.execute(query)]
+
+
+def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> QueueItem | None:
+    """Take the next available item (highest priority, oldest first) for `worker`."""
+    candidate = (
+        select(queue_items.c.id)
+        .where(
+            queue_items.c.status == "queued",
+            queue_items.c.available_at <= now,
+            or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > now),
+        )
+        .order_by(queue_items.c.priority.desc(), queue_items.c.available_at)
+        .limit(1)
+    )
+    if conn.dialect.name == "postgresql":
+        candidate = candidate.with_for_update(skip_locked=True)
+    row = conn.execute(
+        update(queue_items)
+        # `status = 'queued'` again: the guard that makes the claim conditional.
+        .where(queue_items.c.id == candidate.scalar_subquery(), queue_items.c.status == "queued")
+        .values(
+            status="running",
+            attempts=queue_items.c.attempts + 1,
+            lease_owner=worker,
+            heartbeat_at=now,
+            lease_expires_at=now + lease,
+            started_at=func.coalesce(queue_items.c.started_at, now),
+            updated_at=now,
+        )
+        .returning(*queue_items.c)
+    ).first()
+    return item_from_row(row) if row is not None else None
+
+
+def _ours(item_id: UUID, worker: str) -> Any:
+    return (
+        (queue_items.c.id == item_id)
+        & (queue_items.c.lease_owner == worker)
+        & (queue_items.c.status == "running")
+    )
+
+
+def heartbeat(
+    conn: Connection, item_id: UUID, worker: str, now: datetime, lease: timedelta
+) -> bool:
+    """Extend our lease on a running item; False when it is no longer ours."""
+    result = conn.execute(
+        update(queue_items)
+        .where(_ours(item_id, worker))
+        .values(heartbeat_at=now, lease_expires_at=now + lease, updated_at=now)
+    )
+    return result.rowcount == 1
+
+
+def succeed(conn: Connection, item_id: UUID, worker: str, now: datetime, result: Any) -> bool:
+    """Record success; False when the item is no longer ours."""
+    done = conn.execute(
+        update(queue_items)
+        .where(_ours(item_id, worker))
+        .values(
+            status="succeeded",
+            result=result,
+            error=None,
+            lease_owner=None,
+            lease_expires_at=None,
+            finished_at=now,
+            updated_at=now,
+        )
+    )
+    return done.rowcount == 1
+
+
+def fail(
+    conn: Connection,
+    item_id: UUID,
+    worker: str,
+    now: datetime,
+    error: str,
+    retry_at: datetime | None,
+) -> bool:
+    """Record a failure: back to queued at `retry_at`, or failed when None."""
+    values: dict[str, Any] = {
+        "error": error,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "updated_at": now,
+    }
+    if retry_at is None:
+        values |= {"status": "failed", "finished_at": now}
+    else:
+        values |= {"status": "queued", "available_at": retry_at}
+    done = conn.execute(update(queue_items).where(_ours(item_id, worker)).values(values))
+    return done.rowcount == 1
+
+
+def cancel(conn: Connection, item_id: UUID, now: datetime) -> bool:
+    """Cancel a queued item; False when it is not queued (running items finish)."""
+    done = conn.execute(
+        update(queue_items)
+        .where(queue_items.c.id == item_id, queue_items.c.status == "queued")
+        .values(status="cancelled", finished_at=now, updated_at=now)
+    )
+    return done.rowcount == 1
+
+
+def expire_stale(conn: Connection, now: datetime, limit: int = 1000) -> list[QueueItem]:
+    """Mark queued items past `expires_at` as expired; return them (for events)."""
+    ids = select(queue_items.c.id).where(
+        queue_items.c.status == "queued", queue_items.c.expires_at <= now
+    )
+    rows = conn.execute(
+        update(queue_items)
+        .where(queue_items.c.id.in_(ids.limit(limit).scalar_subquery()))
+        .values(status="expired", finished_at=now, updated_at=now)
+        .returning(*queue_items.c)
+    ).all()
+    return [item_from_row(row) for row in rows]
+
+
+def recover_abandoned(conn: Connection, now: datetime, limit: int = 1000) -> int:
+    """Requeue running items whose worker lease lapsed (the worker died).
+
+    An item with attempts left goes back to queued; one without becomes failed.
+    """
+    lapsed = (
+        (queue_items.c.status == "running")
+        & (queue_items.c.lease_expires_at.is_not(None))
+        & (queue_items.c.lease_expires_at <= now)
+    )
+    common = {"lease_owner": None, "lease_expires_at": None, "updated_at": now}
+    requeued = conn.execute(
+        update(queue_items)
+        .where(lapsed, queue_items.c.attempts < queue_items.c.max_attempts)
+        .values(status="queued", available_at=now, error="worker lease lapsed", **common)
+    ).rowcount
+    failed = conn.execute(
+        update(queue_items)
+        .where(lapsed)
+        .values(status="failed", finished_at=now, error="worker lease lapsed", **common)
+    ).rowcount
+    return int(requeued) + int(failed)
+
+
+def has_active(conn: Connection, schedule_ids: list[UUID]) -> set[UUID]:
+    """Of `schedule_ids`, those with an item queued or running (the overlap rule)."""
+    if not schedule_ids:
+        return set()
+    rows = conn.execute(
+        select(queue_items.c.schedule_id)
+        .where(queue_items.c.schedule_id.in_(schedule_ids), queue_items.c.status.in_(ACTIVE))
+        .distinct()
+    )
+    return {row.schedule_id for row in rows}
+
+
+def prune(conn: Connection, before: datetime) -> tuple[int, int]:
+    """Delete finished items and events older than `before`; return (items, events)."""
+    items = conn.execute(
+        delete(queue_items).where(
+            queue_items.c.status.in_(FINISHED), queue_items.c.finished_at < before
+        )
+    ).rowcount
+    old_events = conn.execute(delete(events).where(events.c.created_at < before)).rowcount
+    return int(items), int(old_events)

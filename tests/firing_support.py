@@ -1,0 +1,157 @@
+"""Shared by the dispatch and worker tests: rows, a simple occurrence function, readers.
+
+Rows are inserted straight into the tables so the dispatcher's tests depend
+only on the schema, not on the service's validation.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import insert, select
+
+from cronplane.core.firing import NextAfter
+from cronplane.store.database import Database
+from cronplane.store.tables import events, jobs, queue_items, schedules
+
+START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+TENANT = "acme"
+
+
+def occurrences(cron: str, timezone: str) -> NextAfter:
+    """Occurrences of `* * * * *`, `*/N * * * *` and `@every Ns`; `broken` fails.
+
+    Enough for dispatch tests, independent of the real cron parser.
+    """
+    if cron == "broken":
+        raise ValueError("unparsable test cron")
+    if cron == "never-again":
+        return lambda after: None
+    if cron.startswith("@every ") and cron.endswith("s"):
+        step = int(cron[len("@every ") : -1])
+    elif cron == "* * * * *":
+        step = 60
+    elif cron.startswith("*/") and cron.endswith(" * * * *"):
+        step = 60 * int(cron[2:].split()[0])
+    else:
+        raise ValueError(f"test occurrences cannot read {cron!r}")
+
+    def next_after(after: datetime) -> datetime | None:
+        seconds = int(after.timestamp()) // step * step + step
+        return datetime.fromtimestamp(seconds, UTC)
+
+    return next_after
+
+
+def add_job(
+    database: Database,
+    name: str = "job",
+    *,
+    tenant: str = TENANT,
+    stack: str = "default",
+    status: str = "active",
+    target: str = "python:handlers:ok",
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Insert one job row."""
+    with database.begin() as conn:
+        conn.execute(
+            insert(jobs).values(
+                id=uuid.uuid4(),
+                tenant=tenant,
+                stack=stack,
+                name=name,
+                title=name,
+                kind=target.split(":", 1)[0],
+                status=status,
+                payload={},
+                payload_schema=None,
+                target=target,
+                options=options or {},
+                source="user",
+                created_at=START,
+                updated_at=START,
+                revision=1,
+            )
+        )
+
+
+def schedule_row(
+    name: str,
+    *,
+    next_run: datetime | None,
+    job: str = "job",
+    cron: str = "* * * * *",
+    tenant: str = TENANT,
+    stack: str = "default",
+    misfire_grace: int | None = None,
+    overlap: str = "skip",
+    enabled: bool = True,
+    payload: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One schedules row's values."""
+    return {
+        "id": uuid.uuid4(),
+        "tenant": tenant,
+        "stack": stack,
+        "environment": "default",
+        "name": name,
+        "job": job,
+        "cron": cron,
+        "timezone": "UTC",
+        "payload": payload if payload is not None else {"name": name},
+        "enabled": enabled,
+        "source": "user",
+        "misfire_grace": misfire_grace,
+        "overlap": overlap,
+        "last_run": START - timedelta(hours=1),
+        "next_run": next_run if enabled else None,
+        "created_at": START - timedelta(hours=1),
+        "updated_at": START - timedelta(hours=1),
+        "revision": 1,
+        "declared": None,
+        "overrides": [],
+    }
+
+
+def add_schedule(database: Database, name: str = "every-minute", **values: Any) -> UUID:
+    """Insert one schedule row; `next_run` defaults to START."""
+    values.setdefault("next_run", START)
+    row = schedule_row(name, **values)
+    with database.begin() as conn:
+        conn.execute(insert(schedules), [row])
+    schedule_id: UUID = row["id"]
+    return schedule_id
+
+
+def add_schedules(database: Database, rows: list[dict[str, Any]]) -> None:
+    """Insert many schedule rows in one statement."""
+    with database.begin() as conn:
+        conn.execute(insert(schedules), rows)
+
+
+def items(database: Database, schedule_id: UUID | None = None) -> list[Any]:
+    """Queue items (oldest occurrence first)."""
+    query = select(queue_items).order_by(queue_items.c.scheduled_for, queue_items.c.created_at)
+    if schedule_id is not None:
+        query = query.where(queue_items.c.schedule_id == schedule_id)
+    with database.read() as conn:
+        return list(conn.execute(query))
+
+
+def ledger(database: Database, schedule_id: UUID | None = None) -> list[Any]:
+    """Occurrence-ledger events (with a schedule), oldest first."""
+    query = select(events).where(events.c.schedule_id.is_not(None)).order_by(events.c.id)
+    if schedule_id is not None:
+        query = query.where(events.c.schedule_id == schedule_id)
+    with database.read() as conn:
+        return list(conn.execute(query))
+
+
+def schedule(database: Database, schedule_id: UUID) -> Any:
+    """One schedules row."""
+    with database.read() as conn:
+        return conn.execute(select(schedules).where(schedules.c.id == schedule_id)).one()
