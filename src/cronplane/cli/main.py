@@ -18,9 +18,10 @@ def cli() -> None:
 
 def _register() -> None:
     # Each command group lives in its own module; the root only assembles them.
-    from cronplane.cli import cron_cmd
+    from cronplane.cli import cron_cmd, token_cmd
 
     cli.add_command(cron_cmd.cron)
+    cli.add_command(token_cmd.token)
 
 
 _register()

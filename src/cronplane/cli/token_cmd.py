@@ -1,0 +1,118 @@
+"""`cronplane token create|ls|revoke`: API tokens, against the database directly.
+
+Tokens are made where the database is (an operator with the database URL is
+the root of trust); the API has no route that mints tokens. `create` prints
+the token once, alone on the last line of stdout, so a script can take it
+with `tail -n 1`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+
+import click
+
+from cronplane.clock import SystemClock
+from cronplane.core.access import Role
+from cronplane.store.database import DEFAULT_URL, Database
+from cronplane.tokens import TokenService
+
+ROLE_NAMES = [role.value for role in Role]
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return "cli"
+
+
+def _service(database_url: str) -> TokenService:
+    database = Database(database_url)
+    database.ensure_schema()
+    return TokenService(database, SystemClock())
+
+
+_DATABASE = click.option(
+    "--database",
+    "database_url",
+    envvar="CRONPLANE_DATABASE_URL",
+    default=DEFAULT_URL,
+    show_default=True,
+    help="Database URL (env CRONPLANE_DATABASE_URL).",
+)
+
+
+@click.group()
+def token() -> None:
+    """API tokens: create (shown once), list, revoke."""
+
+
+@token.command("create")
+@click.option("--tenant", default=None, help="Tenant the token is for.")
+@click.option(
+    "--platform", is_flag=True, help="A platform token spanning every tenant (no --tenant)."
+)
+@click.option("--role", required=True, type=click.Choice(ROLE_NAMES), help="Role in the tenant.")
+@click.option("--name", default=None, help="A label for people (default TENANT-ROLE).")
+@_DATABASE
+def create(
+    tenant: str | None, platform: bool, role: str, name: str | None, database_url: str
+) -> None:
+    """Create a token; the last line of output is the token, shown this once."""
+    if platform == (tenant is not None):
+        raise click.UsageError("give exactly one of --tenant T or --platform")
+    created = _service(database_url).create(tenant=tenant, role=role, name=name, actor=_actor())
+    row = created.token
+    click.echo(f"id:     {row.id}")
+    click.echo(f"tenant: {row.tenant or '* (platform)'}")
+    click.echo(f"role:   {row.role}")
+    click.echo(f"name:   {row.name}")
+    click.echo("Store this token now; it is not shown again:")
+    click.echo(created.secret)
+
+
+@token.command("ls")
+@click.option("--tenant", default=None, help="Only this tenant's tokens.")
+@click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
+@click.option("--json", "as_json", is_flag=True, help="JSON for scripts.")
+@_DATABASE
+def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: str) -> None:
+    """List tokens (never their secrets)."""
+    rows = _service(database_url).list(tenant=tenant, include_revoked=include_revoked)
+    if as_json:
+        click.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+        return
+    header = ("ID", "TENANT", "ROLE", "NAME", "PREFIX", "CREATED", "LAST USED", "REVOKED")
+    table = [header] + [
+        (
+            str(row.id),
+            row.tenant or "*",
+            row.role,
+            row.name,
+            row.prefix,
+            _short(row.created_at.isoformat()),
+            _short(row.last_used_at.isoformat() if row.last_used_at else "-"),
+            _short(row.revoked_at.isoformat() if row.revoked_at else "-"),
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    for line in table:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
+    if not rows:
+        click.echo("(no tokens)", err=True)
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@_DATABASE
+def revoke(token_id: str, database_url: str) -> None:
+    """Revoke TOKEN_ID at once (requests with it are refused from now on)."""
+    row = _service(database_url).revoke(token_id, actor=_actor())
+    click.echo(f"revoked {row.id} ({row.name}, {row.prefix})")
+
+
+def _short(iso: str) -> str:
+    return iso[:19].replace("T", " ")
