@@ -120,6 +120,9 @@ def _matching_days(expr: CronExpr, length: int, first_weekday: int) -> tuple[int
         # A day the month lacks (31W in April) matches nothing that month.
         if day <= length:
             by_dom.add(_nearest_weekday(day, length, first_weekday))
+    if len(dow.values) == 7:
+        by_dow = set(range(1, length + 1))
+        return tuple(sorted(by_dom | by_dow if expr.day_or else by_dom))
     weekdays, last_of, nth = set(dow.values), set(dow.last_of), set(dow.nth)
     by_dow = set()
     for day in range(1, length + 1):
@@ -256,7 +259,7 @@ def _compile_cron(text: str, cron_text: str, seed: str | None) -> CronExpr:
     compiled: list[CompiledField] = []
     for kind, part in zip(FIELDS, parts, strict=True):
         try:
-            if part == "?" and kind in (DAY_OF_MONTH, DAY_OF_WEEK):
+            if part == "?" and (kind is DAY_OF_MONTH or kind is DAY_OF_WEEK):
                 part = "*"
             elif "?" in part:
                 reject(text, kind.name, f"{part!r}: ? is allowed only alone in the day fields")

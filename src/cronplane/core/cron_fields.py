@@ -18,12 +18,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, NoReturn
 
 from cronplane.errors import ScheduleSyntax
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # identity: five singletons
 class FieldKind:
     """The static facts of one of the five positions."""
 
@@ -182,6 +183,7 @@ def _range_item(kind: FieldKind, field_text: str, item: str) -> list[int]:
     return list(range(low, high + 1, step))
 
 
+@lru_cache(maxsize=8192)  # the same few fields (`*`, `0`, `*/5`) recur across schedules
 def compile_field(kind: FieldKind, field_text: str) -> CompiledField:
     """Compile one field (already upper-cased, `H` resolved) to its values.
 
@@ -217,7 +219,7 @@ def compile_field(kind: FieldKind, field_text: str) -> CompiledField:
             nth.add((weekday, k))
         else:
             picked = _range_item(kind, field_text, item)
-            values.update(v % 7 if kind is DAY_OF_WEEK else v for v in picked)
+            values.update({v % 7 for v in picked} if kind is DAY_OF_WEEK else picked)
     return CompiledField(
         values=tuple(sorted(values)),
         star=field_text.startswith("*"),
