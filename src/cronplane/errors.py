@@ -20,7 +20,9 @@
     │   ├── JobNotFound                  X404903JOBNFD
     │   ├── QueueItemNotFound            X404904ITMNFD
     │   ├── TokenNotFound                X404905TOKNFD
-    │   └── TenantNotFound               X404906TENNFD  another tenant: learns nothing
+    │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
+    │   └── RouteNotFound                X404001NOROUT  no such API path
+    ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
     ├── Conflict                         409 class, CLI exit 4
     │   ├── ScheduleExists               X409900SCHDPL
     │   ├── AppOwned                     X409902APPOWN
@@ -28,7 +30,8 @@
     │   ├── JobInactive                  X409904JOBINA
     │   └── InvalidState                 X409905STATEX
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
-    └── Unavailable                      X503001DBDOWN  CLI exit 7
+    ├── Unavailable                      X503001DBDOWN  CLI exit 7
+    └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
 
 Raise the most specific class; never a bare CronplaneError.
 """
@@ -206,6 +209,18 @@ class TenantNotFound(NotFound):
     code = _code("X404906TENNFD", "tenant not found (or not visible to these credentials)")
 
 
+class RouteNotFound(NotFound):
+    """No API route at that path."""
+
+    code = _code("X404001NOROUT", "no API route at this path")
+
+
+class MethodNotAllowed(CronplaneError):
+    """The path exists but not with that HTTP method."""
+
+    code = _code("X405001METHOD", "HTTP method not allowed on this path")
+
+
 class Conflict(CronplaneError):
     """The action conflicts with the current state."""
 
@@ -250,3 +265,9 @@ class Unavailable(CronplaneError):
     """The database cannot be reached."""
 
     code = _code("X503001DBDOWN", "database unavailable")
+
+
+class InternalError(CronplaneError):
+    """An unexpected failure (a bug); the API answers it coded, never with a bare 500."""
+
+    code = _code("X500001INTERN", "internal error: a bug, logged with its request")
