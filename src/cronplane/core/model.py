@@ -10,12 +10,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 from uuid import UUID
 
-if TYPE_CHECKING:
-    from cronplane.cron import Cron
+from cronplane.cron import known_zone, parse
 
 Source = Literal["app", "user", "system"]
 Overlap = Literal["skip", "allow"]
@@ -299,25 +297,15 @@ class Page:
 # -- next run -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
-def _parsed(cron: str) -> Cron:
-    # Stored crons are normalized (H already resolved), so no seed is needed;
-    # a dispatcher fires the same few expressions over and over, hence the cache.
-    from cronplane.cron import parse
-
-    return parse(cron)
-
-
 def compute_next_run(cron: str, timezone: str, after: datetime) -> datetime | None:
     """The first occurrence of a stored (normalized) cron strictly after `after`.
 
     Pure: the caller passes the instant. Returns aware UTC, or None when the
     expression never fires again. Raises ScheduleSyntax for an unparsable
-    expression and UnknownZone for an unknown zone.
+    expression and UnknownZone for an unknown zone. (`parse` caches, so the
+    dispatcher's repeated calls do not re-parse.)
     """
-    from cronplane.cron import known_zone
-
-    return _parsed(cron).next_after(after, known_zone(timezone))
+    return parse(cron).next_after(after, known_zone(timezone))
 
 
 def _iso(value: datetime | None) -> str | None:

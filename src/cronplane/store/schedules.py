@@ -255,3 +255,25 @@ def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
         chunk = ids[start : start + 500]
         deleted += conn.execute(delete(schedules).where(schedules.c.id.in_(chunk))).rowcount
     return deleted
+
+
+def count_source(conn: Connection, tenant: str, stack: str, source: str) -> int:
+    """How many rows of one source a stack has, in any environment."""
+    from sqlalchemy import func
+
+    query = select(func.count()).where(
+        schedules.c.tenant == tenant, schedules.c.stack == stack, schedules.c.source == source
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def lock_scope(conn: Connection, tenant: str, stack: str, environment: str) -> None:
+    """Serialize syncs of one scope until commit (PostgreSQL advisory lock).
+
+    SQLite needs none: its write transactions begin IMMEDIATE, one at a time.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+            {"key": f"cronplane-sync/{tenant}/{stack}/{environment}"},
+        )

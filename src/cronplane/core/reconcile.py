@@ -1,0 +1,268 @@
+"""The sync planner (SPEC §5): declared crons + existing rows -> the plan. Pure.
+
+Rules, in the order the planner applies them to each name:
+
+1. declared, no row                      -> create an `app` row
+2. declared, a `user`/`system` row       -> conflict (never overwritten)
+3. declared, an `app` row, same
+   declaration as last synced            -> unchanged (drift reported for overrides)
+4. declared, an `app` row, declaration
+   changed                               -> update the fields no operator
+                                            overrode, and the stored declaration
+5. an `app` row no longer declared       -> remove
+
+`enabled` is never planned: it belongs to operators. Invariants (property
+tested): applying a plan and planning again yields a plan with no writes;
+`user` and `system` rows never appear among the writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from cronplane.core import validation
+from cronplane.core.model import (
+    DECLARED_FIELDS,
+    CronDeclaration,
+    Declared,
+    Job,
+    Schedule,
+    Scope,
+)
+from cronplane.errors import CronplaneError, JobInactive, JobNotFound
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCreate:
+    """A declared cron with no row: create it."""
+
+    name: str
+    declared: Declared
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedUpdate:
+    """An `app` row whose declaration changed: set `changes` and the new declaration."""
+
+    name: str
+    id: UUID
+    revision: int
+    declared: Declared
+    changes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRemove:
+    """An `app` row the app no longer declares."""
+
+    name: str
+    id: UUID
+
+
+@dataclass(frozen=True, slots=True)
+class SyncConflict:
+    """A declared name already taken by a row the app does not own."""
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A field an operator overrode: what the row has, and what the app declares."""
+
+    name: str
+    field: str
+    current: Any
+    declared: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPlan:
+    """What a sync does (or, on a dry run, would do)."""
+
+    created: tuple[PlannedCreate, ...] = ()
+    updated: tuple[PlannedUpdate, ...] = ()
+    removed: tuple[PlannedRemove, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    conflicts: tuple[SyncConflict, ...] = ()
+    drift: tuple[Drift, ...] = field(default=())
+
+    @property
+    def writes(self) -> bool:
+        """True when applying the plan changes any row."""
+        return bool(self.created or self.updated or self.removed)
+
+    def summary(self) -> dict[str, int]:
+        """How many of each."""
+        return {
+            "created": len(self.created),
+            "updated": len(self.updated),
+            "removed": len(self.removed),
+            "unchanged": len(self.unchanged),
+            "conflicts": len(self.conflicts),
+            "drift": len(self.drift),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON: names per outcome, conflicts and drift in full."""
+        return {
+            "created": [item.name for item in self.created],
+            "updated": [
+                {"name": item.name, "fields": sorted(item.changes)} for item in self.updated
+            ],
+            "removed": [item.name for item in self.removed],
+            "unchanged": list(self.unchanged),
+            "conflicts": [{"name": c.name, "source": c.source} for c in self.conflicts],
+            "drift": [
+                {"name": d.name, "field": d.field, "current": d.current, "declared": d.declared}
+                for d in self.drift
+            ],
+        }
+
+
+def plan_sync(declared: Mapping[str, Declared], existing: Iterable[Schedule]) -> SyncPlan:
+    """Compare what the app declares (by name) with the scope's rows (any source)."""
+    rows = {row.name: row for row in existing}
+    created: list[PlannedCreate] = []
+    updated: list[PlannedUpdate] = []
+    removed: list[PlannedRemove] = []
+    unchanged: list[str] = []
+    conflicts: list[SyncConflict] = []
+    drift: list[Drift] = []
+    for name in sorted(declared):
+        wanted = declared[name]
+        row = rows.get(name)
+        if row is None:
+            created.append(PlannedCreate(name, wanted))
+            continue
+        if row.source != "app":
+            conflicts.append(SyncConflict(name, row.source))
+            continue
+        document = wanted.to_dict()
+        drift.extend(
+            Drift(name, key, current_value(row, key), document[key]) for key in row.overrides
+        )
+        if row.declared == document:
+            unchanged.append(name)
+            continue
+        changes = {
+            key: document[key]
+            for key in DECLARED_FIELDS
+            if key not in row.overrides and current_value(row, key) != document[key]
+        }
+        updated.append(PlannedUpdate(name, row.id, row.revision, wanted, changes))
+    removed = [
+        PlannedRemove(row.name, row.id)
+        for name, row in sorted(rows.items())
+        if row.source == "app" and name not in declared
+    ]
+    return SyncPlan(
+        created=tuple(created),
+        updated=tuple(updated),
+        removed=tuple(removed),
+        unchanged=tuple(unchanged),
+        conflicts=tuple(conflicts),
+        drift=tuple(drift),
+    )
+
+
+def current_value(row: Schedule, key: str) -> Any:
+    """A declarable field's value on the row."""
+    value: Any = getattr(row, key)
+    return value
+
+
+def restore_declared(row: Schedule) -> dict[str, Any]:
+    """For "reset to manifest": the overridden fields' declared values."""
+    if row.declared is None:
+        return {}
+    return {
+        key: row.declared[key]
+        for key in row.overrides
+        if key in row.declared and current_value(row, key) != row.declared[key]
+    }
+
+
+def resolve_declarations(
+    scope: Scope,
+    crons: Mapping[str, CronDeclaration],
+    jobs: Mapping[str, Job],
+) -> tuple[dict[str, Declared], list[str]]:
+    """Resolve each declared cron in its scope: job, normalized cron (H seeded by the
+    schedule's identity), zone, concrete payload (the job's default when omitted).
+
+    Returns the resolved declarations and every problem as
+    `crons.NAME.FIELD: CODE message`; nothing is half-resolved.
+    """
+    resolved: dict[str, Declared] = {}
+    problems: list[str] = []
+    for name in sorted(crons):
+        declaration = crons[name]
+        path = f"crons.{name}"
+        field_name = "name"
+        try:
+            validation.validate_name(name, "cron name")
+            job_name = declaration.job or name
+            field_name = "job"
+            validation.validate_name(job_name, "job")
+            job = jobs.get(job_name)
+            if job is None:
+                raise JobNotFound(
+                    f"job {job_name!r} not found in {scope.tenant}/{scope.stack}",
+                    {"job": job_name},
+                )
+            if not job.active:
+                raise JobInactive(f"job {job_name!r} is inactive", {"job": job_name})
+            field_name = "cron"
+            cron = validation.normalize_cron(declaration.cron, scope.identity(name))
+            field_name = "timezone"
+            timezone = validation.validate_zone(declaration.timezone)
+            field_name = "payload"
+            payload = (
+                dict(job.payload)
+                if declaration.payload is None
+                else validation.validate_payload(declaration.payload)
+            )
+            validation.validate_against_schema(payload, job.payload_schema)
+            field_name = "misfire_grace"
+            grace = validation.validate_misfire_grace(declaration.misfire_grace)
+            field_name = "overlap"
+            overlap = validation.validate_overlap(declaration.overlap)
+        except CronplaneError as error:
+            where = path if field_name == "name" else f"{path}.{field_name}"
+            problems.append(f"{where}: {error.code.text} {error.message}")
+            continue
+        resolved[name] = Declared(job_name, cron, timezone, payload, grace, overlap)
+    return resolved, problems
+
+
+def check_fires(
+    plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime
+) -> tuple[dict[str, datetime], list[str]]:
+    """First fires of created rows and of updated rows whose cron or zone changed.
+
+    The five-year rule is a create-time rule, so only what the plan writes is
+    checked; returns {name: first fire} and the problems.
+    """
+    fires: dict[str, datetime] = {}
+    problems: list[str] = []
+    todo: list[tuple[str, str, str]] = [
+        (item.name, item.declared.cron, item.declared.timezone) for item in plan.created
+    ]
+    for item in plan.updated:
+        if {"cron", "timezone"} & set(item.changes):
+            row = rows[item.name]
+            cron = item.changes.get("cron", row.cron)
+            timezone = item.changes.get("timezone", row.timezone)
+            todo.append((item.name, cron, timezone))
+    for name, cron, timezone in todo:
+        try:
+            fires[name] = validation.first_fire(cron, timezone, now)
+        except CronplaneError as error:
+            problems.append(f"crons.{name}.cron: {error.code.text} {error.message}")
+    return fires, problems

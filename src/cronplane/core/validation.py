@@ -1,0 +1,238 @@
+"""Input rules (SPEC §2, §10), as pure functions that return the clean value or raise.
+
+Each check raises the most specific coded error and names the field in its
+message, so the manifest loader can prefix a path and the CLI and API can
+show it as is. Nothing here reads a clock: "now" is an argument.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from cronplane import cron as cron_engine
+from cronplane.core.model import OVERLAPS, Overlap
+from cronplane.errors import (
+    CronRejected,
+    InvalidName,
+    InvalidPayload,
+    InvalidRequest,
+    InvalidTarget,
+    ScheduleSyntax,
+)
+
+NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_PAYLOAD_BYTES: Final = 64 * 1024
+MAX_PAYLOAD_DEPTH: Final = 32
+MAX_CRON_LENGTH: Final = 256  # the column's width
+MAX_TITLE_LENGTH: Final = 200
+MAX_TARGET_LENGTH: Final = 1024
+# A schedule must fire at least once within this horizon after its creation,
+# so "30 2 31 2 *" (never) is refused up front rather than sitting idle.
+FIRE_HORIZON: Final = timedelta(days=5 * 366)
+# misfire_grace beyond a year would mean "always fire"; say so with null instead.
+MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
+TARGET_SCHEMES: Final = ("python", "webhook", "celery")
+_PYTHON_TARGET: Final = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
+)
+_CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
+
+
+def validate_name(value: object, what: str = "name") -> str:
+    """A name of 1-64 letters, digits, `.`, `_`, `-`; InvalidName otherwise."""
+    if not isinstance(value, str) or NAME_PATTERN.fullmatch(value) is None:
+        raise InvalidName(
+            f"{what} {value!r} is invalid: use 1-64 of letters, digits, '.', '_', '-'",
+            {"field": what, "value": str(value)[:100]},
+        )
+    return value
+
+
+def payload_depth(value: object) -> int:
+    """Nesting depth of a JSON value: a scalar is 0, `{}` is 1, `{"a": []}` is 2."""
+    # Iterative, so a hostile 10,000-deep document cannot exhaust the stack.
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: list[object] = list(node.values())
+        elif isinstance(node, list):
+            children = list(node)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+        if depth + 1 > MAX_PAYLOAD_DEPTH:
+            return depth + 1
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def validate_payload(value: object, what: str = "payload") -> dict[str, Any]:
+    """A JSON object of at most 64 KiB serialized and depth 32; InvalidPayload otherwise."""
+    if not isinstance(value, dict):
+        raise InvalidPayload(
+            f"{what} must be a JSON object, not {type(value).__name__}", {"field": what}
+        )
+    depth = payload_depth(value)
+    if depth > MAX_PAYLOAD_DEPTH:
+        raise InvalidPayload(
+            f"{what} is nested deeper than {MAX_PAYLOAD_DEPTH} levels", {"field": what}
+        )
+    try:
+        encoded = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise InvalidPayload(f"{what} is not JSON: {error}", {"field": what}) from error
+    size = len(encoded.encode())
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidPayload(
+            f"{what} is {size} bytes serialized; the limit is {MAX_PAYLOAD_BYTES}",
+            {"field": what, "size": size, "limit": MAX_PAYLOAD_BYTES},
+        )
+    return value
+
+
+def validate_schema(schema: object, what: str = "schema") -> dict[str, Any]:
+    """A JSON Schema document (itself valid against its metaschema)."""
+    if not isinstance(schema, dict):
+        raise InvalidRequest(f"{what} must be a JSON Schema object", {"field": what})
+    validate_payload(schema, what)
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as error:
+        raise InvalidRequest(
+            f"{what} is not a valid JSON Schema: {error.message}", {"field": what}
+        ) from error
+    return schema
+
+
+def validate_against_schema(
+    payload: dict[str, Any], schema: dict[str, Any] | None, what: str = "payload"
+) -> None:
+    """InvalidPayload when `payload` breaks the job's schema (all violations listed)."""
+    if schema is None:
+        return
+    validator = validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+    problems = sorted(
+        validator.iter_errors(payload), key=lambda error: [str(p) for p in error.absolute_path]
+    )
+    if problems:
+        listed = [
+            f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+            for error in problems
+        ]
+        raise InvalidPayload(
+            f"{what} does not match the job's schema: {'; '.join(listed)}",
+            {"field": what, "problems": listed},
+        )
+
+
+def validate_zone(name: object) -> str:
+    """A known IANA zone name; UnknownZone otherwise."""
+    from cronplane.errors import UnknownZone
+
+    if not isinstance(name, str) or not name or len(name) > 64:
+        raise UnknownZone(f"time zone {name!r} is unknown", {"field": "timezone"})
+    cron_engine.known_zone(name)
+    return name
+
+
+def normalize_cron(text: object, seed: str) -> str:
+    """The normalized form of a schedule expression, `H` resolved with `seed`.
+
+    The parser's ScheduleSyntax surfaces as CronRejected, quoting the input.
+    """
+    if not isinstance(text, str):
+        raise CronRejected(f"cron must be a string, not {type(text).__name__}", {"field": "cron"})
+    if len(text) > MAX_CRON_LENGTH:
+        raise CronRejected(
+            f"cron {text[:40]!r}... is longer than {MAX_CRON_LENGTH} characters",
+            {"field": "cron"},
+        )
+    try:
+        return cron_engine.parse(text, seed=seed).normalized
+    except ScheduleSyntax as error:
+        raise CronRejected(
+            f"cron {text!r} rejected: {error.message}", {"field": "cron", "cron": text}
+        ) from error
+
+
+def first_fire(cron: str, timezone: str, now: datetime) -> datetime:
+    """The first occurrence after `now`; CronRejected if none within five years."""
+    try:
+        nxt = cron_engine.parse(cron).next_after(now, cron_engine.known_zone(timezone))
+    except ScheduleSyntax as error:
+        raise CronRejected(f"cron {cron!r} rejected: {error.message}", {"field": "cron"}) from error
+    if nxt is None or nxt - now > FIRE_HORIZON:
+        raise CronRejected(
+            f"cron {cron!r} never fires in the next five years (zone {timezone})",
+            {"field": "cron", "cron": cron},
+        )
+    return nxt
+
+
+def validate_misfire_grace(value: object) -> int | None:
+    """None, or whole seconds in 0..one year."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequest("misfire_grace must be whole seconds or null")
+    if not 0 <= value <= MAX_MISFIRE_GRACE:
+        raise InvalidRequest(
+            f"misfire_grace {value} is out of range 0..{MAX_MISFIRE_GRACE} seconds",
+            {"field": "misfire_grace"},
+        )
+    return value
+
+
+def validate_overlap(value: object) -> Overlap:
+    """`skip` or `allow`."""
+    if value == "skip":
+        return "skip"
+    if value == "allow":
+        return "allow"
+    raise InvalidRequest(
+        f"overlap {value!r} is invalid: use one of {', '.join(OVERLAPS)}", {"field": "overlap"}
+    )
+
+
+def validate_title(value: object) -> str:
+    """A job title: a string of at most 200 characters."""
+    if not isinstance(value, str) or len(value) > MAX_TITLE_LENGTH:
+        raise InvalidRequest(
+            f"title must be a string of at most {MAX_TITLE_LENGTH} characters", {"field": "title"}
+        )
+    return value
+
+
+def validate_target(value: object) -> str:
+    """`python:module:function`, `webhook:http(s)://…` or `celery:task.name`; returns the scheme."""
+    if not isinstance(value, str) or len(value) > MAX_TARGET_LENGTH or ":" not in value:
+        raise InvalidTarget(
+            f"target {value!r} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            {"field": "target"},
+        )
+    scheme, _, rest = value.partition(":")
+    ok = False
+    if scheme == "python":
+        ok = _PYTHON_TARGET.fullmatch(rest) is not None
+    elif scheme == "webhook":
+        url = urlsplit(rest)
+        ok = url.scheme in ("http", "https") and bool(url.netloc)
+    elif scheme == "celery":
+        ok = _CELERY_TARGET.fullmatch(rest) is not None
+    if not ok:
+        raise InvalidTarget(
+            f"target {value!r} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            {"field": "target"},
+        )
+    return scheme

@@ -1,0 +1,216 @@
+"""App manifests (`app.yaml`, SPEC §5): load, check every entry, report every problem.
+
+The loader never stops at the first problem: it collects each one with its
+path (`crons.nightly-report.cron: X400001CRNINV …`) and raises one
+InvalidManifest whose detail lists them all, so nothing is applied from a
+manifest that is invalid anywhere. What needs the database (does a cron's job
+exist in the stack, the five-year rule in the schedule's real scope) is
+checked again by the service, which reports with the same paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from cronplane.core import validation
+from cronplane.core.model import CronDeclaration, JobSpec
+from cronplane.errors import CronplaneError, InvalidManifest
+
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
+CRON_KEYS = frozenset({"job", "cron", "timezone", "payload", "misfire_grace", "overlap"})
+TOP_KEYS = frozenset({"name", "jobs", "crons", "version", "description"})
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A checked manifest: the stack's name, its jobs and its crons, by name."""
+
+    name: str
+    jobs: dict[str, JobSpec] = field(default_factory=dict)
+    crons: dict[str, CronDeclaration] = field(default_factory=dict)
+
+
+class _Problems:
+    """Collects `path: CODE message` lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, path: str, error: CronplaneError) -> None:
+        self.lines.append(f"{path}: {error.code.text} {error.message}")
+
+    def check(self, path: str, check: Callable[..., T], *args: Any) -> T | None:
+        """Run `check(*args)`; on a coded error, record it and return None."""
+        try:
+            return check(*args)
+        except CronplaneError as error:
+            self.add(path, error)
+            return None
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and check an app.yaml file."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise InvalidManifest(
+            f"cannot read manifest {str(file)!r}: {error.strerror}", {"problems": []}
+        ) from error
+    return parse_manifest(raw, source=str(file))
+
+
+def parse_manifest(text: str | bytes, source: str = "app.yaml") -> Manifest:
+    """Parse YAML (safe loader only) and check it; InvalidManifest lists every problem."""
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise InvalidManifest(
+            f"{source} is larger than {MAX_MANIFEST_BYTES} bytes", {"problems": []}
+        )
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        problem = f"(yaml): {error}"
+        raise InvalidManifest(f"{source} is not valid YAML", {"problems": [problem]}) from error
+    return manifest_from_data(data, source=source)
+
+
+def manifest_from_data(data: object, source: str = "app.yaml") -> Manifest:
+    """Check an already-decoded manifest document (the API posts JSON)."""
+    problems = _Problems()
+    if not isinstance(data, dict):
+        raise InvalidManifest(
+            f"{source} must be a mapping with name, jobs and crons",
+            {"problems": ["(root): must be a mapping"]},
+        )
+    for key in sorted(set(map(str, data)) - TOP_KEYS):
+        problems.lines.append(f"{key}: unknown key (expected one of {', '.join(sorted(TOP_KEYS))})")
+    name = problems.check("name", validation.validate_name, data.get("name"), "name")
+    jobs = _jobs(data.get("jobs") or {}, problems)
+    crons = _crons(data.get("crons") or {}, jobs, problems)
+    if problems.lines:
+        count = len(problems.lines)
+        raise InvalidManifest(
+            f"{source} has {count} problem{'s' if count != 1 else ''}: {problems.lines[0]}"
+            + (" …" if count > 1 else ""),
+            {"problems": problems.lines},
+        )
+    assert name is not None
+    return Manifest(name=name, jobs=jobs, crons=crons)
+
+
+def _mapping(value: object, path: str, problems: _Problems) -> Mapping[str, Any]:
+    if isinstance(value, dict):
+        return {str(key): item for key, item in value.items()}
+    problems.lines.append(f"{path}: must be a mapping")
+    return {}
+
+
+def _unknown(entry: Mapping[str, Any], allowed: frozenset[str], path: str, p: _Problems) -> None:
+    for key in sorted(set(entry) - allowed):
+        p.lines.append(f"{path}.{key}: unknown key (expected one of {', '.join(sorted(allowed))})")
+
+
+def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
+    jobs: dict[str, JobSpec] = {}
+    for name, raw in _mapping(value, "jobs", problems).items():
+        path = f"jobs.{name}"
+        ok = problems.check(path, validation.validate_name, name, "job name")
+        entry = _mapping(raw, path, problems)
+        _unknown(entry, JOB_KEYS, path, problems)
+        before = len(problems.lines)
+        target = entry.get("target")
+        kind = problems.check(f"{path}.target", validation.validate_target, target)
+        title = problems.check(f"{path}.title", validation.validate_title, entry.get("title", ""))
+        payload = problems.check(
+            f"{path}.payload", validation.validate_payload, entry.get("payload", {})
+        )
+        schema = None
+        if entry.get("schema") is not None:
+            schema = problems.check(f"{path}.schema", validation.validate_schema, entry["schema"])
+        options = problems.check(
+            f"{path}.options", validation.validate_payload, entry.get("options", {}), "options"
+        )
+        status = entry.get("status", "active")
+        if status not in ("active", "inactive"):
+            problems.lines.append(f"{path}.status: must be active or inactive")
+        if payload is not None and schema is not None:
+            problems.check(f"{path}.payload", validation.validate_against_schema, payload, schema)
+        if ok is None or len(problems.lines) > before:
+            continue
+        assert isinstance(target, str) and title is not None and payload is not None
+        jobs[name] = JobSpec(
+            name=name,
+            target=target,
+            title=title,
+            kind=str(entry.get("kind") or kind),
+            payload=payload,
+            payload_schema=schema,
+            options=options or {},
+            status="inactive" if status == "inactive" else "active",
+        )
+    return jobs
+
+
+def _crons(
+    value: object, jobs: Mapping[str, JobSpec], problems: _Problems
+) -> dict[str, CronDeclaration]:
+    crons: dict[str, CronDeclaration] = {}
+    for name, raw in _mapping(value, "crons", problems).items():
+        path = f"crons.{name}"
+        before = len(problems.lines)
+        problems.check(path, validation.validate_name, name, "cron name")
+        # Short form `name: "expr"` (job = name) or the long form mapping.
+        entry: Mapping[str, Any] = (
+            {"cron": raw} if isinstance(raw, str) else _mapping(raw, path, problems)
+        )
+        _unknown(entry, CRON_KEYS, path, problems)
+        job = entry.get("job", name)
+        problems.check(f"{path}.job", validation.validate_name, job, "job")
+        text = entry.get("cron")
+        if text is None:
+            problems.lines.append(f"{path}.cron: required")
+        else:
+            # The real seed is the schedule's identity, known only at sync time;
+            # any seed tells whether the expression parses.
+            problems.check(f"{path}.cron", validation.normalize_cron, text, name)
+        zone = entry.get("timezone", "UTC")
+        problems.check(f"{path}.timezone", validation.validate_zone, zone)
+        payload = entry.get("payload")
+        if payload is not None:
+            checked = problems.check(f"{path}.payload", validation.validate_payload, payload)
+            spec = jobs.get(str(job))
+            if checked is not None and spec is not None:
+                problems.check(
+                    f"{path}.payload",
+                    validation.validate_against_schema,
+                    checked,
+                    spec.payload_schema,
+                )
+        grace = problems.check(
+            f"{path}.misfire_grace",
+            validation.validate_misfire_grace,
+            entry.get("misfire_grace"),
+        )
+        overlap = problems.check(
+            f"{path}.overlap", validation.validate_overlap, entry.get("overlap", "skip")
+        )
+        if len(problems.lines) > before:
+            continue
+        assert isinstance(text, str) and isinstance(job, str) and overlap is not None
+        crons[name] = CronDeclaration(
+            cron=text,
+            job=job,
+            timezone=str(zone),
+            payload=payload,
+            misfire_grace=grace,
+            overlap=overlap,
+        )
+    return crons

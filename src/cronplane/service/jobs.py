@@ -1,0 +1,209 @@
+"""Job use cases (SPEC §4): register, get, list, update, deactivate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import Connection
+
+from cronplane import events
+from cronplane.core import validation
+from cronplane.core.model import Job, JobPatch, JobSpec, Source
+from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
+from cronplane.service.base import ServiceBase, Transaction, json_value
+from cronplane.store import jobs as job_store
+from cronplane.store.events import append_event
+
+
+def checked_job(spec: JobSpec) -> JobSpec:
+    """The spec with every field checked and `kind` filled from the target's scheme."""
+    validation.validate_name(spec.name, "job name")
+    scheme = validation.validate_target(spec.target)
+    validation.validate_title(spec.title)
+    kind = spec.kind or scheme
+    validation.validate_name(kind, "kind")
+    payload = validation.validate_payload(spec.payload)
+    schema = None
+    if spec.payload_schema is not None:
+        schema = validation.validate_schema(spec.payload_schema, "payload_schema")
+        validation.validate_against_schema(payload, schema)
+    validation.validate_payload(spec.options, "options")
+    if spec.status not in ("active", "inactive"):
+        raise InvalidRequest(f"status {spec.status!r} is invalid: use active or inactive")
+    return replace(spec, kind=kind, payload_schema=schema)
+
+
+def new_job(tenant: str, stack: str, spec: JobSpec, source: Source, tx: Transaction) -> Job:
+    """A Job value for a checked spec, created now."""
+    return Job(
+        id=uuid4(),
+        tenant=tenant,
+        stack=stack,
+        name=spec.name,
+        title=spec.title,
+        kind=spec.kind or "",
+        status=spec.status,
+        payload=spec.payload,
+        payload_schema=spec.payload_schema,
+        target=spec.target,
+        options=spec.options,
+        source=source,
+        created_at=tx.now,
+        updated_at=tx.now,
+        revision=1,
+    )
+
+
+def job_changes(job: Job, values: dict[str, Any]) -> dict[str, Any]:
+    """The subset of `values` that differs from the job."""
+    return {key: value for key, value in values.items() if getattr(job, key) != value}
+
+
+class JobUseCases(ServiceBase):
+    """Jobs per (tenant, stack)."""
+
+    def register_job(
+        self,
+        tenant: str,
+        stack: str,
+        spec: JobSpec,
+        *,
+        actor: str,
+        source: Source = "user",
+    ) -> Job:
+        """Register a job; JobExists when (tenant, stack, name) is taken."""
+        validation.validate_name(tenant, "tenant")
+        validation.validate_name(stack, "stack")
+        spec = checked_job(spec)
+        with self._write() as tx:
+            job = new_job(tenant, stack, spec, source, tx)
+            if not job_store.insert_job(tx.conn, job):
+                raise JobExists(
+                    f"job {spec.name!r} already exists in {tenant}/{stack}",
+                    {"tenant": tenant, "stack": stack, "job": spec.name},
+                )
+            self._job_event(tx, events.JOB_REGISTERED, job, actor, f"job {job.name} registered")
+        return job
+
+    def get_job(self, tenant: str, stack: str, name: str) -> Job:
+        """The job; JobNotFound otherwise."""
+        with self._read() as conn:
+            return _existing_job(conn, tenant, stack, name)
+
+    def list_jobs(
+        self, tenant: str, stack: str | None = None, *, status: str | None = None
+    ) -> list[Job]:
+        """Jobs of a tenant (optionally one stack or status), by stack and name."""
+        with self._read() as conn:
+            return job_store.list_jobs(conn, tenant, stack, status=status)
+
+    def update_job(
+        self,
+        tenant: str,
+        stack: str,
+        name: str,
+        patch: JobPatch,
+        *,
+        actor: str,
+        revision: int | None = None,
+    ) -> Job:
+        """Change a job's fields; StaleRevision when `revision` is given and old."""
+        with self._write() as tx:
+            job = _existing_job(tx.conn, tenant, stack, name, for_update=True)
+            return self._update_job(tx, job, patch, actor=actor, revision=revision)
+
+    def deactivate_job(
+        self, tenant: str, stack: str, name: str, *, actor: str, revision: int | None = None
+    ) -> Job:
+        """Mark a job inactive: new schedules are refused, fires record JOB_MISSING."""
+        return self.update_job(
+            tenant, stack, name, JobPatch(status="inactive"), actor=actor, revision=revision
+        )
+
+    # -- shared with app install -------------------------------------------------
+
+    def _update_job(
+        self,
+        tx: Transaction,
+        job: Job,
+        patch: JobPatch,
+        *,
+        actor: str,
+        revision: int | None = None,
+    ) -> Job:
+        if revision is not None and revision != job.revision:
+            raise StaleRevision(
+                f"job {job.name!r} is at revision {job.revision}, not {revision}",
+                {"current": job.revision, "given": revision},
+            )
+        given = patch.given()
+        merged = JobSpec(
+            name=job.name,
+            target=given.get("target", job.target),
+            title=given.get("title", job.title),
+            kind=given.get("kind", job.kind if "target" not in given else None),
+            payload=given.get("payload", job.payload),
+            payload_schema=given.get("payload_schema", job.payload_schema),
+            options=given.get("options", job.options),
+            status=given.get("status", job.status),
+        )
+        merged = checked_job(merged)
+        changes = job_changes(
+            job,
+            {
+                "target": merged.target,
+                "title": merged.title,
+                "kind": merged.kind,
+                "payload": merged.payload,
+                "payload_schema": merged.payload_schema,
+                "options": merged.options,
+                "status": merged.status,
+            },
+        )
+        if not changes:
+            return job
+        values = {**changes, "updated_at": tx.now, "revision": job.revision + 1}
+        if not job_store.update_job(tx.conn, job.id, values, expected_revision=job.revision):
+            raise StaleRevision(f"job {job.name!r} changed concurrently; read it again")
+        updated = replace(job, **values)
+        deactivated = changes.get("status") == "inactive"
+        code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
+        verb = "deactivated" if deactivated else "updated"
+        self._job_event(
+            tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)}
+        )
+        return updated
+
+    def _job_event(
+        self,
+        tx: Transaction,
+        code: Any,
+        job: Job,
+        actor: str,
+        message: str,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        append_event(
+            tx.conn,
+            code,
+            tenant=job.tenant,
+            stack=job.stack,
+            actor=actor,
+            message=message,
+            now=tx.now,
+            detail={"job": job.name, "revision": json_value(job.revision), **(detail or {})},
+        )
+
+
+def _existing_job(
+    conn: Connection, tenant: str, stack: str, name: str, *, for_update: bool = False
+) -> Job:
+    job = job_store.get_job(conn, tenant, stack, name, for_update=for_update)
+    if job is None:
+        raise JobNotFound(
+            f"job {name!r} not found in {tenant}/{stack}",
+            {"tenant": tenant, "stack": stack, "job": name},
+        )
+    return job

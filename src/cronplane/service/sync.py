@@ -1,0 +1,318 @@
+"""App sync (SPEC §5): reconcile an app's declared crons with its rows; install and
+uninstall apps (jobs + crons in one transaction).
+
+Steps of one sync, all in one transaction:
+1. resolve the declarations (job, normalized cron with its H seed, payload default);
+2. lock the scope (PostgreSQL advisory lock; SQLite writes are serialized anyway)
+   and read its rows;
+3. plan (`core.reconcile.plan_sync`, pure) and check the five-year rule for
+   what the plan writes; any problem -> InvalidManifest, nothing written;
+4. apply: bulk insert (a duplicate key is skipped: idempotent), per-row
+   updates, bulk delete (a vanished row is not an error), one event per change
+   plus APP_SYNCED. An empty plan writes nothing, not even an event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import Connection
+
+from cronplane import events
+from cronplane.core import validation
+from cronplane.core.model import CronDeclaration, Job, JobPatch, Schedule, Scope
+from cronplane.core.reconcile import (
+    SyncPlan,
+    check_fires,
+    plan_sync,
+    resolve_declarations,
+)
+from cronplane.errors import InvalidManifest
+from cronplane.manifest import Manifest
+from cronplane.service.base import Transaction, checked_scope
+from cronplane.service.jobs import JobUseCases, checked_job, job_changes, new_job
+from cronplane.store import jobs as job_store
+from cronplane.store import schedules as schedule_store
+from cronplane.store.events import append_events, event_values
+
+# How many names the APP_SYNCED event lists per outcome (the counts are always whole).
+EVENT_NAMES_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class AppReport:
+    """What installing or uninstalling an app did: its jobs, and the sync plan."""
+
+    stack: str
+    plan: SyncPlan
+    jobs_registered: tuple[str, ...] = ()
+    jobs_updated: tuple[str, ...] = ()
+    jobs_deactivated: tuple[str, ...] = ()
+    dry_run: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "stack": self.stack,
+            "dry_run": self.dry_run,
+            "jobs_registered": list(self.jobs_registered),
+            "jobs_updated": list(self.jobs_updated),
+            "jobs_deactivated": list(self.jobs_deactivated),
+            "plan": self.plan.to_dict(),
+            "summary": self.plan.summary(),
+        }
+
+
+class SyncUseCases(JobUseCases):
+    """sync, install_app, uninstall_app."""
+
+    def sync(
+        self,
+        scope: Scope,
+        crons: Mapping[str, CronDeclaration],
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> SyncPlan:
+        """Reconcile the app rows of `scope` with `crons`; return the plan applied.
+
+        InvalidManifest (detail `problems`, each `crons.NAME.FIELD: CODE message`)
+        when any declaration is invalid; then nothing is written.
+        """
+        checked_scope(scope)
+        if dry_run:
+            with self._read() as conn:
+                jobs = _jobs_by_name(conn, scope)
+                plan, _, _ = self._plan(conn, scope, crons, jobs, self.clock.now())
+                return plan
+        with self._write() as tx:
+            return self._sync(tx, scope, crons, actor)
+
+    def install_app(
+        self,
+        tenant: str,
+        environment: str,
+        manifest: Manifest,
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> AppReport:
+        """Register (or update) the manifest's jobs, then sync its crons; one transaction."""
+        scope = checked_scope(Scope(tenant, manifest.name, environment))
+        specs = {name: checked_job(spec) for name, spec in manifest.jobs.items()}
+        if dry_run:
+            with self._read() as conn:
+                now = self.clock.now()
+                jobs = _jobs_by_name(conn, scope)
+                registered = sorted(set(specs) - set(jobs))
+                updated = []
+                probe = Transaction(conn, now)
+                for name, spec in specs.items():
+                    job = new_job(tenant, scope.stack, spec, "app", probe)
+                    if name in jobs and job_changes(jobs[name], _job_fields(job)):
+                        updated.append(name)
+                    jobs[name] = job
+                plan, _, _ = self._plan(conn, scope, manifest.crons, jobs, now)
+            return AppReport(scope.stack, plan, tuple(registered), tuple(updated), dry_run=True)
+        with self._write() as tx:
+            registered, updated = [], []
+            for name, spec in specs.items():
+                current = job_store.get_job(tx.conn, tenant, scope.stack, name, for_update=True)
+                if current is None:
+                    job = new_job(tenant, scope.stack, spec, "app", tx)
+                    # A concurrent install may have registered it first: same outcome.
+                    if job_store.insert_job(tx.conn, job):
+                        registered.append(name)
+                        self._job_event(
+                            tx, events.JOB_REGISTERED, job, actor, f"job {name} registered"
+                        )
+                    continue
+                patch = JobPatch(**_job_fields(new_job(tenant, scope.stack, spec, "app", tx)))
+                if self._update_job(tx, current, patch, actor=actor) != current:
+                    updated.append(name)
+            plan = self._sync(tx, scope, manifest.crons, actor)
+        return AppReport(scope.stack, plan, tuple(registered), tuple(updated))
+
+    def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport:
+        """Sync an empty map (removes the app's rows in this environment); when no
+        environment has app rows of the stack left, deactivate the stack's app jobs.
+
+        Jobs are kept (inactive), not deleted: history and user schedules refer to them.
+        """
+        checked_scope(scope)
+        if dry_run:
+            return AppReport(
+                scope.stack, self.sync(scope, {}, actor=actor, dry_run=True), dry_run=True
+            )
+        with self._write() as tx:
+            plan = self._sync(tx, scope, {}, actor)
+            deactivated: list[str] = []
+            if schedule_store.count_source(tx.conn, scope.tenant, scope.stack, "app") == 0:
+                for job in job_store.list_jobs(
+                    tx.conn, scope.tenant, scope.stack, status="active", source="app"
+                ):
+                    self._update_job(tx, job, JobPatch(status="inactive"), actor=actor)
+                    deactivated.append(job.name)
+        return AppReport(scope.stack, plan, jobs_deactivated=tuple(deactivated))
+
+    # -- steps ---------------------------------------------------------------
+
+    def _plan(
+        self,
+        conn: Connection,
+        scope: Scope,
+        crons: Mapping[str, CronDeclaration],
+        jobs: Mapping[str, Job],
+        now: Any,
+    ) -> tuple[SyncPlan, dict[str, Schedule], dict[str, Any]]:
+        declared, problems = resolve_declarations(scope, crons, jobs)
+        if problems:
+            raise _invalid(problems)
+        rows = {
+            row.name: row
+            for row in schedule_store.in_scope(conn, scope.tenant, scope.stack, scope.environment)
+        }
+        plan = plan_sync(declared, rows.values())
+        fires, problems = check_fires(plan, rows, now)
+        if problems:
+            raise _invalid(problems)
+        return plan, rows, fires
+
+    def _sync(
+        self,
+        tx: Transaction,
+        scope: Scope,
+        crons: Mapping[str, CronDeclaration],
+        actor: str,
+    ) -> SyncPlan:
+        schedule_store.lock_scope(tx.conn, scope.tenant, scope.stack, scope.environment)
+        jobs = _jobs_by_name(tx.conn, scope)
+        plan, rows, fires = self._plan(tx.conn, scope, crons, jobs, tx.now)
+        if not plan.writes:
+            return plan
+        now = tx.now
+        event_rows: list[dict[str, Any]] = []
+
+        def event(code: Any, schedule: Schedule, verb: str, detail: dict[str, Any]) -> None:
+            event_rows.append(
+                event_values(
+                    code,
+                    tenant=scope.tenant,
+                    stack=scope.stack,
+                    environment=scope.environment,
+                    schedule_id=schedule.id,
+                    schedule_name=schedule.name,
+                    actor=actor,
+                    message=f"schedule {schedule.name} {verb} by sync",
+                    now=now,
+                    detail={"revision": schedule.revision, **detail},
+                )
+            )
+
+        new_rows = [
+            Schedule(
+                id=uuid4(),
+                tenant=scope.tenant,
+                stack=scope.stack,
+                environment=scope.environment,
+                name=item.name,
+                job=item.declared.job,
+                cron=item.declared.cron,
+                timezone=item.declared.timezone,
+                payload=item.declared.payload,
+                enabled=True,
+                source="app",
+                misfire_grace=item.declared.misfire_grace,
+                overlap=item.declared.overlap,
+                last_run=now,
+                next_run=fires[item.name],
+                created_at=now,
+                updated_at=now,
+                revision=1,
+                declared=item.declared.to_dict(),
+                overrides=(),
+            )
+            for item in plan.created
+        ]
+        inserted = schedule_store.insert_schedules(tx.conn, new_rows)
+        for row in new_rows:
+            if row.id in inserted:
+                event(events.SCHEDULE_CREATED, row, "created", {"sync": True})
+        for item in plan.updated:
+            row = rows[item.name]
+            values: dict[str, Any] = {
+                **item.changes,
+                "declared": item.declared.to_dict(),
+                "revision": row.revision + 1,
+                "updated_at": now,
+            }
+            if item.name in fires and row.enabled:
+                values["next_run"] = fires[item.name]
+            # A row changed since we read it (an operator's edit) is left for the next sync.
+            if schedule_store.update_schedule(
+                tx.conn, row.id, values, expected_revision=row.revision
+            ):
+                event(
+                    events.SCHEDULE_UPDATED,
+                    row,
+                    "updated",
+                    {"sync": True, "fields": sorted(item.changes)},
+                )
+        schedule_store.delete_schedules(tx.conn, [item.id for item in plan.removed])
+        for gone in plan.removed:
+            event(events.SCHEDULE_REMOVED, rows[gone.name], "removed", {"sync": True})
+        event_rows.append(
+            event_values(
+                events.APP_SYNCED,
+                tenant=scope.tenant,
+                stack=scope.stack,
+                environment=scope.environment,
+                actor=actor,
+                message=f"app {scope.stack} synced by {actor}",
+                now=now,
+                detail=_plan_detail(plan),
+            )
+        )
+        append_events(tx.conn, event_rows)
+        tx.schedules_changed()
+        return plan
+
+
+def _jobs_by_name(conn: Connection, scope: Scope) -> dict[str, Job]:
+    return {job.name: job for job in job_store.list_jobs(conn, scope.tenant, scope.stack)}
+
+
+def _job_fields(job: Job) -> dict[str, Any]:
+    return {
+        "title": job.title,
+        "target": job.target,
+        "kind": job.kind,
+        "payload": job.payload,
+        "payload_schema": job.payload_schema,
+        "options": job.options,
+        "status": job.status,
+    }
+
+
+def _invalid(problems: list[str]) -> InvalidManifest:
+    count = len(problems)
+    return InvalidManifest(
+        f"{count} invalid declaration{'s' if count != 1 else ''}: {problems[0]}"
+        + (" …" if count > 1 else ""),
+        {"problems": problems},
+    )
+
+
+def _plan_detail(plan: SyncPlan) -> dict[str, Any]:
+    document = plan.to_dict()
+    detail: dict[str, Any] = {"summary": plan.summary()}
+    for key in ("created", "updated", "removed", "conflicts", "drift"):
+        detail[key] = document[key][:EVENT_NAMES_LIMIT]
+    return detail
+
+
+__all__ = ["AppReport", "SyncUseCases", "validation"]
