@@ -35,6 +35,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.firing import NextAfter, Outcome
+from cronplane.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import Fencing, crash_point, earliest_next_run, fire_batch
@@ -42,7 +43,6 @@ from cronplane.store.events import append_event
 
 log = logging.getLogger(__name__)
 
-SYSTEM_TENANT = "_system"
 DEFAULT_GROUP = "dispatcher"
 DEFAULT_TTL = 10.0
 DEFAULT_BATCH = 2000

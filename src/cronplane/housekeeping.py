@@ -1,0 +1,155 @@
+"""Housekeeping as `system` schedules: the dispatcher fires them like any other.
+
+Two internal jobs in the reserved tenant `_system`, stack `cronplane`, run by
+the worker's built-in `system:` target:
+
+- `expire-items` (every minute): queued items past `expires_at` become
+  `expired` (event `X200033ITMEXP` each); running items whose worker lease
+  lapsed (the worker died) go back to queued, or to failed past their attempts.
+- `prune-history` (daily, 03:17 UTC): finished items and events older than the
+  retention (payload `retention_days`, default 30) are deleted.
+
+:func:`ensure_system_schedules` registers them (idempotent; a changed
+retention updates the payload). `cronplane dispatcher` and `cronplane serve`
+call it at start. Sync never touches `system` rows (SPEC §5).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import update
+
+from cronplane import events as ev
+from cronplane.clock import Clock
+from cronplane.core.model import Job, Schedule, compute_next_run
+from cronplane.store import queue
+from cronplane.store.database import Database
+from cronplane.store.events import append_events, event_values
+from cronplane.store.jobs import insert_job
+from cronplane.store.schedules import get_by_key, insert_schedules
+from cronplane.store.tables import schedules
+
+SYSTEM_TENANT = "_system"
+SYSTEM_STACK = "cronplane"
+SYSTEM_ENVIRONMENT = "default"
+DEFAULT_RETENTION_DAYS = 30
+ACTOR = "housekeeping"
+
+# name → (target, cron, title)
+SYSTEM_JOBS: dict[str, tuple[str, str, str]] = {
+    "expire-items": ("system:expire", "* * * * *", "Expire stale queue items, recover lost ones"),
+    "prune-history": ("system:prune", "17 3 * * *", "Prune finished items and old events"),
+}
+
+
+def ensure_system_schedules(
+    database: Database, clock: Clock, *, retention_days: int = DEFAULT_RETENTION_DAYS
+) -> None:
+    """Register the housekeeping jobs and their schedules (safe to call from every node)."""
+    if retention_days < 1:
+        raise ValueError("retention must be at least one day")
+    now = clock.now()
+    payloads: dict[str, dict[str, Any]] = {
+        "expire-items": {},
+        "prune-history": {"retention_days": retention_days},
+    }
+    with database.begin() as conn:
+        for name, (target, cron, title) in SYSTEM_JOBS.items():
+            insert_job(
+                conn,
+                Job(
+                    id=uuid.uuid4(),
+                    tenant=SYSTEM_TENANT,
+                    stack=SYSTEM_STACK,
+                    name=name,
+                    title=title,
+                    kind="system",
+                    status="active",
+                    payload=payloads[name],
+                    payload_schema=None,
+                    target=target,
+                    options={"max_attempts": 1},
+                    source="system",
+                    created_at=now,
+                    updated_at=now,
+                    revision=1,
+                ),
+            )
+            row = get_by_key(conn, SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT, name)
+            if row is None:
+                insert_schedules(
+                    conn,
+                    [
+                        Schedule(
+                            id=uuid.uuid4(),
+                            tenant=SYSTEM_TENANT,
+                            stack=SYSTEM_STACK,
+                            environment=SYSTEM_ENVIRONMENT,
+                            name=name,
+                            job=name,
+                            cron=cron,
+                            timezone="UTC",
+                            payload=payloads[name],
+                            enabled=True,
+                            source="system",
+                            misfire_grace=None,
+                            overlap="skip",
+                            last_run=now,
+                            next_run=compute_next_run(cron, "UTC", now),
+                            created_at=now,
+                            updated_at=now,
+                            revision=1,
+                            declared=None,
+                            overrides=(),
+                        )
+                    ],
+                )
+            elif row.payload != payloads[name]:
+                conn.execute(
+                    update(schedules)
+                    .where(schedules.c.id == row.id)
+                    .values(
+                        payload=payloads[name], updated_at=now, revision=schedules.c.revision + 1
+                    )
+                )
+
+
+def expire(database: Database, clock: Clock) -> dict[str, int]:
+    """Expire stale queued items and recover running ones whose worker vanished."""
+    now = clock.now()
+    with database.begin() as conn:
+        expired = queue.expire_stale(conn, now)
+        recovered = queue.recover_abandoned(conn, now)
+        append_events(
+            conn,
+            [
+                event_values(
+                    ev.ITEM_EXPIRED,
+                    tenant=item.tenant,
+                    stack=item.stack,
+                    environment=item.environment,
+                    schedule_id=item.schedule_id,
+                    item_id=item.id,
+                    actor=ACTOR,
+                    message=f"{item.job} expired before it ran",
+                    now=now,
+                    scheduled_for=item.scheduled_for,
+                    detail={"expires_at": item.expires_at.isoformat() if item.expires_at else None},
+                )
+                for item in expired
+            ],
+        )
+    return {"expired": len(expired), "recovered": recovered}
+
+
+def prune(database: Database, clock: Clock, retention_days: int) -> dict[str, int]:
+    """Delete finished items and events older than the retention."""
+    if retention_days < 1:
+        raise ValueError("retention must be at least one day")
+    before = clock.now() - timedelta(days=retention_days)
+    with database.begin() as conn:
+        items, old_events = queue.prune(conn, before)
+    return {"items": items, "events": old_events}

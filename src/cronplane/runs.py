@@ -1,0 +1,148 @@
+"""Run now, and the queue items people look at: one transaction per use case.
+
+**Run now** (SPEC §6) enqueues one item at once: source `manual`, priority 5,
+expiring in 5 h, `scheduled_for` NULL (so it never collides with an
+occurrence), and it leaves `last_run`/`next_run` alone. A running manual item
+counts for the overlap rule like any other: "max one instance" means one.
+:meth:`RunService.wait` polls until the item is finished, so the CLI can
+report the job's own failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from uuid import UUID
+
+from cronplane import events as ev
+from cronplane.clock import Clock
+from cronplane.core.model import Scope
+from cronplane.errors import (
+    InvalidState,
+    JobInactive,
+    JobNotFound,
+    QueueItemNotFound,
+    ScheduleNotFound,
+)
+from cronplane.store import queue
+from cronplane.store.database import Database
+from cronplane.store.events import append_event
+from cronplane.store.jobs import get_job
+from cronplane.store.queue import MANUAL_PRIORITY, QueueItem
+from cronplane.store.schedules import get_by_key
+
+MANUAL_EXPIRY = timedelta(hours=5)
+WAIT_POLL = 0.25
+
+
+class RunService:
+    """Run-now and queue-item use cases over one Database and Clock."""
+
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        on_enqueue: Callable[[], None] | None = None,
+    ) -> None:
+        self.database = database
+        self.clock = clock
+        # In-process workers (serve) pass their wake hook here.
+        self.on_enqueue = on_enqueue
+
+    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
+        """Enqueue the schedule's job now; next_run and last_run stay as they are."""
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            row = get_by_key(conn, scope.tenant, scope.stack, scope.environment, name)
+            if row is None:
+                raise ScheduleNotFound(
+                    f"schedule {name!r} not found in {scope.tenant}/{scope.stack}/{scope.environment}",
+                    {"name": name},
+                )
+            job = get_job(conn, row.tenant, row.stack, row.job)
+            if job is None:
+                raise JobNotFound(f"job {row.job!r} not found", {"job": row.job})
+            if not job.active:
+                raise JobInactive(f"job {row.job!r} is inactive", {"job": row.job})
+            values = queue.item_values(
+                tenant=row.tenant,
+                stack=row.stack,
+                environment=row.environment,
+                job=row.job,
+                payload=row.payload,
+                source="manual",
+                now=now,
+                schedule_id=row.id,
+                priority=MANUAL_PRIORITY,
+                expires_at=now + MANUAL_EXPIRY,
+                max_attempts=int(job.options.get("max_attempts", 3)),
+            )
+            item_id = queue.enqueue(conn, values)
+            append_event(
+                conn,
+                ev.SCHEDULE_RUN_NOW,
+                tenant=row.tenant,
+                stack=row.stack,
+                environment=row.environment,
+                schedule_id=row.id,
+                schedule_name=row.name,
+                item_id=item_id,
+                actor=actor,
+                message=f"run now by {actor}",
+                now=now,
+                fired_at=now,
+            )
+            item = queue.get(conn, item_id)
+        assert item is not None
+        if self.on_enqueue is not None:
+            self.on_enqueue()
+        return item
+
+    def get_item(self, tenant: str, item_id: UUID) -> QueueItem:
+        """One item of the tenant; QueueItemNotFound otherwise."""
+        with self.database.read() as conn:
+            item = queue.get(conn, item_id, tenant)
+        if item is None:
+            raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
+        return item
+
+    def list_items(
+        self,
+        tenant: str,
+        *,
+        status: str | None = None,
+        schedule_id: UUID | None = None,
+        limit: int = 100,
+    ) -> list[QueueItem]:
+        """The tenant's items, newest first."""
+        with self.database.read() as conn:
+            return queue.list_items(
+                conn, tenant=tenant, status=status, schedule_id=schedule_id, limit=limit
+            )
+
+    def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem:
+        """Cancel a queued item; InvalidState when it already runs or finished."""
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            item = queue.get(conn, item_id, tenant)
+            if item is None:
+                raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
+            if not queue.cancel(conn, item_id, now):
+                raise InvalidState(
+                    f"queue item {item_id} is {item.status}; only queued items can be cancelled",
+                    {"status": item.status},
+                )
+            cancelled = queue.get(conn, item_id)
+        assert cancelled is not None
+        return cancelled
+
+    def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
+        """Poll until the item is finished, or return it as it is after `timeout` seconds."""
+        started = self.clock.monotonic()
+        while True:
+            item = self.get_item(tenant, item_id)
+            if item.finished:
+                return item
+            if timeout is not None and self.clock.monotonic() - started >= timeout:
+                return item
+            self.clock.wait(WAIT_POLL)

@@ -1,0 +1,29 @@
+"""`system:` — the housekeeping jobs, run in the worker with its database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cronplane import housekeeping
+from cronplane.clock import Clock
+from cronplane.store.database import Database
+from cronplane.targets import RunContext
+
+
+class SystemTarget:
+    """Runs `system:expire` and `system:prune` (see cronplane.housekeeping)."""
+
+    def __init__(self, database: Database, clock: Clock) -> None:
+        self.database = database
+        self.clock = clock
+
+    def run(self, spec: str, payload: dict[str, Any], context: RunContext) -> Any:
+        """Run one housekeeping task; only the `_system` tenant may use this kind."""
+        if context.tenant != housekeeping.SYSTEM_TENANT:
+            raise PermissionError("system targets run only for the _system tenant")
+        if spec == "expire":
+            return housekeeping.expire(self.database, self.clock)
+        if spec == "prune":
+            days = int(payload.get("retention_days", housekeeping.DEFAULT_RETENTION_DAYS))
+            return housekeeping.prune(self.database, self.clock, days)
+        raise ValueError(f"unknown system task {spec!r}")
