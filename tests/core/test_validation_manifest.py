@@ -73,8 +73,8 @@ crons:
         "crons.nightly-report.cron",
         "crons.nightly-report.timezone",
         "crons.nightly-report.overlap",
-        "crons.typed.payload",
         "crons.weird.extra",
+        "crons.typed.payload",
     ]
     assert (
         problems[4].startswith("crons.nightly-report.cron: X400001CRNINV")
