@@ -155,3 +155,67 @@ def schedule(database: Database, schedule_id: UUID) -> Any:
     """One schedules row."""
     with database.read() as conn:
         return conn.execute(select(schedules).where(schedules.c.id == schedule_id)).one()
+
+
+def check_exactly_once(database: Database) -> dict[str, int]:
+    """The exactly-once checks, in SQL and over the ledger; returns a few counts.
+
+    - no (schedule_id, scheduled_for) twice among the queue items;
+    - every item has its fired event and every fired event its item;
+    - per schedule, the ledger covers every occurrence from the first due one
+      to the row's current next_run, each exactly once (coalesced fires count
+      all the occurrences they stand for).
+    """
+    from sqlalchemy import text
+
+    fired_code = "V200610SCHTRG"
+    with database.read() as conn:
+        dupes = conn.execute(
+            text(
+                "SELECT schedule_id, scheduled_for, count(*) FROM queue_items "
+                "WHERE scheduled_for IS NOT NULL GROUP BY schedule_id, scheduled_for "
+                "HAVING count(*) > 1"
+            )
+        ).all()
+        assert dupes == [], f"duplicate occurrences: {dupes[:5]}"
+        orphans = conn.execute(
+            text(
+                "SELECT q.id FROM queue_items q LEFT JOIN events e "
+                "ON e.item_id = q.id AND e.code = :code "
+                "WHERE q.source = 'schedule' AND e.id IS NULL"
+            ),
+            {"code": fired_code},
+        ).all()
+        assert orphans == [], f"items without their fired event: {orphans[:5]}"
+        ghost_events = conn.execute(
+            text(
+                "SELECT e.id FROM events e LEFT JOIN queue_items q ON q.id = e.item_id "
+                "WHERE e.code = :code AND q.id IS NULL"
+            ),
+            {"code": fired_code},
+        ).all()
+        assert ghost_events == [], f"fired events without their item: {ghost_events[:5]}"
+        rows = conn.execute(select(schedules)).all()
+    max_coalesced = 0
+    total = 0
+    for row in rows:
+        step = occurrences(row.cron, row.timezone)
+        evs = [e for e in ledger(database, row.id) if e.code != "V202007SCHRUN"]
+        if not evs:
+            continue
+        expected = datetime.fromisoformat(evs[0].detail["first_due"])
+        for event in evs:
+            assert datetime.fromisoformat(event.detail["first_due"]) == expected, (
+                f"{row.name}: gap or overlap before {event.scheduled_for}"
+            )
+            covered, occurrence = 1, expected
+            while occurrence < event.scheduled_for:
+                occurrence = step(occurrence)  # type: ignore[assignment]
+                covered += 1
+            assert occurrence == event.scheduled_for
+            assert covered == event.detail["coalesced"]
+            max_coalesced = max(max_coalesced, covered)
+            total += covered
+            expected = step(event.scheduled_for)  # type: ignore[assignment]
+        assert row.next_run == expected, f"{row.name}: next_run {row.next_run} != {expected}"
+    return {"occurrences": total, "max_coalesced": max_coalesced}

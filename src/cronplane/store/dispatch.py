@@ -205,7 +205,7 @@ def fire_batch(
             disabled.append(params)
         else:
             advanced.append(params)
-        ledger.append(_ledger_event(row, decision, now, item_id))
+        ledger.append(_ledger_event(row, decision, now, item_id, fencing.term))
 
     if items:
         conn.execute(queue_items.insert(), items)
@@ -255,13 +255,15 @@ def _item(row: Any, decision: Decision, options: dict[str, Any], now: datetime) 
 
 
 def _ledger_event(
-    row: Any, decision: Decision, now: datetime, item_id: UUID | None
+    row: Any, decision: Decision, now: datetime, item_id: UUID | None, term: int
 ) -> dict[str, Any]:
     code, message = _LEDGER[decision.outcome]
     detail: dict[str, Any] = {
         "coalesced": decision.coalesced,
         "first_due": row.next_run.isoformat(),
         "next_run": decision.next_run.isoformat() if decision.next_run else None,
+        # The leader term that fired: audits which leader wrote each occurrence.
+        "term": term,
     }
     if not decision.coalesced_exact:
         detail["coalesced_at_least"] = True
