@@ -7,20 +7,26 @@ import sys
 import click
 
 from cronplane import __version__
+from cronplane.cli.options import scope_options
 from cronplane.errors import CronplaneError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cronplane")
+@scope_options
 def cli() -> None:
     """cronplane: a multi-tenant cron control plane."""
 
 
 def _register() -> None:
     # Each command group lives in its own module; the root only assembles them.
-    from cronplane.cli import cron_cmd, token_cmd
+    from cronplane.cli import app_cmd, cron_cmd, db_cmd, job_cmd, schedule_cmd, token_cmd
 
     cli.add_command(cron_cmd.cron)
+    cli.add_command(schedule_cmd.schedule)
+    cli.add_command(job_cmd.job)
+    cli.add_command(app_cmd.app)
+    cli.add_command(db_cmd.db)
     cli.add_command(token_cmd.token)
 
 

@@ -1,0 +1,63 @@
+"""`cronplane job ls|add`: job definitions per (tenant, stack)."""
+
+from __future__ import annotations
+
+import click
+
+from cronplane.cli import render
+from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.core.model import JobSpec
+
+
+@click.group()
+@scope_options
+def job() -> None:
+    """Jobs (processors): what schedules enqueue, and who runs them."""
+
+
+@job.command("ls")
+@click.option("--all", "everywhere", is_flag=True, help="Every stack of the tenant.")
+@click.option("--status", type=click.Choice(["active", "inactive"]), default=None)
+@json_option
+@scope_options
+@click.pass_context
+def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) -> None:
+    """List jobs of the stack (or, with --all, of the tenant)."""
+    s = settings(ctx)
+    rows = client(ctx).list_jobs(s.tenant, None if everywhere else s.stack, status=status)
+    render.jobs(rows, as_json)
+
+
+@job.command("add")
+@click.argument("name")
+@click.option("--target", required=True, help="python:MODULE:FUNCTION, webhook:URL or celery:TASK.")
+@click.option("--title", default="", help="A title for people.")
+@click.option(
+    "--kind", default=None, help="Type shown in the picker (default: the target's scheme)."
+)
+@click.option("--payload", default=None, help="Default payload: JSON object or @file.json.")
+@click.option("--schema", default=None, help="Payload JSON Schema: JSON object or @file.json.")
+@json_option
+@scope_options
+@click.pass_context
+def add(
+    ctx: click.Context,
+    name: str,
+    target: str,
+    title: str,
+    kind: str | None,
+    payload: str | None,
+    schema: str | None,
+    as_json: bool,
+) -> None:
+    """Register job NAME in the stack."""
+    s = settings(ctx)
+    spec = JobSpec(
+        name=name,
+        target=target,
+        title=title,
+        kind=kind,
+        payload=parse_json_object(payload, "payload") or {},
+        payload_schema=parse_json_object(schema, "schema"),
+    )
+    render.job(client(ctx).register_job(s.tenant, s.stack, spec, actor=s.actor), as_json)

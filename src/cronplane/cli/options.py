@@ -1,0 +1,113 @@
+"""Options every command takes, written before or after the subcommand, and the
+one place a command gets its service.
+
+`--db`, `--tenant`, `--stack` and `--env` are attached to the root, to each
+group and to each leaf command. Each occurrence records its value in the
+shared `ctx.meta`; click parses the root first and the leaf last, so the
+value written closest to the leaf wins. Unset flags fall back to CRONPLANE_*
+variables, then defaults (`cronplane.settings`).
+
+Commands are thin: parse, call one method of `client(ctx)`, render. A
+remote client (CRONPLANE_URL) can later be returned here with the same
+methods.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cronplane.clock import SystemClock
+from cronplane.errors import InvalidPayload, InvalidRequest
+from cronplane.service import ScheduleService
+from cronplane.settings import Settings, load_settings
+from cronplane.store.database import Database
+
+F = TypeVar("F", bound=Callable[..., Any])
+_META = "cronplane.flags"
+_SERVICE = "cronplane.service"
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and param.name is not None:
+        ctx.meta.setdefault(_META, {})[param.name.removeprefix("scope_")] = value
+
+
+def scope_options(command: F) -> F:
+    """Attach --db/--tenant/--stack/--env (before or after the subcommand)."""
+    for flag, name, variable, help_text in reversed(
+        [
+            (
+                "--db",
+                "db",
+                "CRONPLANE_DATABASE_URL",
+                "Database URL (default sqlite:///cronplane.db).",
+            ),
+            ("--tenant", "tenant", "CRONPLANE_TENANT", "Tenant (default 'default')."),
+            (
+                "--stack",
+                "stack",
+                "CRONPLANE_STACK",
+                "Stack, the installed app (default 'default').",
+            ),
+            ("--env", "env", "CRONPLANE_ENV", "Environment (default 'default')."),
+        ]
+    ):
+        # Prefixed so a command's own argument (`app uninstall STACK`) never collides.
+        command = click.option(
+            flag,
+            f"scope_{name}",
+            default=None,
+            expose_value=False,
+            callback=_remember,
+            metavar="TEXT",
+            help=f"{help_text} Env {variable}.",
+        )(command)
+    return command
+
+
+def json_option(command: F) -> F:
+    """`--json`: machine output for scripts."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(command)
+
+
+def settings(ctx: click.Context) -> Settings:
+    """The settings for this invocation (flags, then CRONPLANE_* variables, then defaults)."""
+    return load_settings(ctx.meta.get(_META, {}))
+
+
+def client(ctx: click.Context) -> ScheduleService:
+    """The service this invocation talks to; an empty SQLite file migrates itself."""
+    service = ctx.meta.get(_SERVICE)
+    if service is None:
+        database = Database(settings(ctx).database_url)
+        database.ensure_schema()
+        ctx.call_on_close(database.dispose)
+        service = ScheduleService(database, SystemClock())
+        ctx.meta[_SERVICE] = service
+    assert isinstance(service, ScheduleService)
+    return service
+
+
+def parse_json_object(text: str | None, what: str) -> dict[str, Any] | None:
+    """A JSON object given inline or as `@path`; InvalidPayload when it is not one."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text()
+        except OSError as error:
+            raise InvalidRequest(
+                f"cannot read {what} file {text[1:]!r}: {error.strerror}"
+            ) from error
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidPayload(f"{what} is not JSON: {error.msg} at position {error.pos}") from error
+    if not isinstance(value, dict):
+        raise InvalidPayload(f"{what} must be a JSON object, not {type(value).__name__}")
+    return value

@@ -1,0 +1,193 @@
+"""How results look: rich tables for people, JSON for scripts. No rules live here.
+
+JSON output is keyed by the SPEC §2 column names (`Schedule.to_dict`):
+listings print an array, single objects print an object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from cronplane.core.model import Job, Schedule
+from cronplane.core.reconcile import SyncPlan
+from cronplane.events import Event
+
+
+def _console() -> Console:
+    # Made per call so it writes to whatever stdout is current (CliRunner swaps it);
+    # a wide minimum keeps tables readable when stdout is not a terminal.
+    if sys.stdout.isatty():
+        return Console(file=sys.stdout)
+    return Console(file=sys.stdout, width=200)
+
+
+def echo_json(value: Any) -> None:
+    """Print one JSON document."""
+    click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def when(value: datetime | None) -> str:
+    """A timestamp for people: `2026-01-05 12:15:00 UTC`, or `-`."""
+    return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def status(enabled: bool) -> str:
+    """The UI's words for `enabled`."""
+    return "ACTIVE" if enabled else "INACTIVE"
+
+
+def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None = None) -> None:
+    """A listing: Name, Job, Cron, Zone, Status, Source, Last Run, Next Run."""
+    if as_json:
+        echo_json([row.to_dict() for row in rows])
+        return
+    table = Table(show_lines=False)
+    for column in ("Name", "Stack", "Env", "Job", "Cron", "Zone", "Status", "Source"):
+        table.add_column(column)
+    table.add_column("Last Run", no_wrap=True)
+    table.add_column("Next Run", no_wrap=True)
+    for row in rows:
+        table.add_row(
+            row.name,
+            row.stack,
+            row.environment,
+            row.job,
+            row.cron,
+            row.timezone,
+            status(row.enabled),
+            row.source + ("*" if row.overrides else ""),
+            when(row.last_run),
+            when(row.next_run),
+        )
+    console = _console()
+    console.print(table)
+    if next_cursor:
+        click.echo(f"more: --cursor {next_cursor}", err=True)
+
+
+def schedule(
+    row: Schedule,
+    as_json: bool,
+    description: str | None = None,
+    upcoming: Iterable[datetime] = (),
+) -> None:
+    """One schedule in full, with its description and next occurrences."""
+    upcoming = list(upcoming)
+    if as_json:
+        document = row.to_dict()
+        if description is not None:
+            document["description"] = description
+            document["upcoming"] = [moment.isoformat() for moment in upcoming]
+        echo_json(document)
+        return
+    table = Table(show_header=False, box=None)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    table.add_row("Name", row.name)
+    table.add_row("Scope", f"{row.tenant}/{row.stack}/{row.environment}")
+    table.add_row("Job", row.job)
+    table.add_row("Cron", row.cron + (f"  ({description})" if description else ""))
+    table.add_row("Zone", row.timezone)
+    table.add_row("Status", status(row.enabled))
+    table.add_row("Source", row.source)
+    table.add_row("Payload", json.dumps(row.payload, ensure_ascii=False))
+    table.add_row("Overlap", row.overlap)
+    table.add_row("Misfire grace", "-" if row.misfire_grace is None else f"{row.misfire_grace}s")
+    table.add_row("Last Run", when(row.last_run))
+    table.add_row("Next Run", when(row.next_run))
+    table.add_row("Created", when(row.created_at))
+    table.add_row("Updated", when(row.updated_at))
+    table.add_row("Revision", str(row.revision))
+    table.add_row("Id", str(row.id))
+    if row.overrides:
+        table.add_row("Overrides", ", ".join(row.overrides))
+    if upcoming:
+        table.add_row("Upcoming", "\n".join(when(moment) for moment in upcoming))
+    _console().print(table)
+
+
+def jobs(rows: Sequence[Job], as_json: bool) -> None:
+    """The job picker's columns: Code, Name, Type, Status (+ stack, target)."""
+    if as_json:
+        echo_json([row.to_dict() for row in rows])
+        return
+    table = Table()
+    for column in ("Code", "Name", "Type", "Status", "Stack", "Target"):
+        table.add_column(column, no_wrap=column != "Target")
+    for row in rows:
+        table.add_row(row.name, row.title, row.kind, row.status.upper(), row.stack, row.target)
+    _console().print(table)
+
+
+def job(row: Job, as_json: bool) -> None:
+    """One job."""
+    if as_json:
+        echo_json(row.to_dict())
+        return
+    jobs([row], False)
+
+
+def events(rows: Sequence[Event], as_json: bool) -> None:
+    """A schedule's history, newest first."""
+    if as_json:
+        echo_json(
+            [
+                {
+                    "id": e.id,
+                    "code": e.code,
+                    "actor": e.actor,
+                    "message": e.message,
+                    "scheduled_for": e.scheduled_for.isoformat() if e.scheduled_for else None,
+                    "fired_at": e.fired_at.isoformat() if e.fired_at else None,
+                    "created_at": e.created_at.isoformat(),
+                    "detail": e.detail,
+                }
+                for e in rows
+            ]
+        )
+        return
+    table = Table()
+    for column in ("At", "Code", "Actor", "Scheduled For", "Message"):
+        table.add_column(column, no_wrap=column != "Message")
+    for e in rows:
+        table.add_row(when(e.created_at), e.code, e.actor, when(e.scheduled_for), e.message)
+    _console().print(table)
+
+
+def plan(result: SyncPlan, as_json: bool, header: dict[str, Any] | None = None) -> None:
+    """A sync plan: one line per outcome, then conflicts and drift."""
+    document = {**(header or {}), "plan": result.to_dict(), "summary": result.summary()}
+    if as_json:
+        echo_json(document)
+        return
+    for key, value in (header or {}).items():
+        if isinstance(value, list | tuple):
+            value = ", ".join(map(str, value)) or "-"
+        click.echo(f"{key.replace('_', ' ')}: {value}")
+    summary = result.summary()
+    click.echo(", ".join(f"{count} {what}" for what, count in summary.items()))
+    table = Table()
+    for column in ("Outcome", "Name", "Detail"):
+        table.add_column(column)
+    for item in result.created:
+        table.add_row("created", item.name, item.declared.cron)
+    for update in result.updated:
+        table.add_row("updated", update.name, ", ".join(sorted(update.changes)) or "declaration")
+    for gone in result.removed:
+        table.add_row("removed", gone.name, "")
+    for conflict in result.conflicts:
+        table.add_row("conflict", conflict.name, f"a {conflict.source} row has this name")
+    for drift in result.drift:
+        table.add_row(
+            "drift", drift.name, f"{drift.field}: {drift.current!r} (declared {drift.declared!r})"
+        )
+    if table.row_count:
+        _console().print(table)

@@ -1,0 +1,189 @@
+"""`cronplane schedule add|ls|info|enable|disable|rm|history|reset`.
+
+Deliberately no `set` for a user row's cron (SPEC §8): rm and add again.
+Each command: parse, call one service method, render.
+"""
+
+from __future__ import annotations
+
+import click
+
+from cronplane.cli import render
+from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.core.model import ScheduleSpec
+from cronplane.cron import parse
+
+REVISION = click.option(
+    "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
+)
+
+
+@click.group()
+@scope_options
+def schedule() -> None:
+    """Schedules: one row per (tenant, stack, environment, name)."""
+
+
+@schedule.command("add")
+@click.argument("name")
+@click.option("--job", required=True, help="Job to enqueue (must exist in tenant/stack).")
+@click.option("--cron", "cron_text", required=True, help="Cron expression (any SPEC §3 form).")
+@click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA time zone.")
+@click.option("--payload", default=None, help="JSON object, or @file.json (default: the job's).")
+@click.option(
+    "--misfire-grace", type=int, default=None, help="Skip occurrences later than this (s)."
+)
+@click.option("--overlap", type=click.Choice(["skip", "allow"]), default="skip", show_default=True)
+@click.option("--disabled", is_flag=True, help="Create it disabled (no next run).")
+@json_option
+@scope_options
+@click.pass_context
+def add(
+    ctx: click.Context,
+    name: str,
+    job: str,
+    cron_text: str,
+    timezone: str,
+    payload: str | None,
+    misfire_grace: int | None,
+    overlap: str,
+    disabled: bool,
+    as_json: bool,
+) -> None:
+    """Create a user schedule NAME."""
+    spec = ScheduleSpec(
+        job=job,
+        cron=cron_text,
+        name=name,
+        timezone=timezone,
+        payload=parse_json_object(payload, "payload"),
+        misfire_grace=misfire_grace,
+        overlap="allow" if overlap == "allow" else "skip",
+        enabled=not disabled,
+    )
+    s = settings(ctx)
+    created = client(ctx).create_schedule(s.scope, spec, actor=s.actor)
+    render.schedule(created, as_json, parse(created.cron).describe())
+
+
+@schedule.command("ls")
+@click.option(
+    "--all", "everywhere", is_flag=True, help="Every stack and environment of the tenant."
+)
+@click.option("--source", type=click.Choice(["app", "user", "system"]), default=None)
+@click.option("--enabled/--disabled", "enabled", default=None, help="Only enabled / disabled.")
+@click.option("--job", default=None, help="Only schedules of this job.")
+@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--cursor", default=None, help="Continue after a previous page.")
+@json_option
+@scope_options
+@click.pass_context
+def ls(
+    ctx: click.Context,
+    everywhere: bool,
+    source: str | None,
+    enabled: bool | None,
+    job: str | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """List schedules (the scope's, or with --all the tenant's), by name."""
+    s = settings(ctx)
+    page = client(ctx).list_schedules(
+        s.tenant,
+        stack=None if everywhere else s.stack,
+        environment=None if everywhere else s.environment,
+        source=source,
+        enabled=enabled,
+        job=job,
+        cursor=cursor,
+        limit=limit,
+    )
+    render.schedules(page.items, as_json, page.next_cursor)
+
+
+@schedule.command("info")
+@click.argument("name")
+@click.option("--next", "count", type=int, default=5, show_default=True, help="Upcoming runs.")
+@json_option
+@scope_options
+@click.pass_context
+def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
+    """Show one schedule, its description and its next runs."""
+    row = client(ctx).get_schedule(settings(ctx).scope, name)
+    cron = parse(row.cron)
+    after = row.next_run
+    upcoming = (
+        [] if after is None else [after, *cron.upcoming(after, max(0, count - 1), row.timezone)]
+    )
+    render.schedule(row, as_json, cron.describe(), upcoming[:count])
+
+
+@schedule.command("enable")
+@click.argument("name")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+    """Enable; the next run is computed from now (no back-fill)."""
+    s = settings(ctx)
+    render.schedule(
+        client(ctx).enable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+    )
+
+
+@schedule.command("disable")
+@click.argument("name")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+    """Disable; the next run is cleared."""
+    s = settings(ctx)
+    render.schedule(
+        client(ctx).disable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+    )
+
+
+@schedule.command("rm")
+@click.argument("name")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def rm(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+    """Remove a user schedule (an app's: remove it from the manifest, or disable it)."""
+    s = settings(ctx)
+    removed = client(ctx).remove_schedule(s.scope, name, actor=s.actor, revision=revision)
+    if as_json:
+        render.echo_json(removed.to_dict())
+    else:
+        click.echo(f"removed {removed.name}")
+
+
+@schedule.command("reset")
+@click.argument("name")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def reset(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+    """Reset an app schedule to its manifest (clears the operator's overrides)."""
+    s = settings(ctx)
+    render.schedule(
+        client(ctx).reset_to_manifest(s.scope, name, actor=s.actor, revision=revision), as_json
+    )
+
+
+@schedule.command("history")
+@click.argument("name")
+@click.option("--limit", type=int, default=50, show_default=True)
+@json_option
+@scope_options
+@click.pass_context
+def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
+    """Changes and occurrences of one schedule, newest first."""
+    render.events(client(ctx).schedule_history(settings(ctx).scope, name, limit=limit), as_json)

@@ -1,0 +1,69 @@
+"""Configuration from flags and CRONPLANE_* environment variables.
+
+| setting      | flag       | variable                 | default                  |
+|--------------|------------|--------------------------|--------------------------|
+| database_url | `--db`     | CRONPLANE_DATABASE_URL   | `sqlite:///cronplane.db` |
+| tenant       | `--tenant` | CRONPLANE_TENANT         | `default`                |
+| stack        | `--stack`  | CRONPLANE_STACK          | `default`                |
+| environment  | `--env`    | CRONPLANE_ENV            | `default`                |
+| actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
+
+A flag wins over its variable; the variable wins over the default.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
+from cronplane.store.database import DEFAULT_URL
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where the CLI works: which database, which scope, and who it acts as."""
+
+    database_url: str = DEFAULT_URL
+    tenant: str = DEFAULT_SCOPE_PART
+    stack: str = DEFAULT_SCOPE_PART
+    environment: str = DEFAULT_SCOPE_PART
+    actor: str = "cli"
+
+    @property
+    def scope(self) -> Scope:
+        """(tenant, stack, environment)."""
+        return Scope(self.tenant, self.stack, self.environment)
+
+
+def default_actor() -> str:
+    """`cli:<login name>`, or `cli` where there is no login name (containers)."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def load_settings(
+    flags: Mapping[str, str | None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Settings from flags (keys db, tenant, stack, env), then variables, then defaults."""
+    flags = flags or {}
+    env = os.environ if environ is None else environ
+
+    def pick(flag: str, variable: str, default: str) -> str:
+        value = flags.get(flag)
+        if value:
+            return value
+        return env.get(variable) or default
+
+    return Settings(
+        database_url=pick("db", "CRONPLANE_DATABASE_URL", DEFAULT_URL),
+        tenant=pick("tenant", "CRONPLANE_TENANT", DEFAULT_SCOPE_PART),
+        stack=pick("stack", "CRONPLANE_STACK", DEFAULT_SCOPE_PART),
+        environment=pick("env", "CRONPLANE_ENV", DEFAULT_SCOPE_PART),
+        actor=env.get("CRONPLANE_ACTOR") or default_actor(),
+    )
