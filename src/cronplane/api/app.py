@@ -1,0 +1,135 @@
+"""The application factory: `create_app(database, clock)`.
+
+Layers, outermost first: HTTP metrics -> coded 500 for bugs -> body limits
+-> FastAPI (routing, auth dependency, validation, coded error handlers) ->
+one service call per route.
+
+Routes: `/healthz`, `/readyz`, `/metrics` (public); `/api/v1/...` (bearer
+token; OpenAPI at `/api/v1/openapi.json`, docs at `/api/docs`); and the
+seed's `POST /api/method/shc.schedule.sync`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from fastapi import APIRouter, FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cronplane import __version__
+from cronplane.api import cron, events, health, identity, jobs, metrics, schedules, sync
+from cronplane.api.auth import check_rules, inventory
+from cronplane.api.context import ApiContext, Limits
+from cronplane.api.errors import InternalErrors, install
+from cronplane.api.limits import RequestLimits
+from cronplane.api.schemas import ErrorBody
+from cronplane.clock import Clock, SystemClock
+from cronplane.service import ScheduleService
+from cronplane.store.database import Database
+from cronplane.tokens import TokenService
+
+API_PREFIX: Final = "/api/v1"
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description}
+
+
+# Every route may answer these; documented so clients (and schemathesis) know the shape.
+ERROR_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
+    400: _error("Invalid request (X400…): malformed, unknown field, out of range"),
+    401: _error("No or invalid API token (X401001AUTHRQ)"),
+    403: _error("The token's role lacks the permission (X403001FORBID)"),
+    404: _error("Not found, or another tenant (X404…)"),
+    409: _error("Conflicts with the current state (X409…)"),
+    412: _error("Stale If-Match revision (X412001REVSTL)"),
+    413: _error("Request body too large (X413001TOOBIG)"),
+    500: _error("A bug (X500001INTERN), logged with its request"),
+    503: _error("Database unavailable (X503001DBDOWN)"),
+}
+
+
+def create_app(
+    database: Database,
+    clock: Clock | None = None,
+    *,
+    limits: Limits | None = None,
+    on_change: Callable[[], None] | None = None,
+) -> FastAPI:
+    """Build the API over `database`; `on_change` wakes an in-process dispatcher."""
+    clock = clock or SystemClock()
+    app = FastAPI(
+        title="cronplane",
+        version=__version__,
+        description="A multi-tenant cron control plane. Errors are `{code, message, detail}`; "
+        "codes are listed in docs/codes.md.",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
+        # Our own 500 (InternalErrors) answers; Starlette's debug page never does.
+        debug=False,
+    )
+    app.state.cronplane = ApiContext(
+        database=database,
+        clock=clock,
+        service=ScheduleService(database, clock, on_change=on_change),
+        tokens=TokenService(database, clock),
+        limits=limits or Limits(),
+        on_change=on_change,
+    )
+    v1 = APIRouter(prefix=API_PREFIX)
+    for module in (schedules, jobs, sync, events, cron, identity):
+        v1.include_router(module.router)
+    app.include_router(v1, responses=ERROR_RESPONSES)
+    app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
+    app.include_router(health.router)
+    install(app)
+    check_rules(app)
+    # Added last = outermost: metrics see every answer, including refusals.
+    app.add_middleware(RequestLimits, limits=app.state.cronplane.limits)
+    app.add_middleware(InternalErrors)
+    # The route in the ASGI scope may be the router-relative original: label
+    # by the full template, looked up by route identity.
+    templates = {id(entry.route): entry.path for entry in inventory(app)}
+    app.add_middleware(HttpMetrics, templates=templates)
+    return app
+
+
+class HttpMetrics:
+    """ASGI middleware: count and time every request by method, route template and status.
+
+    The route *template* (`/api/v1/tenants/{tenant}/schedules`), never the
+    concrete path, labels the series: tenants and names stay out of metrics.
+    """
+
+    def __init__(self, app: ASGIApp, templates: Mapping[int, str]) -> None:
+        self.app = app
+        self.templates = templates
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            route = scope.get("route")
+            template = self.templates.get(id(route)) or getattr(route, "path", None)
+            metrics.observe_request(
+                scope.get("method", "?"),
+                template or "<unmatched>",
+                status,
+                time.perf_counter() - started,
+            )

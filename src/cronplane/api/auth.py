@@ -1,0 +1,136 @@
+"""Bearer tokens -> Principal, and the access rule every route declares.
+
+Each route takes exactly one of the `Can*` parameters (or `Public`); the
+dependency authenticates the bearer token, then runs `core.access.check`
+with the route's action and the `{tenant}` of its path. The rule is found
+again from the route itself (`route_rule`), so the application refuses to
+start when a route has none, and the authorization matrix test enumerates
+the routes from the app.
+
+Order of answers: 401 (no or bad token) -> 404 `X404906TENNFD` (another
+tenant: the same answer whether it exists or not) -> 403 (role lacks the
+permission) -> whatever the route answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Final
+
+import fastapi.routing
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from cronplane.api.context import context_of
+from cronplane.core.access import Action, Principal, check
+from cronplane.errors import Unauthenticated
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="token",
+    description="An API token from `cronplane token create` (header `Authorization: Bearer cpt_…`).",
+)
+RULE_ATTRIBUTE: Final = "cronplane_rule"
+PUBLIC: Final = "public"
+
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
+
+
+def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    """The principal of the request's bearer token; Unauthenticated otherwise."""
+    if credentials is None or not credentials.credentials:
+        raise Unauthenticated("an API token is required: Authorization: Bearer <token>")
+    principal = context_of(request).tokens.authenticate(credentials.credentials)
+    request.state.principal = principal
+    return principal
+
+
+def _authorizer(action: Action) -> Callable[..., Principal]:
+    def authorize(request: Request, credentials: Credentials) -> Principal:
+        principal = authenticate(request, credentials)
+        tenant = request.path_params.get("tenant")
+        check(principal, tenant if isinstance(tenant, str) else None, action)
+        return principal
+
+    authorize.__name__ = f"authorize_{action.value}"
+    setattr(authorize, RULE_ATTRIBUTE, action)
+    return authorize
+
+
+def _public() -> None:
+    """No credentials needed (health, readiness, metrics)."""
+
+
+setattr(_public, RULE_ATTRIBUTE, PUBLIC)
+
+CanRead = Annotated[Principal, Depends(_authorizer(Action.READ))]
+CanCreate = Annotated[Principal, Depends(_authorizer(Action.CREATE))]
+CanUpdate = Annotated[Principal, Depends(_authorizer(Action.UPDATE))]
+CanToggle = Annotated[Principal, Depends(_authorizer(Action.TOGGLE))]
+CanDelete = Annotated[Principal, Depends(_authorizer(Action.DELETE))]
+CanRun = Annotated[Principal, Depends(_authorizer(Action.RUN))]
+CanSync = Annotated[Principal, Depends(_authorizer(Action.SYNC))]
+# A valid credential, whatever its tenant or role (tenant-free helpers).
+Authenticated = Annotated[Principal, Depends(_authorizer(Action.USE))]
+Public = Depends(_public)
+
+
+def route_rule(route: APIRoute) -> Action | str | None:
+    """The access rule a route declares (an Action, or PUBLIC); None when it has none.
+
+    Raises ValueError when a route declares two: a route does one thing.
+    """
+    found: list[Any] = []
+
+    def walk(dependant: Dependant) -> None:
+        for sub in dependant.dependencies:
+            rule = getattr(sub.call, RULE_ATTRIBUTE, None)
+            if rule is not None:
+                found.append(rule)
+            walk(sub)
+
+    walk(route.dependant)
+    if len(found) > 1:
+        raise ValueError(f"route {route.path} declares {len(found)} access rules: {found}")
+    return found[0] if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class RouteEntry:
+    """One operation the app serves: full path template, method, and its APIRoute."""
+
+    path: str
+    method: str
+    route: APIRoute
+
+    @property
+    def rule(self) -> Action | str | None:
+        """The route's declared access rule (see `route_rule`)."""
+        return route_rule(self.route)
+
+
+def inventory(app: FastAPI) -> list[RouteEntry]:
+    """Every API operation of `app`, with included routers' prefixes applied."""
+    entries: list[RouteEntry] = []
+    if hasattr(fastapi.routing, "iter_route_contexts"):
+        # FastAPI >= 0.16x keeps included routers lazily; this flattens them.
+        pairs = [
+            (context.path or "", context.methods or set(), context.original_route)
+            for context in fastapi.routing.iter_route_contexts(app.routes)
+        ]
+    else:  # older FastAPI copies included routes onto the app, prefixed
+        pairs = [(getattr(r, "path", ""), getattr(r, "methods", set()), r) for r in app.routes]
+    for path, methods, route in pairs:
+        if isinstance(route, APIRoute):
+            entries.extend(RouteEntry(path, method, route) for method in sorted(methods))
+    return entries
+
+
+def check_rules(app: FastAPI) -> None:
+    """Refuse to build an app where any API route lacks an access rule."""
+    missing = [f"{entry.method} {entry.path}" for entry in inventory(app) if entry.rule is None]
+    if missing:
+        raise RuntimeError(f"API routes without an access rule: {', '.join(missing)}")

@@ -1,0 +1,46 @@
+"""What every route reaches: the database, the clock, the services and the limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from fastapi import Request
+
+from cronplane.clock import Clock
+from cronplane.service import ScheduleService
+from cronplane.store.database import Database
+from cronplane.tokens import TokenService
+
+# A whole manifest sync fits comfortably; one schedule's payload is limited to
+# 64 KiB by the service, so this only bounds what is read before validation.
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+# Deeper than any payload may be (32) plus the envelope around it.
+DEFAULT_MAX_JSON_DEPTH: Final = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what a request may carry, checked before parsing."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+
+
+@dataclass
+class ApiContext:
+    """The per-application state routes depend on (one per `create_app`)."""
+
+    database: Database
+    clock: Clock
+    service: ScheduleService
+    tokens: TokenService
+    limits: Limits = field(default_factory=Limits)
+    on_change: Callable[[], None] | None = None
+
+
+def context_of(request: Request) -> ApiContext:
+    """The ApiContext of the application serving `request`."""
+    ctx: ApiContext = request.app.state.cronplane
+    return ctx

@@ -1,0 +1,59 @@
+"""Event routes: a tenant's audit log and occurrence ledger, newest first."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import Field
+
+from cronplane.api.auth import CanRead
+from cronplane.api.context import ApiContext, context_of
+from cronplane.api.schemas import MAX_NAME, EventPage
+from cronplane.audit import AuditLog
+from cronplane.events import Event
+
+router = APIRouter(prefix="/tenants/{tenant}/events", tags=["events"])
+Context = Annotated[ApiContext, Depends(context_of)]
+
+
+def render_event(event: Event) -> dict[str, Any]:
+    """An event as the API shows it."""
+    return {
+        "id": event.id,
+        "code": event.code,
+        "tenant": event.tenant,
+        "stack": event.stack,
+        "environment": event.environment,
+        "schedule_id": event.schedule_id,
+        "schedule_name": event.schedule_name,
+        "item_id": event.item_id,
+        "actor": event.actor,
+        "message": event.message,
+        "scheduled_for": event.scheduled_for,
+        "fired_at": event.fired_at,
+        "created_at": event.created_at,
+        "detail": event.detail,
+    }
+
+
+@router.get("", response_model=EventPage, summary="A tenant's events")
+def list_events(
+    ctx: Context,
+    _: CanRead,
+    tenant: Annotated[str, Path(min_length=1, max_length=MAX_NAME)],
+    code: Annotated[
+        list[Annotated[str, Field(pattern=r"^[XV]\d{6}[A-Z]{6}$")]] | None,
+        Query(description="Only these codes (repeat the parameter)."),
+    ] = None,
+    schedule_id: UUID | None = None,
+    before: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Changes with their actors and every occurrence's outcome; page with `before`."""
+    rows = AuditLog(ctx.database).list(
+        tenant, codes=code, schedule_id=schedule_id, before_id=before, limit=limit
+    )
+    next_before = rows[-1].id if len(rows) == limit else None
+    return {"items": [render_event(row) for row in rows], "next_before": next_before}

@@ -1,0 +1,69 @@
+"""Liveness, readiness and metrics: unauthenticated, outside the versioned prefix."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from cronplane.api import metrics
+from cronplane.api.auth import Public
+from cronplane.api.context import ApiContext, context_of
+from cronplane.api.schemas import ErrorBody, Health
+from cronplane.errors import Unavailable
+
+router = APIRouter(tags=["health"], dependencies=[Public])
+Context = Annotated[ApiContext, Depends(context_of)]
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness: the process answers")
+def healthz() -> Health:
+    """Always ok while the process serves requests; no database access."""
+    return Health(status="ok", checks={"process": "ok"})
+
+
+@router.get(
+    "/readyz",
+    response_model=Health,
+    summary="Readiness: database reachable and migrations current",
+    responses={503: {"model": ErrorBody, "description": "Not ready (detail.checks says why)"}},
+)
+def readyz(ctx: Context) -> Health:
+    """Ok when the database answers and its schema is at this code's newest migration."""
+    checks = {"database": "ok", "migrations": "ok"}
+    try:
+        with ctx.database.read() as conn:
+            conn.execute(text("SELECT 1"))
+        current = ctx.database.current_revision()
+    except SQLAlchemyError as error:
+        checks["database"] = f"unreachable: {type(error).__name__}"
+        checks["migrations"] = "unknown"
+        raise Unavailable("not ready: the database is unreachable", {"checks": checks}) from None
+    head = _head_revision(ctx)
+    if current != head:
+        checks["migrations"] = f"at {current}, code expects {head}: run `cronplane db upgrade`"
+        raise Unavailable("not ready: database migrations are not current", {"checks": checks})
+    return Health(status="ok", checks=checks)
+
+
+def _head_revision(ctx: ApiContext) -> str | None:
+    # The newest revision is a property of the installed code: read the scripts once.
+    head: str | None = getattr(ctx, "_head_revision", None)
+    if head is None:
+        head = ctx.database.head_revision()
+        object.__setattr__(ctx, "_head_revision", head)
+    return head
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics (no per-tenant labels)",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+def prometheus(ctx: Context, request: Request) -> Response:
+    """The text exposition: fires, skips, lateness, leader, queue depth, worker, HTTP."""
+    body = metrics.exposition(ctx.database, ctx.clock)
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

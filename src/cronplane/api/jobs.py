@@ -1,0 +1,107 @@
+"""Job routes: list, register, get, update, deactivate (SPEC §4).
+
+A job is addressed by `{stack}/{name}` within the path's tenant.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Response, status
+
+from cronplane.api.auth import CanCreate, CanRead, CanUpdate
+from cronplane.api.context import ApiContext, context_of
+from cronplane.api.revisions import if_match, set_etag
+from cronplane.api.schemas import MAX_NAME, JobCreate, JobList, JobOut, JobPatchBody
+from cronplane.core.model import Job, JobPatch, JobSpec
+
+router = APIRouter(prefix="/tenants/{tenant}/jobs", tags=["jobs"])
+Context = Annotated[ApiContext, Depends(context_of)]
+Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Revision = Annotated[int | None, Depends(if_match)]
+KEY = "/{stack}/{name}"
+
+
+def render(job: Job, response: Response | None = None) -> dict[str, Any]:
+    """A job as the API shows it (with its ETag when one row is answered)."""
+    if response is not None:
+        set_etag(response, job.revision)
+    return job.to_dict()
+
+
+@router.get("", response_model=JobList, summary="List jobs")
+def list_jobs(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    stack: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)] = None,
+    status: Annotated[str | None, Query(pattern="^(active|inactive)$")] = None,
+) -> dict[str, Any]:
+    """The tenant's jobs (optionally one stack, one status), by stack and name."""
+    return {"items": [job.to_dict() for job in ctx.service.list_jobs(tenant, stack, status=status)]}
+
+
+@router.post(
+    "", response_model=JobOut, status_code=status.HTTP_201_CREATED, summary="Register a job"
+)
+def register_job(
+    ctx: Context, principal: CanCreate, tenant: Segment, body: JobCreate, response: Response
+) -> dict[str, Any]:
+    """Register a job in (tenant, stack); 409 X409903JOBDPL when the name is taken."""
+    spec = JobSpec(
+        name=body.name,
+        target=body.target,
+        title=body.title,
+        kind=body.kind,
+        payload=body.payload,
+        payload_schema=body.payload_schema,
+        options=body.options,
+        status=body.status,
+    )
+    job = ctx.service.register_job(tenant, body.stack, spec, actor=principal.actor)
+    response.headers["Location"] = f"/api/v1/tenants/{tenant}/jobs/{job.stack}/{job.name}"
+    return render(job, response)
+
+
+@router.get(KEY, response_model=JobOut, summary="Get a job")
+def get_job(
+    ctx: Context, _: CanRead, tenant: Segment, stack: Segment, name: Segment, response: Response
+) -> dict[str, Any]:
+    """One job by (stack, name)."""
+    return render(ctx.service.get_job(tenant, stack, name), response)
+
+
+@router.patch(KEY, response_model=JobOut, summary="Update a job")
+def update_job(
+    ctx: Context,
+    principal: CanUpdate,
+    tenant: Segment,
+    stack: Segment,
+    name: Segment,
+    body: JobPatchBody,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Change the fields given; `payload_schema: null` clears the schema."""
+    given = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
+    if "payload_schema" in body.model_fields_set:
+        given["payload_schema"] = body.payload_schema
+    job = ctx.service.update_job(
+        tenant, stack, name, JobPatch(**given), actor=principal.actor, revision=revision
+    )
+    return render(job, response)
+
+
+@router.post(KEY + "/deactivate", response_model=JobOut, summary="Deactivate a job")
+def deactivate_job(
+    ctx: Context,
+    principal: CanUpdate,
+    tenant: Segment,
+    stack: Segment,
+    name: Segment,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Mark a job inactive: new schedules are refused, fires record X200901JOBMIS."""
+    job = ctx.service.deactivate_job(tenant, stack, name, actor=principal.actor, revision=revision)
+    return render(job, response)

@@ -1,0 +1,184 @@
+"""Prometheus metrics: what the dispatcher, the worker and the API report.
+
+Importable without FastAPI: the dispatcher and worker call the small
+functions below (``record_fire``, ``record_skip``, ``set_leader``,
+``record_worker_outcome``); the API serves everything at ``/metrics``.
+
+No metric carries a tenant label (cardinality, and tenants must not see each
+other's volume through a shared endpoint). Skip reasons and worker outcomes
+are closed sets; an unknown value is counted as ``other``.
+
+Two gauges are read from the database at scrape time, so every node reports
+the same truth whoever is leader: ``cronplane_due_backlog`` (enabled
+schedules whose ``next_run`` has passed; the due-row index answers it) and
+``cronplane_queue_items{status}`` for the active statuses (queued, running).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from cronplane.clock import Clock
+    from cronplane.store.database import Database
+
+REGISTRY: Final = CollectorRegistry(auto_describe=True)
+
+SKIP_REASONS: Final = ("overlap", "misfire", "job_missing", "next_run_failed")
+WORKER_OUTCOMES: Final = ("succeeded", "failed", "retry", "expired")
+LATENESS_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600)
+
+FIRES: Final = Counter(
+    "cronplane_fires", "Occurrences fired: queue items the dispatcher enqueued", registry=REGISTRY
+)
+COALESCED: Final = Counter(
+    "cronplane_fires_coalesced",
+    "Missed occurrences folded into a single fire (SPEC §6 coalesce)",
+    registry=REGISTRY,
+)
+SKIPS: Final = Counter(
+    "cronplane_skips",
+    "Due occurrences not fired, by reason",
+    ["reason"],
+    registry=REGISTRY,
+)
+LATENESS: Final = Histogram(
+    "cronplane_fire_lateness_seconds",
+    "fired_at - scheduled_for of each fire",
+    buckets=LATENESS_BUCKETS,
+    registry=REGISTRY,
+)
+LEADER: Final = Gauge(
+    "cronplane_leader", "1 while this node holds the dispatch lease, else 0", registry=REGISTRY
+)
+LEADER_TERM: Final = Gauge(
+    "cronplane_leader_term",
+    "Fencing term of the lease this node holds or last held",
+    registry=REGISTRY,
+)
+WORKER: Final = Counter(
+    "cronplane_worker_outcomes",
+    "Queue items finished by this node's worker, by outcome",
+    ["outcome"],
+    registry=REGISTRY,
+)
+HTTP_REQUESTS: Final = Counter(
+    "cronplane_http_requests",
+    "HTTP requests answered, by method, route template and status",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+HTTP_LATENCY: Final = Histogram(
+    "cronplane_http_request_duration_seconds",
+    "Time to answer an HTTP request, by method and route template",
+    ["method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+    registry=REGISTRY,
+)
+
+for _reason in (*SKIP_REASONS, "other"):
+    SKIPS.labels(reason=_reason)
+for _outcome in (*WORKER_OUTCOMES, "other"):
+    WORKER.labels(outcome=_outcome)
+LEADER.set(0)
+
+
+# -- what the dispatcher and worker call --------------------------------------
+
+
+def record_fire(lateness_seconds: float, coalesced: int = 0) -> None:
+    """One occurrence fired, `lateness_seconds` after it was due, folding `coalesced` missed ones."""
+    FIRES.inc()
+    if coalesced > 0:
+        COALESCED.inc(coalesced)
+    LATENESS.observe(max(0.0, lateness_seconds))
+
+
+def record_skip(reason: str) -> None:
+    """One due occurrence not fired: overlap, misfire, job_missing or next_run_failed."""
+    SKIPS.labels(reason=reason if reason in SKIP_REASONS else "other").inc()
+
+
+def set_leader(leading: bool, term: int | None = None) -> None:
+    """This node took (True) or lost (False) the lease; `term` is its fencing token."""
+    LEADER.set(1 if leading else 0)
+    if term is not None:
+        LEADER_TERM.set(term)
+
+
+def record_worker_outcome(outcome: str) -> None:
+    """One queue item finished: succeeded, failed, retry or expired."""
+    WORKER.labels(outcome=outcome if outcome in WORKER_OUTCOMES else "other").inc()
+
+
+def observe_request(method: str, route: str, status: int, seconds: float) -> None:
+    """One HTTP request answered (the API's middleware calls this)."""
+    HTTP_REQUESTS.labels(method=method, route=route, status=str(status)).inc()
+    HTTP_LATENCY.labels(method=method, route=route).observe(seconds)
+
+
+# -- read at scrape time ------------------------------------------------------
+
+
+class DatabaseGauges(Collector):
+    """Due backlog and active queue depth, counted when scraped."""
+
+    def __init__(self, database: Database, clock: Clock) -> None:
+        self.database = database
+        self.clock = clock
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from sqlalchemy import func, select
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from cronplane.store.tables import queue_items, schedules
+
+        up = GaugeMetricFamily("cronplane_database_up", "1 when the scrape reached the database")
+        backlog = GaugeMetricFamily(
+            "cronplane_due_backlog", "Enabled schedules whose next_run has passed"
+        )
+        depth = GaugeMetricFamily(
+            "cronplane_queue_items", "Queue items by active status", labels=["status"]
+        )
+        now: datetime = self.clock.now()
+        try:
+            with self.database.read() as conn:
+                due = conn.execute(
+                    select(func.count())
+                    .select_from(schedules)
+                    .where(schedules.c.enabled.is_(True), schedules.c.next_run <= now)
+                ).scalar_one()
+                counts: dict[str, int] = dict(
+                    conn.execute(
+                        select(queue_items.c.status, func.count())
+                        .where(queue_items.c.status.in_(("queued", "running")))
+                        .group_by(queue_items.c.status)
+                    ).all()
+                )
+        except SQLAlchemyError:
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        backlog.add_metric([], int(due))
+        for status in ("queued", "running"):
+            depth.add_metric([status], int(counts.get(status, 0)))
+        yield up
+        yield backlog
+        yield depth
+
+
+def exposition(database: Database | None = None, clock: Clock | None = None) -> bytes:
+    """The text exposition: process-wide metrics, plus the database gauges when given."""
+    text = generate_latest(REGISTRY)
+    if database is not None and clock is not None:
+        scrape = CollectorRegistry(auto_describe=False)
+        scrape.register(DatabaseGauges(database, clock))
+        text += generate_latest(scrape)
+    return text

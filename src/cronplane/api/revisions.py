@@ -1,0 +1,50 @@
+"""`If-Match` and `ETag`: optimistic concurrency on a row's `revision`.
+
+Responses carrying one row set `ETag: "<revision>"`; a write may send it back
+as `If-Match` and is refused with 412 `X412001REVSTL` when the row changed
+since. `If-Match` is optional (SPEC §2: updates *may* carry it); `*` means
+"any revision".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Header, Response
+
+from cronplane.errors import InvalidRequest
+
+
+def parse_if_match(value: str | None) -> int | None:
+    """The revision an `If-Match` header names; None when absent or `*`."""
+    if value is None or value.strip() == "*":
+        return None
+    text = value.strip()
+    if text.startswith("W/"):
+        text = text[2:]
+    text = text.strip('"')
+    if not text.isdigit() or len(text) > 12:
+        raise InvalidRequest(
+            f"If-Match {value[:40]!r} is not a revision: send the ETag of the row",
+            {"field": "If-Match"},
+        )
+    return int(text)
+
+
+def if_match(
+    header: Annotated[
+        str | None,
+        Header(
+            alias="If-Match",
+            max_length=64,
+            description='The row\'s ETag (`"<revision>"`); a stale one is refused with 412.',
+        ),
+    ] = None,
+) -> int | None:
+    """FastAPI dependency: the expected revision, if the client sent one."""
+    return parse_if_match(header)
+
+
+def set_etag(response: Response, revision: int) -> None:
+    """Tag a one-row response with its revision."""
+    response.headers["ETag"] = f'"{revision}"'

@@ -1,0 +1,244 @@
+"""Schedule routes: list, create, get, update, enable, disable, remove, history, preview, reset.
+
+Every route is under `/tenants/{tenant}`; a schedule is addressed by its key
+`{stack}/{environment}/{name}` (SPEC §2). Each route parses, makes one
+service call and renders; the rules live in `cronplane.service`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Response, status
+
+from cronplane.api.auth import CanCreate, CanDelete, CanRead, CanToggle, CanUpdate
+from cronplane.api.context import ApiContext, context_of
+from cronplane.api.cron import explain
+from cronplane.api.events import render_event
+from cronplane.api.revisions import if_match, set_etag
+from cronplane.api.schemas import (
+    MAX_NAME,
+    EventPage,
+    Preview,
+    ScheduleCreate,
+    ScheduleOut,
+    SchedulePage,
+    SchedulePatchBody,
+)
+from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
+
+router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
+Context = Annotated[ApiContext, Depends(context_of)]
+Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
+Revision = Annotated[int | None, Depends(if_match)]
+KEY = "/{stack}/{environment}/{name}"
+
+
+def render(schedule: Schedule, response: Response | None = None) -> dict[str, Any]:
+    """A schedule as the API shows it (with its ETag when one row is answered)."""
+    if response is not None:
+        set_etag(response, schedule.revision)
+    return schedule.to_dict()
+
+
+@router.get("", response_model=SchedulePage, summary="List schedules (filters, cursor paging)")
+def list_schedules(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    stack: Filter = None,
+    environment: Filter = None,
+    source: Annotated[str | None, Query(pattern="^(app|user|system)$")] = None,
+    enabled: bool | None = None,
+    job: Filter = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page."""
+    page = ctx.service.list_schedules(
+        tenant,
+        stack=stack,
+        environment=environment,
+        source=source,
+        enabled=enabled,
+        job=job,
+        cursor=cursor,
+        limit=limit,
+    )
+    return {"items": [row.to_dict() for row in page.items], "next_cursor": page.next_cursor}
+
+
+@router.post(
+    "",
+    response_model=ScheduleOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Create a schedule",
+)
+def create_schedule(
+    ctx: Context, principal: CanCreate, tenant: Segment, body: ScheduleCreate, response: Response
+) -> dict[str, Any]:
+    """Create a `user` schedule; every rule is checked before anything is written."""
+    spec = ScheduleSpec(
+        job=body.job,
+        cron=body.cron,
+        name=body.name,
+        timezone=body.timezone,
+        payload=body.payload,
+        misfire_grace=body.misfire_grace,
+        overlap=body.overlap,
+        enabled=body.enabled,
+    )
+    scope = Scope(tenant, body.stack, body.environment)
+    schedule = ctx.service.create_schedule(scope, spec, actor=principal.actor)
+    response.headers["Location"] = (
+        f"/api/v1/tenants/{tenant}/schedules/{schedule.stack}/{schedule.environment}/{schedule.name}"
+    )
+    return render(schedule, response)
+
+
+@router.get(KEY, response_model=ScheduleOut, summary="Get a schedule")
+def get_schedule(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    response: Response,
+) -> dict[str, Any]:
+    """One schedule by its key; its `ETag` is the revision to send back as `If-Match`."""
+    return render(ctx.service.get_schedule(Scope(tenant, stack, environment), name), response)
+
+
+@router.patch(KEY, response_model=ScheduleOut, summary="Update a schedule")
+def update_schedule(
+    ctx: Context,
+    principal: CanUpdate,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    body: SchedulePatchBody,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Change the fields given; `If-Match` with a stale revision answers 412."""
+    # Absent and null both leave a field alone, except misfire_grace, where
+    # null is a value ("always fire once").
+    given = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
+    if "misfire_grace" in body.model_fields_set:
+        given["misfire_grace"] = body.misfire_grace
+    patch = SchedulePatch(**given)
+    schedule = ctx.service.update_schedule(
+        Scope(tenant, stack, environment), name, patch, actor=principal.actor, revision=revision
+    )
+    return render(schedule, response)
+
+
+@router.post(KEY + "/enable", response_model=ScheduleOut, summary="Enable a schedule")
+def enable_schedule(
+    ctx: Context,
+    principal: CanToggle,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Enable; `next_run` is computed forward from now (no back-fill)."""
+    schedule = ctx.service.enable_schedule(
+        Scope(tenant, stack, environment), name, actor=principal.actor, revision=revision
+    )
+    return render(schedule, response)
+
+
+@router.post(KEY + "/disable", response_model=ScheduleOut, summary="Disable a schedule")
+def disable_schedule(
+    ctx: Context,
+    principal: CanToggle,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Disable; `next_run` is cleared."""
+    schedule = ctx.service.disable_schedule(
+        Scope(tenant, stack, environment), name, actor=principal.actor, revision=revision
+    )
+    return render(schedule, response)
+
+
+@router.delete(KEY, response_model=ScheduleOut, summary="Remove a schedule")
+def remove_schedule(
+    ctx: Context,
+    principal: CanDelete,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+) -> dict[str, Any]:
+    """Remove a `user` or `system` row (an `app` row answers 409 X409902APPOWN); returns it."""
+    schedule = ctx.service.remove_schedule(
+        Scope(tenant, stack, environment), name, actor=principal.actor, revision=revision
+    )
+    return render(schedule)
+
+
+@router.post(KEY + "/reset", response_model=ScheduleOut, summary="Reset an app row to its manifest")
+def reset_schedule(
+    ctx: Context,
+    principal: CanUpdate,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+    response: Response,
+) -> dict[str, Any]:
+    """Clear an `app` row's overrides and restore what its manifest declares."""
+    schedule = ctx.service.reset_to_manifest(
+        Scope(tenant, stack, environment), name, actor=principal.actor, revision=revision
+    )
+    return render(schedule, response)
+
+
+@router.get(KEY + "/history", response_model=EventPage, summary="A schedule's events")
+def schedule_history(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    before: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+) -> dict[str, Any]:
+    """Changes and the occurrence ledger, newest first; page with `before`."""
+    rows = ctx.service.schedule_history(
+        Scope(tenant, stack, environment), name, limit=limit, before_id=before
+    )
+    next_before = rows[-1].id if len(rows) == limit else None
+    return {"items": [render_event(row) for row in rows], "next_before": next_before}
+
+
+@router.get(KEY + "/preview", response_model=Preview, summary="A schedule's next occurrences")
+def preview_schedule(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    count: Annotated[int, Query(ge=1, le=100)] = 5,
+    after: datetime | None = None,
+) -> Preview:
+    """The stored expression described, with its next `count` occurrences in its zone."""
+    schedule = ctx.service.get_schedule(Scope(tenant, stack, environment), name)
+    start = after or ctx.clock.now()
+    return explain(schedule.cron, schedule.timezone, start, count)

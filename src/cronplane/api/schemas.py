@@ -1,0 +1,380 @@
+"""Request and response models. Requests refuse unknown fields and bound every string.
+
+Bounds here are generous outer limits that keep what is parsed small; the
+service applies the exact rules (names of 1-64 characters, 64 KiB payloads,
+depth 32, cron length) and answers with its specific codes, so the API and
+the local CLI refuse the same input with the same code.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+from uuid import UUID
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
+MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
+MAX_ZONE: Final = 64
+MAX_TEXT: Final = 2048
+MAX_CRONS: Final = 10_000  # per sync; the body limit bounds it first anyway
+
+NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
+CronText = Annotated[str, Field(min_length=1, max_length=MAX_CRON)]
+ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE)]
+Grace = Annotated[int, Field(ge=0, le=10**9)]
+JSONObject = dict[str, Any]
+
+
+class Request(BaseModel):
+    """Base of request bodies: unknown fields are an error, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    """Base of response bodies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(Response):
+    """Every error: a code from docs/codes.md, a message for people, details for programs."""
+
+    code: str = Field(pattern=r"^X\d{6}[A-Z]{6}$", examples=["X404902SCHNFD"])
+    message: str
+    detail: dict[str, Any]
+
+
+# -- schedules -------------------------------------------------------------------
+
+
+class ScheduleCreate(Request):
+    """A new `user` schedule in (stack, environment) of the path's tenant."""
+
+    job: NameText
+    cron: CronText
+    name: NameText | None = Field(None, description="Defaults to the job's name.")
+    stack: NameText = "default"
+    environment: NameText = "default"
+    timezone: ZoneText = "UTC"
+    payload: JSONObject | None = Field(None, description="Defaults to the job's default payload.")
+    misfire_grace: Grace | None = None
+    overlap: Literal["skip", "allow"] = "skip"
+    enabled: bool = True
+
+
+class SchedulePatchBody(Request):
+    """Fields to change; absent fields are left alone (`misfire_grace: null` clears it)."""
+
+    job: NameText | None = None
+    cron: CronText | None = None
+    timezone: ZoneText | None = None
+    payload: JSONObject | None = None
+    misfire_grace: Grace | None = None
+    overlap: Literal["skip", "allow"] | None = None
+    enabled: bool | None = None
+
+
+class ScheduleOut(Response):
+    """One schedule row (SPEC §2)."""
+
+    id: UUID
+    tenant: str
+    stack: str
+    environment: str
+    name: str
+    job: str
+    cron: str
+    timezone: str
+    payload: dict[str, Any]
+    enabled: bool
+    source: Literal["app", "user", "system"]
+    misfire_grace: int | None
+    overlap: Literal["skip", "allow"]
+    last_run: datetime | None
+    next_run: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    revision: int
+    declared: dict[str, Any] | None
+    overrides: list[str]
+
+
+class SchedulePage(Response):
+    """One page of schedules; pass `next_cursor` as `cursor` for the next (null: last page)."""
+
+    items: list[ScheduleOut]
+    next_cursor: str | None
+
+
+class Preview(Response):
+    """An expression explained: normalized, described, and its next occurrences."""
+
+    expression: str
+    normalized: str
+    description: str
+    timezone: str
+    next: list[datetime]
+
+
+# -- events ----------------------------------------------------------------------
+
+
+class EventOut(Response):
+    """One audit row: a change with its actor, or an occurrence's outcome."""
+
+    id: int
+    code: str
+    tenant: str
+    stack: str | None
+    environment: str | None
+    schedule_id: UUID | None
+    schedule_name: str | None
+    item_id: UUID | None
+    actor: str
+    message: str
+    scheduled_for: datetime | None
+    fired_at: datetime | None
+    created_at: datetime
+    detail: dict[str, Any]
+
+
+class EventPage(Response):
+    """Events newest first; pass `next_before` as `before` for older ones (null: no more)."""
+
+    items: list[EventOut]
+    next_before: int | None
+
+
+# -- jobs ------------------------------------------------------------------------
+
+
+class JobCreate(Request):
+    """A job to register in (tenant, stack)."""
+
+    name: NameText
+    target: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    stack: NameText = "default"
+    title: Annotated[str, Field(max_length=MAX_TEXT)] = ""
+    kind: NameText | None = None
+    payload: JSONObject = Field(default_factory=dict)
+    payload_schema: JSONObject | None = None
+    options: JSONObject = Field(default_factory=dict)
+    status: Literal["active", "inactive"] = "active"
+
+
+class JobPatchBody(Request):
+    """Job fields to change; absent fields are left alone (`payload_schema: null` clears it)."""
+
+    title: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+    target: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] | None = None
+    kind: NameText | None = None
+    payload: JSONObject | None = None
+    payload_schema: JSONObject | None = None
+    options: JSONObject | None = None
+    status: Literal["active", "inactive"] | None = None
+
+
+class JobOut(Response):
+    """One job definition (SPEC §4)."""
+
+    id: UUID
+    tenant: str
+    stack: str
+    name: str
+    title: str
+    kind: str
+    status: Literal["active", "inactive"]
+    payload: dict[str, Any]
+    payload_schema: dict[str, Any] | None
+    target: str
+    options: dict[str, Any]
+    source: Literal["app", "user", "system"]
+    created_at: datetime
+    updated_at: datetime
+    revision: int
+
+
+class JobList(Response):
+    """Jobs by stack and name."""
+
+    items: list[JobOut]
+
+
+# -- sync and apps ---------------------------------------------------------------
+
+
+class CronEntry(Request):
+    """The long form of a declared cron (the short form is just the expression)."""
+
+    cron: CronText
+    job: NameText | None = None
+    timezone: ZoneText | None = None
+    payload: JSONObject | None = None
+    misfire_grace: Grace | None = None
+    overlap: Literal["skip", "allow"] | None = None
+
+
+CronsMap = Annotated[
+    dict[Annotated[str, Field(max_length=MAX_NAME)], CronText | CronEntry],
+    Field(max_length=MAX_CRONS),
+]
+
+
+class SyncBody(Request):
+    """Reconcile the app rows of (stack, environment) with the declared crons (SPEC §5)."""
+
+    stack: NameText
+    environment: NameText = "default"
+    crons: CronsMap = Field(default_factory=dict)
+    dry_run: bool = False
+
+
+class SeedSyncBody(Request):
+    """The seed's `shc.schedule.sync` call; the tenant is the token's unless a platform token names one."""
+
+    stack: NameText = Field(validation_alias=AliasChoices("stack", "stackName", "stack_name"))
+    environment: NameText = "default"
+    crons: CronsMap = Field(default_factory=dict)
+    tenant: NameText | None = None
+    dry_run: bool = False
+
+
+class PlannedChange(Response):
+    """An updated row and the fields the sync changed."""
+
+    name: str
+    fields: list[str]
+
+
+class PlanConflict(Response):
+    """A declared name taken by a row the app does not own."""
+
+    name: str
+    source: str
+
+
+class PlanDrift(Response):
+    """A field an operator overrode: the row keeps it, the manifest says otherwise."""
+
+    name: str
+    field: str
+    current: Any
+    declared: Any
+
+
+class Plan(Response):
+    """What a sync did (or, on a dry run, would do)."""
+
+    created: list[str]
+    updated: list[PlannedChange]
+    removed: list[str]
+    unchanged: list[str]
+    conflicts: list[PlanConflict]
+    drift: list[PlanDrift]
+
+
+class SyncOut(Response):
+    """The plan applied, with counts."""
+
+    dry_run: bool
+    plan: Plan
+    summary: dict[str, int]
+
+
+class SeedSyncOut(Response):
+    """The seed's envelope: the answer under `message`."""
+
+    message: SyncOut
+
+
+class AppInstall(Request):
+    """Install or upgrade an app from its manifest document (app.yaml as JSON)."""
+
+    manifest: JSONObject
+    environment: NameText = "default"
+    dry_run: bool = False
+
+
+class AppReportOut(Response):
+    """What installing or uninstalling an app did: its jobs, and the sync plan."""
+
+    stack: str
+    dry_run: bool
+    jobs_registered: list[str]
+    jobs_updated: list[str]
+    jobs_deactivated: list[str]
+    plan: Plan
+    summary: dict[str, int]
+
+
+# -- queue -------------------------------------------------------------------------
+
+
+class QueueItemOut(Response):
+    """One unit of work on the queue (SPEC §7)."""
+
+    id: UUID
+    tenant: str
+    stack: str
+    environment: str
+    job: str
+    payload: dict[str, Any]
+    source: str
+    schedule_id: UUID | None
+    scheduled_for: datetime | None
+    priority: int
+    status: Literal["queued", "running", "succeeded", "failed", "expired", "cancelled"]
+    available_at: datetime
+    expires_at: datetime | None
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    heartbeat_at: datetime | None
+    lease_expires_at: datetime | None
+    result: Any
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    updated_at: datetime
+
+
+class QueueItemPage(Response):
+    """Queue items newest first; pass `next_cursor` as `cursor` for older ones."""
+
+    items: list[QueueItemOut]
+    next_cursor: str | None
+
+
+# -- cron and identity -----------------------------------------------------------
+
+
+class ExplainBody(Request):
+    """An expression to explain, as an editor types it."""
+
+    expression: CronText
+    timezone: ZoneText = "UTC"
+    count: Annotated[int, Field(ge=1, le=100)] = 5
+    after: datetime | None = Field(None, description="Start (exclusive); default now.")
+    seed: NameText | None = Field(
+        None, description="Schedule identity resolving `H` fields (tenant/stack/env/name)."
+    )
+
+
+class WhoAmI(Response):
+    """The caller's credential: tenant (null: platform), role and what it grants."""
+
+    tenant: str | None
+    role: str
+    name: str
+    permissions: list[str]
+
+
+class Health(Response):
+    """Liveness or readiness."""
+
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, str]
