@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core import validation
@@ -34,6 +34,24 @@ from cronplane.core.model import (
     Scope,
 )
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
+
+
+class SyncedRow(Protocol):
+    """What the planner reads of a row. A full Schedule is one; so is the store's
+    narrow `SyncHead`, which suffices for rows `rows_to_inspect` leaves out."""
+
+    @property
+    def id(self) -> UUID: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def revision(self) -> int: ...
+    @property
+    def declared(self) -> dict[str, Any] | None: ...
+    @property
+    def overrides(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +143,24 @@ class SyncPlan:
         }
 
 
-def plan_sync(declared: Mapping[str, Declared], existing: Iterable[Schedule]) -> SyncPlan:
-    """Compare what the app declares (by name) with the scope's rows (any source)."""
+def rows_to_inspect(declared: Mapping[str, Declared], heads: Iterable[SyncedRow]) -> set[str]:
+    """Names of the rows whose field values the planner reads: declared `app` rows
+    whose declaration changed or that carry overrides. Every other row can be
+    given to `plan_sync` as a narrow head (a repeated sync reads little)."""
+    return {
+        head.name
+        for head in heads
+        if head.source == "app"
+        and head.name in declared
+        and (head.overrides or head.declared != declared[head.name].to_dict())
+    }
+
+
+def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -> SyncPlan:
+    """Compare what the app declares (by name) with the scope's rows (any source).
+
+    Rows named by `rows_to_inspect` must be full Schedules; the rest may be heads.
+    """
     rows = {row.name: row for row in existing}
     created: list[PlannedCreate] = []
     updated: list[PlannedUpdate] = []
@@ -171,7 +205,7 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[Schedule]) ->
     )
 
 
-def current_value(row: Schedule, key: str) -> Any:
+def current_value(row: SyncedRow | Schedule, key: str) -> Any:
     """A declarable field's value on the row."""
     value: Any = getattr(row, key)
     return value

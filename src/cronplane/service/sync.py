@@ -25,10 +25,12 @@ from cronplane import events
 from cronplane.core import validation
 from cronplane.core.model import CronDeclaration, Job, JobPatch, Schedule, Scope
 from cronplane.core.reconcile import (
+    SyncedRow,
     SyncPlan,
     check_fires,
     plan_sync,
     resolve_declarations,
+    rows_to_inspect,
 )
 from cronplane.errors import InvalidManifest
 from cronplane.manifest import Manifest
@@ -168,16 +170,18 @@ class SyncUseCases(JobUseCases):
         crons: Mapping[str, CronDeclaration],
         jobs: Mapping[str, Job],
         now: Any,
-    ) -> tuple[SyncPlan, dict[str, Schedule], dict[str, Any]]:
+    ) -> tuple[SyncPlan, dict[str, Any], dict[str, Any]]:
         declared, problems = resolve_declarations(scope, crons, jobs)
         if problems:
             raise _invalid(problems)
-        rows = {
-            row.name: row
-            for row in schedule_store.in_scope(conn, scope.tenant, scope.stack, scope.environment)
-        }
+        heads = schedule_store.heads_in_scope(conn, scope.tenant, scope.stack, scope.environment)
+        full = schedule_store.by_names(
+            conn, scope.tenant, scope.stack, scope.environment, rows_to_inspect(declared, heads)
+        )
+        rows: dict[str, SyncedRow] = {head.name: head for head in heads}
+        rows.update((row.name, row) for row in full)
         plan = plan_sync(declared, rows.values())
-        fires, problems = check_fires(plan, rows, now)
+        fires, problems = check_fires(plan, {row.name: row for row in full}, now)
         if problems:
             raise _invalid(problems)
         return plan, rows, fires
@@ -197,7 +201,7 @@ class SyncUseCases(JobUseCases):
         now = tx.now
         event_rows: list[dict[str, Any]] = []
 
-        def event(code: Any, schedule: Schedule, verb: str, detail: dict[str, Any]) -> None:
+        def event(code: Any, schedule: SyncedRow, verb: str, detail: dict[str, Any]) -> None:
             event_rows.append(
                 event_values(
                     code,
