@@ -19,13 +19,14 @@ from fastapi import APIRouter, FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cronplane import __version__
-from cronplane.api import cron, events, health, identity, jobs, metrics, schedules, sync
+from cronplane.api import cron, events, health, identity, jobs, metrics, queue, schedules, sync
 from cronplane.api.auth import check_rules, inventory
 from cronplane.api.context import ApiContext, Limits
 from cronplane.api.errors import InternalErrors, install
 from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
+from cronplane.runs import RunService
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.tokens import TokenService
@@ -57,8 +58,13 @@ def create_app(
     *,
     limits: Limits | None = None,
     on_change: Callable[[], None] | None = None,
+    on_enqueue: Callable[[], None] | None = None,
 ) -> FastAPI:
-    """Build the API over `database`; `on_change` wakes an in-process dispatcher."""
+    """Build the API over `database`.
+
+    In `cronplane serve`, `on_change` wakes the in-process dispatcher when a
+    schedule changes and `on_enqueue` wakes the workers after a run-now.
+    """
     clock = clock or SystemClock()
     app = FastAPI(
         title="cronplane",
@@ -77,11 +83,12 @@ def create_app(
         clock=clock,
         service=ScheduleService(database, clock, on_change=on_change),
         tokens=TokenService(database, clock),
+        runs=RunService(database, clock, on_enqueue=on_enqueue),
         limits=limits or Limits(),
         on_change=on_change,
     )
     v1 = APIRouter(prefix=API_PREFIX)
-    for module in (schedules, jobs, sync, events, cron, identity):
+    for module in (schedules, queue, jobs, sync, events, cron, identity):
         v1.include_router(module.router)
     app.include_router(v1, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)

@@ -48,9 +48,13 @@ def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | N
     return principal
 
 
-def _authorizer(action: Action) -> Callable[..., Principal]:
+def _authorizer(action: Action, *, tenant_in_body: bool = False) -> Callable[..., Principal]:
     def authorize(request: Request, credentials: Credentials) -> Principal:
         principal = authenticate(request, credentials)
+        if tenant_in_body:
+            # The route runs `check` itself once the body names the tenant, so
+            # another tenant is still 404 before any role is judged.
+            return principal
         tenant = request.path_params.get("tenant")
         check(principal, tenant if isinstance(tenant, str) else None, action)
         return principal
@@ -73,6 +77,8 @@ CanToggle = Annotated[Principal, Depends(_authorizer(Action.TOGGLE))]
 CanDelete = Annotated[Principal, Depends(_authorizer(Action.DELETE))]
 CanRun = Annotated[Principal, Depends(_authorizer(Action.RUN))]
 CanSync = Annotated[Principal, Depends(_authorizer(Action.SYNC))]
+# For the seed's path, whose tenant is in the body: the route must call `check`.
+CanSyncBodyTenant = Annotated[Principal, Depends(_authorizer(Action.SYNC, tenant_in_body=True))]
 # A valid credential, whatever its tenant or role (tenant-free helpers).
 Authenticated = Annotated[Principal, Depends(_authorizer(Action.USE))]
 Public = Depends(_public)

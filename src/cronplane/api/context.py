@@ -9,6 +9,7 @@ from typing import Final
 from fastapi import Request
 
 from cronplane.clock import Clock
+from cronplane.runs import RunService
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.tokens import TokenService
@@ -36,6 +37,7 @@ class ApiContext:
     clock: Clock
     service: ScheduleService
     tokens: TokenService
+    runs: RunService
     limits: Limits = field(default_factory=Limits)
     on_change: Callable[[], None] | None = None
 

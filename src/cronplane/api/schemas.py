@@ -342,11 +342,10 @@ class QueueItemOut(Response):
     updated_at: datetime
 
 
-class QueueItemPage(Response):
-    """Queue items newest first; pass `next_cursor` as `cursor` for older ones."""
+class QueueItemList(Response):
+    """Queue items newest first (at most `limit`)."""
 
     items: list[QueueItemOut]
-    next_cursor: str | None
 
 
 # -- cron and identity -----------------------------------------------------------

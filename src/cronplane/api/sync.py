@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from cronplane.api.auth import CanSync
+from cronplane.api.auth import CanSync, CanSyncBodyTenant
 from cronplane.api.context import ApiContext, context_of
 from cronplane.api.schemas import (
     MAX_NAME,
@@ -97,7 +97,7 @@ def uninstall_app(
     response_model=SeedSyncOut,
     summary="Sync (the seed platform's path)",
 )
-def seed_sync(ctx: Context, principal: CanSync, body: SeedSyncBody) -> dict[str, Any]:
+def seed_sync(ctx: Context, principal: CanSyncBodyTenant, body: SeedSyncBody) -> dict[str, Any]:
     """The seed's `SyncApp(ctx, stackName, environment, crons)`; answers `{"message": plan}`."""
     tenant = _seed_tenant(principal, body.tenant)
     check(principal, tenant, Action.SYNC)

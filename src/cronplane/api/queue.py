@@ -1,0 +1,76 @@
+"""Queue routes: the tenant's items, one item, cancel; and run-now on a schedule.
+
+Run now (SPEC §6) enqueues one item at once (source `manual`, priority 5,
+expires in 5 h) and leaves `last_run`/`next_run` alone; with `wait` the
+answer is the item once finished (or as it is when `timeout` passes).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Path, Query, status
+
+from cronplane.api.auth import CanRead, CanRun
+from cronplane.api.context import ApiContext, context_of
+from cronplane.api.schemas import MAX_NAME, QueueItemList, QueueItemOut
+from cronplane.core.model import Scope
+
+router = APIRouter(prefix="/tenants/{tenant}", tags=["queue"])
+Context = Annotated[ApiContext, Depends(context_of)]
+Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+STATUS_PATTERN = "^(queued|running|succeeded|failed|expired|cancelled)$"
+MAX_WAIT_SECONDS = 30.0  # a request thread is held while waiting
+
+
+@router.get("/queue/items", response_model=QueueItemList, summary="List queue items")
+def list_items(
+    ctx: Context,
+    _: CanRead,
+    tenant: Segment,
+    status: Annotated[str | None, Query(pattern=STATUS_PATTERN)] = None,
+    schedule_id: UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """The tenant's items, newest first, optionally of one status or schedule."""
+    items = ctx.runs.list_items(tenant, status=status, schedule_id=schedule_id, limit=limit)
+    return {"items": [item.to_dict() for item in items]}
+
+
+@router.get("/queue/items/{item_id}", response_model=QueueItemOut, summary="Get a queue item")
+def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[str, Any]:
+    """One item of the tenant (another tenant's id is simply not found)."""
+    return ctx.runs.get_item(tenant, item_id).to_dict()
+
+
+@router.post(
+    "/queue/items/{item_id}/cancel", response_model=QueueItemOut, summary="Cancel a queued item"
+)
+def cancel_item(ctx: Context, _: CanRun, tenant: Segment, item_id: UUID) -> dict[str, Any]:
+    """Cancel an item still queued; 409 X409905STATEX once it runs or finished."""
+    return ctx.runs.cancel_item(tenant, item_id).to_dict()
+
+
+@router.post(
+    "/schedules/{stack}/{environment}/{name}/run",
+    response_model=QueueItemOut,
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Run a schedule now",
+    tags=["schedules"],
+)
+def run_now(
+    ctx: Context,
+    principal: CanRun,
+    tenant: Segment,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    wait: bool = False,
+    timeout: Annotated[float, Query(gt=0, le=MAX_WAIT_SECONDS)] = MAX_WAIT_SECONDS,
+) -> dict[str, Any]:
+    """Enqueue the schedule's job now; with `wait`, answer with the finished item."""
+    item = ctx.runs.run_now(Scope(tenant, stack, environment), name, actor=principal.actor)
+    if wait:
+        item = ctx.runs.wait(tenant, item.id, timeout=timeout)
+    return item.to_dict()
