@@ -124,19 +124,23 @@ def _next_in_zone(expr: CronExpr, after: int, zone: tzinfo, limit: int) -> int |
     fixed = expr.fixed_time
     low = after + 1  # candidate instants are >= low
     while low < limit:
-        start, end, offset, before, following = line.segment(low)
+        start, end, offset, before, _ = line.segment(low)
         wall_low = low + offset
+        if fixed and before < offset and low == start:
+            # A forward jump at `start` skipped the wall times [start + before,
+            # start + offset); a fixed time among them fires once, right now.
+            skipped = next_wall_minute(
+                expr, _ceil_minute(start + before), _ceil_minute(start + offset)
+            )
+            if skipped is not None:
+                return start
         if fixed and before > offset:
             # A backward jump at `start`: wall times below start + before were
             # already lived through (the first pass); fixed times fire only then.
             wall_low = max(wall_low, start + before)
-        # A fixed time in the gap of a forward jump at `end` fires at `end`,
-        # so search that far in wall time too.
-        wall_end = end + (max(offset, following) if fixed else offset)
-        minute = next_wall_minute(expr, _ceil_minute(wall_low), _ceil_minute(wall_end))
+        minute = next_wall_minute(expr, _ceil_minute(wall_low), _ceil_minute(end + offset))
         if minute is not None:
-            wall = minute * 60
-            return wall - offset if wall < end + offset else end
+            return minute * 60 - offset
         low = end
     return None
 
