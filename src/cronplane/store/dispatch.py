@@ -24,20 +24,20 @@ from __future__ import annotations
 
 import os
 import signal
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, bindparam, func, select, update
+from sqlalchemy import Connection, Text, cast, func, select
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
-from cronplane.store import lease
-from cronplane.store.events import append_events, event_values
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, has_active, item_values
-from cronplane.store.tables import jobs, queue_items, schedules
+from cronplane.store import bulk, lease
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, has_active
+from cronplane.store.tables import events, jobs, queue_items, schedules
 
 CRASH_ENV = "CRONPLANE_CRASH_AT"
 CRASH_POINTS = (
@@ -59,7 +59,8 @@ _DUE_COLUMNS = (
     schedules.c.job,
     schedules.c.cron,
     schedules.c.timezone,
-    schedules.c.payload,
+    # The payload is copied into the item as stored: no decode/encode per fire.
+    cast(schedules.c.payload, Text).label("payload_text"),
     schedules.c.misfire_grace,
     schedules.c.overlap,
     schedules.c.next_run,
@@ -135,22 +136,27 @@ def _job_options(conn: Connection, rows: Sequence[Any]) -> dict[tuple[str, str, 
     return {(j.tenant, j.stack, j.name): j.options or {} for j in found}
 
 
-_ADVANCE = (
-    update(schedules)
-    .where(schedules.c.id == bindparam("b_id"), schedules.c.next_run == bindparam("b_old"))
-    .values(next_run=bindparam("b_next"))
+# Schedule row changes, each a compare-and-set on the next_run the batch read.
+_FIRED = (("last_run", "next_run"), ("id", "next_run"), "")
+_ADVANCED = (("next_run",), ("id", "next_run"), "")
+_DISABLED = (
+    ("next_run", "updated_at"),
+    ("id", "next_run"),
+    # Disabling is a definition change (unlike a fire), so it bumps the revision.
+    "enabled = false, revision = revision + 1",
 )
-_FIRED = _ADVANCE.values(last_run=bindparam("b_now"))
-_DISABLE = (
-    update(schedules)
-    .where(schedules.c.id == bindparam("b_id"), schedules.c.next_run == bindparam("b_old"))
-    .values(
-        enabled=False,
-        next_run=None,
-        updated_at=bindparam("b_now"),
-        revision=schedules.c.revision + 1,
-    )
-)
+
+
+# The columns a fire writes; the others keep their NULL defaults.
+ITEM_COLUMNS = (
+    "id", "tenant", "stack", "environment", "job", "payload", "source", "schedule_id",
+    "scheduled_for", "priority", "status", "available_at", "expires_at", "attempts",
+    "max_attempts", "created_at", "updated_at",
+)  # fmt: skip
+EVENT_COLUMNS = (
+    "code", "tenant", "stack", "environment", "schedule_id", "schedule_name", "item_id",
+    "actor", "message", "scheduled_for", "fired_at", "created_at", "detail",
+)  # fmt: skip
 
 
 def fire_batch(
@@ -176,111 +182,140 @@ def fire_batch(
         return result
     options = _job_options(conn, rows)
     active = has_active(conn, [row.id for row in rows if row.overlap == "skip"])
-
-    items: list[dict[str, Any]] = []
-    fired: list[dict[str, Any]] = []
-    advanced: list[dict[str, Any]] = []
-    disabled: list[dict[str, Any]] = []
-    ledger: list[dict[str, Any]] = []
+    rows_out = _Rows(conn.dialect.name, now, fencing.term)
+    next_after = _Occurrences(occurrences)
     for row in rows:
         job_options = options.get((row.tenant, row.stack, row.job))
         decision = decide(
             DueRow(row.next_run, row.misfire_grace, row.overlap),
             now=now,
-            next_after=_safe(occurrences, row.cron, row.timezone),
+            next_after=next_after.of(row.cron, row.timezone),
             job_active=job_options is not None,
             previous_active=row.id in active,
         )
         result.counts[decision.outcome] += 1
-        params = {"b_id": row.id, "b_old": row.next_run, "b_next": decision.next_run, "b_now": now}
-        item_id: UUID | None = None
         if decision.enqueues:
             assert job_options is not None
-            values = _item(row, decision, job_options, now)
-            item_id = values["id"]
-            items.append(values)
-            fired.append(params)
+            rows_out.fire(row, decision, job_options)
             result.fired_for.append(decision.scheduled_for)
-        elif decision.disables:
-            disabled.append(params)
         else:
-            advanced.append(params)
-        ledger.append(_ledger_event(row, decision, now, item_id, fencing.term))
+            rows_out.skip(row, decision)
 
-    if items:
-        conn.execute(queue_items.insert(), items)
+    bulk.insert_tuples(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
-    for statement, params_list in ((_FIRED, fired), (_ADVANCE, advanced), (_DISABLE, disabled)):
-        if params_list:
-            done = conn.execute(statement, params_list)
-            # The rows are locked (or the database is), so the compare-and-set
-            # cannot miss; if it ever did, roll the whole batch back.
-            if conn.dialect.supports_sane_multi_rowcount and done.rowcount != len(params_list):
-                raise RuntimeError("schedule rows changed under a fire transaction")
+    for (set_columns, where_columns, extra), params in (
+        (_FIRED, rows_out.fired),
+        (_ADVANCED, rows_out.advanced),
+        (_DISABLED, rows_out.disabled),
+    ):
+        matched = bulk.update(conn, schedules, set_columns, where_columns, params, extra_set=extra)
+        # The rows are locked (or the whole database is), so the compare-and-set
+        # cannot miss; if it ever did, roll the whole batch back.
+        if matched != len(params):
+            raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
-    append_events(conn, ledger)
+    bulk.insert_tuples(conn, events, EVENT_COLUMNS, rows_out.ledger)
     crash_point("after_events")
     return result
 
 
-def _safe(occurrences: Callable[[str, str], NextAfter], cron: str, timezone: str) -> NextAfter:
-    """The row's occurrence function; a cron or zone that fails to load fails every call."""
-    try:
-        return occurrences(cron, timezone)
-    except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
-        message = f"{type(error).__name__}: {error}"
+class _Occurrences:
+    """Occurrence functions for one batch, memoized on (cron, zone, instant).
 
-        def failing(_after: datetime) -> datetime | None:
-            raise ValueError(message)
+    Rows due at one instant often share an expression (`*/15 * * * *`), so a
+    batch computes each distinct next occurrence once. A cron or zone that
+    fails to load fails each of its rows' calls (the row is then disabled).
+    """
 
-        return failing
+    def __init__(self, occurrences: Callable[[str, str], NextAfter]) -> None:
+        self._occurrences = occurrences
+        self._functions: dict[tuple[str, str], NextAfter] = {}
+        self._memo: dict[tuple[str, str, datetime], datetime | None] = {}
+
+    def of(self, cron: str, timezone: str) -> NextAfter:
+        key = (cron, timezone)
+        function = self._functions.get(key)
+        if function is None:
+            function = self._functions[key] = self._load(cron, timezone)
+        memo = self._memo
+
+        def next_after(after: datetime) -> datetime | None:
+            memo_key = (cron, timezone, after)
+            if memo_key not in memo:
+                memo[memo_key] = function(after)
+            return memo[memo_key]
+
+        return next_after
+
+    def _load(self, cron: str, timezone: str) -> NextAfter:
+        try:
+            return self._occurrences(cron, timezone)
+        except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
+            message = f"{type(error).__name__}: {error}"
+
+            def failing(_after: datetime) -> datetime | None:
+                raise ValueError(message)
+
+            return failing
 
 
-def _item(row: Any, decision: Decision, options: dict[str, Any], now: datetime) -> dict[str, Any]:
-    expiry = options.get("expires_after")
-    return item_values(
-        tenant=row.tenant,
-        stack=row.stack,
-        environment=row.environment,
-        job=row.job,
-        payload=row.payload,
-        source="schedule",
-        now=now,
-        schedule_id=row.id,
-        scheduled_for=decision.scheduled_for,
-        priority=int(options.get("priority", DEFAULT_PRIORITY)),
-        expires_at=now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY),
-        max_attempts=int(options.get("max_attempts", 3)),
-    )
+class _Rows:
+    """A batch's writes, encoded for the driver as they are decided."""
 
+    def __init__(self, dialect: str, now: datetime, term: int) -> None:
+        self.enc = bulk.Encoder(dialect)
+        self.now = now
+        self.term = term
+        self.now_value = self.enc.datetime(now)
+        self.items: list[tuple[Any, ...]] = []
+        self.fired: list[tuple[Any, ...]] = []
+        self.advanced: list[tuple[Any, ...]] = []
+        self.disabled: list[tuple[Any, ...]] = []
+        self.ledger: list[tuple[Any, ...]] = []
 
-def _ledger_event(
-    row: Any, decision: Decision, now: datetime, item_id: UUID | None, term: int
-) -> dict[str, Any]:
-    code, message = _LEDGER[decision.outcome]
-    detail: dict[str, Any] = {
-        "coalesced": decision.coalesced,
-        "first_due": row.next_run.isoformat(),
-        "next_run": decision.next_run.isoformat() if decision.next_run else None,
-        # The leader term that fired: audits which leader wrote each occurrence.
-        "term": term,
-    }
-    if not decision.coalesced_exact:
-        detail["coalesced_at_least"] = True
-    if decision.error is not None:
-        detail["error"] = decision.error
-    return event_values(
-        code,
-        tenant=row.tenant,
-        stack=row.stack,
-        environment=row.environment,
-        schedule_id=row.id,
-        schedule_name=row.name,
-        item_id=item_id,
-        actor=ACTOR,
-        message=message,
-        now=now,
-        scheduled_for=decision.scheduled_for,
-        fired_at=now,
-        detail=detail,
-    )
+    def fire(self, row: Any, decision: Decision, options: dict[str, Any]) -> None:
+        enc = self.enc
+        item_id = uuid.uuid4()
+        expiry = options.get("expires_after")
+        expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
+        self.items.append(
+            (
+                enc.uuid(item_id), row.tenant, row.stack, row.environment, row.job,
+                row.payload_text, "schedule", enc.uuid(row.id),
+                enc.datetime(decision.scheduled_for),
+                int(options.get("priority", DEFAULT_PRIORITY)), "queued", self.now_value,
+                enc.datetime(expires), 0, int(options.get("max_attempts", 3)),
+                self.now_value, self.now_value,
+            )
+        )  # fmt: skip
+        self.fired.append((self.now, decision.next_run, row.id, row.next_run))
+        self._ledger(row, decision, item_id)
+
+    def skip(self, row: Any, decision: Decision) -> None:
+        if decision.disables:
+            self.disabled.append((None, self.now, row.id, row.next_run))
+        else:
+            self.advanced.append((decision.next_run, row.id, row.next_run))
+        self._ledger(row, decision, None)
+
+    def _ledger(self, row: Any, decision: Decision, item_id: UUID | None) -> None:
+        enc = self.enc
+        code, message = _LEDGER[decision.outcome]
+        detail: dict[str, Any] = {
+            "coalesced": decision.coalesced,
+            "first_due": row.next_run.isoformat(),
+            "next_run": decision.next_run.isoformat() if decision.next_run else None,
+            # The leader term that fired: audits which leader wrote each occurrence.
+            "term": self.term,
+        }
+        if not decision.coalesced_exact:
+            detail["coalesced_at_least"] = True
+        if decision.error is not None:
+            detail["error"] = decision.error
+        self.ledger.append(
+            (
+                code.text, row.tenant, row.stack, row.environment, enc.uuid(row.id), row.name,
+                enc.uuid(item_id), ACTOR, message, enc.datetime(decision.scheduled_for),
+                self.now_value, self.now_value, enc.json(detail),
+            )
+        )  # fmt: skip

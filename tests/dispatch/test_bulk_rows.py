@@ -1,0 +1,54 @@
+"""The dispatcher's bulk writes store values exactly as SQLAlchemy Core does."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from cronplane.store import bulk
+from cronplane.store.database import Database
+from cronplane.store.tables import events, schedules
+from firing_support import START, add_schedule, schedule_row
+
+
+def test_bulk_event_reads_back_like_core(database: Database) -> None:
+    when = datetime(2026, 3, 2, 10, 0, 0, 123456, tzinfo=UTC)
+    sid = uuid.uuid4()
+    enc = bulk.Encoder(database.dialect)
+    with database.begin() as conn:
+        bulk.insert_tuples(
+            conn,
+            events,
+            ("code", "tenant", "schedule_id", "actor", "message", "scheduled_for", "created_at",
+             "detail"),
+            [("V200610SCHTRG", "acme", enc.uuid(sid), "t", "m", enc.datetime(when),
+              enc.datetime(when), enc.json({"a": [1, "é"]}))],
+        )  # fmt: skip
+    with database.read() as conn:
+        row = conn.execute(select(events)).one()
+        found = conn.execute(
+            select(events.c.id).where(events.c.schedule_id == sid, events.c.scheduled_for == when)
+        ).scalar()
+    assert row.schedule_id == sid and row.scheduled_for == when
+    assert row.detail == {"a": [1, "é"]} and found == row.id
+
+
+def test_bulk_update_compare_and_set(database: Database) -> None:
+    sid = add_schedule(database, next_run=START)
+    other = schedule_row("other", next_run=START)
+    later = START + timedelta(minutes=1)
+    with database.begin() as conn:
+        conn.execute(schedules.insert(), [other])
+        matched = bulk.update(
+            conn,
+            schedules,
+            ("next_run",),
+            ("id", "next_run"),
+            [(later, sid, START), (later, other["id"], START - timedelta(seconds=1))],
+        )
+    assert matched == 1
+    with database.read() as conn:
+        rows = dict(conn.execute(select(schedules.c.id, schedules.c.next_run)).all())
+    assert rows == {sid: later, other["id"]: START}
