@@ -1,0 +1,95 @@
+"""One process's moving parts: a dispatcher and worker threads, started and stopped together.
+
+`cronplane serve` runs a Node (and, once it exists, the HTTP API beside it);
+`cronplane dispatcher` and `cronplane worker` run one part each. On
+PostgreSQL every part reads "now" from the database (`DatabaseClock`) so
+nodes with skewed clocks agree on due rows, leases and availability.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+from cronplane.clock import Clock, SystemClock
+from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher
+from cronplane.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
+from cronplane.store.database import Database, DatabaseClock
+from cronplane.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+def clock_for(database: Database) -> Clock:
+    """The database's clock on PostgreSQL (several nodes), the process clock on SQLite."""
+    return DatabaseClock(database) if database.dialect == "postgresql" else SystemClock()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOptions:
+    """What a node runs and how."""
+
+    dispatcher: bool = True
+    workers: int = 1
+    ttl: float = DEFAULT_TTL
+    batch_size: int = DEFAULT_BATCH
+    retention_days: int = DEFAULT_RETENTION_DAYS
+
+
+class Node:
+    """A dispatcher and `workers` worker threads over one database."""
+
+    def __init__(
+        self, database: Database, options: NodeOptions, clock: Clock | None = None
+    ) -> None:
+        self.database = database
+        self.options = options
+        self.clock = clock or clock_for(database)
+        self.dispatcher = (
+            Dispatcher(database, self.clock, ttl=options.ttl, batch_size=options.batch_size)
+            if options.dispatcher
+            else None
+        )
+        self.workers = [Worker(database, self.clock) for _ in range(options.workers)]
+        self._threads: list[threading.Thread] = []
+
+    def wake(self) -> None:
+        """A schedule changed in this process: wake the dispatcher (the service's on_change)."""
+        if self.dispatcher is not None:
+            self.dispatcher.wake()
+
+    def wake_workers(self) -> None:
+        """An item was enqueued in this process (run now): wake the workers."""
+        for worker in self.workers:
+            worker.wake()
+
+    def start(self) -> None:
+        """Register housekeeping and start every part in its own daemon thread."""
+        if self.dispatcher is not None:
+            ensure_system_schedules(
+                self.database, self.clock, retention_days=self.options.retention_days
+            )
+            self._spawn("cronplane-dispatcher", self.dispatcher.run)
+        for n, worker in enumerate(self.workers):
+            self._spawn(f"cronplane-worker-{n}", worker.run)
+        log.info(
+            "node started: dispatcher=%s workers=%d on %s",
+            self.dispatcher is not None,
+            len(self.workers),
+            self.database.dialect,
+        )
+
+    def _spawn(self, name: str, target: object) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)  # type: ignore[arg-type]
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop every part (the dispatcher releases its lease) and wait for the threads."""
+        if self.dispatcher is not None:
+            self.dispatcher.stop()
+        for worker in self.workers:
+            worker.stop()
+        for thread in self._threads:
+            thread.join(timeout)
