@@ -111,6 +111,9 @@ def _nearest_weekday(day: int, length: int, first_weekday: int) -> int:
 
 def _matching_days(expr: CronExpr, length: int, first_weekday: int) -> tuple[int, ...]:
     dom, dow = expr.dom, expr.dow
+    every_dow = len(dow.values) == 7
+    if every_dow and (expr.day_or or len(dom.values) == 31):
+        return tuple(range(1, length + 1))  # the common `* * *` day fields
     by_dom = {d for d in dom.values if d <= length}
     if dom.last:
         by_dom.add(length)
@@ -120,18 +123,19 @@ def _matching_days(expr: CronExpr, length: int, first_weekday: int) -> tuple[int
         # A day the month lacks (31W in April) matches nothing that month.
         if day <= length:
             by_dom.add(_nearest_weekday(day, length, first_weekday))
-    if len(dow.values) == 7:
-        by_dow = set(range(1, length + 1))
-        return tuple(sorted(by_dom | by_dow if expr.day_or else by_dom))
-    weekdays, last_of, nth = set(dow.values), set(dow.last_of), set(dow.nth)
-    by_dow = set()
-    for day in range(1, length + 1):
-        weekday = (first_weekday + day - 1) % 7
-        if (
-            weekday in weekdays
-            or (weekday in last_of and day + 7 > length)
-            or (weekday, (day + 6) // 7) in nth
-        ):
+    if every_dow:
+        return tuple(sorted(by_dom))
+    by_dow = {
+        day
+        for weekday in dow.values
+        for day in range(1 + (weekday - first_weekday) % 7, length + 1, 7)
+    }
+    for weekday in dow.last_of:
+        first = 1 + (weekday - first_weekday) % 7
+        by_dow.add(first + 7 * ((length - first) // 7))
+    for weekday, k in dow.nth:
+        day = 1 + (weekday - first_weekday) % 7 + 7 * (k - 1)
+        if day <= length:
             by_dow.add(day)
     picked = by_dom | by_dow if expr.day_or else by_dom & by_dow
     return tuple(sorted(picked))
@@ -144,6 +148,13 @@ def _month_lengths(month: int) -> tuple[int, ...]:
 
 
 def _fires_ever(expr: CronExpr) -> bool:
+    dom, dow = expr.dom, expr.dow
+    if dow.values and (expr.day_or or len(dom.values) == 31):
+        return True  # every month has every weekday
+    if len(dow.values) == 7 and (
+        dom.last or dom.last_weekday or min(dom.values + dom.nearest_weekday, default=99) <= 28
+    ):
+        return True  # every month has days 1-28, a last day and a last weekday
     # Every (month, length, weekday of the 1st) combination occurs in the
     # 400-year Gregorian cycle, so this is exact, not a sampled guess.
     return any(
