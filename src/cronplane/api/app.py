@@ -59,11 +59,13 @@ def create_app(
     limits: Limits | None = None,
     on_change: Callable[[], None] | None = None,
     on_enqueue: Callable[[], None] | None = None,
+    ui: bool = False,
 ) -> FastAPI:
     """Build the API over `database`.
 
     In `cronplane serve`, `on_change` wakes the in-process dispatcher when a
-    schedule changes and `on_enqueue` wakes the workers after a run-now.
+    schedule changes and `on_enqueue` wakes the workers after a run-now;
+    `ui=True` also serves the web UI (`cronplane.ui`) at `/`.
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -93,6 +95,10 @@ def create_app(
     app.include_router(v1, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)
+    if ui:
+        from cronplane.ui import mount
+
+        mount(app)
     install(app)
     check_rules(app)
     # Added last = outermost: metrics see every answer, including refusals.

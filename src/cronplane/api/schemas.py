@@ -265,8 +265,19 @@ class PlanDrift(Response):
     declared: Any
 
 
+class Declaration(Response):
+    """A cron as the app declares it, resolved (normalized cron, concrete payload)."""
+
+    job: str
+    cron: str
+    timezone: str
+    payload: dict[str, Any]
+    misfire_grace: int | None
+    overlap: Literal["skip", "allow"]
+
+
 class Plan(Response):
-    """What a sync did (or, on a dry run, would do)."""
+    """What a sync did (or, on a dry run, would do); `declared` holds what was created or updated."""
 
     created: list[str]
     updated: list[PlannedChange]
@@ -274,6 +285,7 @@ class Plan(Response):
     unchanged: list[str]
     conflicts: list[PlanConflict]
     drift: list[PlanDrift]
+    declared: dict[str, Declaration] = Field(default_factory=dict)
 
 
 class SyncOut(Response):

@@ -29,6 +29,7 @@ from cronplane.core.model import CronDeclaration, Scope
 from cronplane.core.reconcile import SyncPlan
 from cronplane.errors import InvalidRequest
 from cronplane.manifest import manifest_from_data
+from cronplane.service import AppReport
 
 router = APIRouter(prefix="/tenants/{tenant}", tags=["apps"])
 seed_router = APIRouter(tags=["apps"])
@@ -45,9 +46,21 @@ def declarations(stack: str, crons: Mapping[str, str | CronEntry]) -> dict[str, 
     return manifest_from_data({"name": stack, "crons": document}, source="crons").crons
 
 
+def plan_document(plan: SyncPlan) -> dict[str, Any]:
+    """The plan's own JSON, plus the declarations it creates or updates (clients render them)."""
+    declared = {item.name: item.declared.to_dict() for item in plan.created}
+    declared.update({item.name: item.declared.to_dict() for item in plan.updated})
+    return {**plan.to_dict(), "declared": declared}
+
+
 def render_plan(plan: SyncPlan, dry_run: bool) -> dict[str, Any]:
     """A sync plan as the API shows it."""
-    return {"dry_run": dry_run, "plan": plan.to_dict(), "summary": plan.summary()}
+    return {"dry_run": dry_run, "plan": plan_document(plan), "summary": plan.summary()}
+
+
+def render_report(report: AppReport) -> dict[str, Any]:
+    """An app install or uninstall as the API shows it."""
+    return {**report.to_dict(), "plan": plan_document(report.plan)}
 
 
 @router.post("/sync", response_model=SyncOut, summary="Sync an app's declared crons")
@@ -71,7 +84,7 @@ def install_app(
     report = ctx.service.install_app(
         tenant, body.environment, manifest, actor=principal.actor, dry_run=body.dry_run
     )
-    return report.to_dict()
+    return render_report(report)
 
 
 @router.delete(
@@ -89,7 +102,7 @@ def uninstall_app(
     report = ctx.service.uninstall_app(
         Scope(tenant, stack, environment), actor=principal.actor, dry_run=dry_run
     )
-    return report.to_dict()
+    return render_report(report)
 
 
 @seed_router.post(

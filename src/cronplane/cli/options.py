@@ -15,12 +15,14 @@ methods.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from cronplane.client import RemoteService
 from cronplane.clock import SystemClock
 from cronplane.errors import InvalidPayload, InvalidRequest
 from cronplane.service import ScheduleService
@@ -55,6 +57,8 @@ def scope_options(command: F) -> F:
                 "Stack, the installed app (default 'default').",
             ),
             ("--env", "env", "CRONPLANE_ENV", "Environment (default 'default')."),
+            ("--url", "url", "CRONPLANE_URL", "Work against this cronplane server's API."),
+            ("--token", "token", "CRONPLANE_TOKEN", "API token for --url."),
         ]
     ):
         # Prefixed so a command's own argument (`app uninstall STACK`) never collides.
@@ -80,16 +84,31 @@ def settings(ctx: click.Context) -> Settings:
     return load_settings(ctx.meta.get(_META, {}))
 
 
-def client(ctx: click.Context) -> ScheduleService:
-    """The service this invocation talks to; an empty SQLite file migrates itself."""
+def remote(ctx: click.Context) -> RemoteService | None:
+    """The API client when --url or CRONPLANE_URL is set (with --token / CRONPLANE_TOKEN)."""
+    flags = ctx.meta.get(_META, {})
+    url = flags.get("url") or os.environ.get("CRONPLANE_URL")
+    if not url:
+        return None
     service = ctx.meta.get(_SERVICE)
+    if not isinstance(service, RemoteService):
+        service = RemoteService(url, flags.get("token") or os.environ.get("CRONPLANE_TOKEN"))
+        ctx.call_on_close(service.close)
+        ctx.meta[_SERVICE] = service
+    return service
+
+
+def client(ctx: click.Context) -> ScheduleService | RemoteService:
+    """The service this invocation talks to: the server's API when a URL is set, else
+    the database (an empty SQLite file migrates itself)."""
+    service = remote(ctx) or ctx.meta.get(_SERVICE)
     if service is None:
         database = Database(settings(ctx).database_url)
         database.ensure_schema()
         ctx.call_on_close(database.dispose)
         service = ScheduleService(database, SystemClock())
         ctx.meta[_SERVICE] = service
-    assert isinstance(service, ScheduleService)
+    assert isinstance(service, ScheduleService | RemoteService)
     return service
 
 

@@ -1,0 +1,532 @@
+"""The remote client: the service's methods, over the HTTP API.
+
+`RemoteService(url, token)` has the methods the CLI calls on
+`ScheduleService` and `RunService`, with the same arguments and the same
+return types, so a command renders the same output whichever it talks to.
+A coded error answer is raised again as the same `CronplaneError` class (so
+the CLI exits with the same code); a server that cannot be reached is
+`Unavailable` (exit 7).
+
+What the server does not send back is not invented: a sync plan's row ids
+are the nil UUID here (no command shows them). The `actor` argument is
+accepted for signature parity and ignored: the server records the token's
+name as the actor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from cronplane.clock import Clock, SystemClock
+from cronplane.core.model import (
+    CronDeclaration,
+    Declared,
+    Job,
+    JobSpec,
+    Page,
+    Schedule,
+    ScheduleSpec,
+    Scope,
+)
+from cronplane.core.reconcile import (
+    Drift,
+    PlannedCreate,
+    PlannedRemove,
+    PlannedUpdate,
+    SyncConflict,
+    SyncPlan,
+)
+from cronplane.errors import CronplaneError, InternalError, Unavailable
+from cronplane.events import Event
+from cronplane.manifest import Manifest
+from cronplane.service import AppReport
+from cronplane.store.queue import QueueItem
+
+API_PREFIX: Final = "/api/v1"
+DEFAULT_TIMEOUT: Final = 30.0
+NIL: Final = UUID(int=0)
+WAIT_POLL: Final = 0.25
+
+
+def _error_classes() -> dict[str, type[CronplaneError]]:
+    found: dict[str, type[CronplaneError]] = {}
+    pending: list[type[CronplaneError]] = [CronplaneError]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        code = cls.__dict__.get("code")
+        if code is not None:
+            found[code.text] = cls
+    return found
+
+
+ERRORS: Final = _error_classes()
+
+
+def raise_for(response: httpx.Response) -> None:
+    """Raise the coded error an answer carries (the same class the service raised)."""
+    if response.is_success:
+        return
+    try:
+        body = response.json()
+        code, message, detail = body["code"], body["message"], body.get("detail") or {}
+    except (ValueError, KeyError, TypeError):
+        raise InternalError(
+            f"unexpected answer from the server: HTTP {response.status_code}",
+            {"status": response.status_code},
+        ) from None
+    cls = ERRORS.get(code)
+    if cls is None:
+        raise InternalError(f"{code}: {message}", {"status": response.status_code, **detail})
+    raise cls(message, detail)
+
+
+def _seg(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _when(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _required_when(value: str) -> datetime:
+    parsed = _when(value)
+    assert parsed is not None
+    return parsed
+
+
+def schedule_from_json(d: Mapping[str, Any]) -> Schedule:
+    """A Schedule from the API's JSON."""
+    return Schedule(
+        id=UUID(d["id"]),
+        tenant=d["tenant"],
+        stack=d["stack"],
+        environment=d["environment"],
+        name=d["name"],
+        job=d["job"],
+        cron=d["cron"],
+        timezone=d["timezone"],
+        payload=dict(d["payload"]),
+        enabled=d["enabled"],
+        source=d["source"],
+        misfire_grace=d["misfire_grace"],
+        overlap=d["overlap"],
+        last_run=_when(d["last_run"]),
+        next_run=_when(d["next_run"]),
+        created_at=_required_when(d["created_at"]),
+        updated_at=_required_when(d["updated_at"]),
+        revision=d["revision"],
+        declared=d["declared"],
+        overrides=tuple(d["overrides"]),
+    )
+
+
+def job_from_json(d: Mapping[str, Any]) -> Job:
+    """A Job from the API's JSON."""
+    return Job(
+        id=UUID(d["id"]),
+        tenant=d["tenant"],
+        stack=d["stack"],
+        name=d["name"],
+        title=d["title"],
+        kind=d["kind"],
+        status=d["status"],
+        payload=dict(d["payload"]),
+        payload_schema=d["payload_schema"],
+        target=d["target"],
+        options=dict(d["options"]),
+        source=d["source"],
+        created_at=_required_when(d["created_at"]),
+        updated_at=_required_when(d["updated_at"]),
+        revision=d["revision"],
+    )
+
+
+def event_from_json(d: Mapping[str, Any]) -> Event:
+    """An Event from the API's JSON."""
+    return Event(
+        id=d["id"],
+        code=d["code"],
+        tenant=d["tenant"],
+        stack=d["stack"],
+        environment=d["environment"],
+        schedule_id=None if d["schedule_id"] is None else UUID(d["schedule_id"]),
+        schedule_name=d["schedule_name"],
+        item_id=None if d["item_id"] is None else UUID(d["item_id"]),
+        actor=d["actor"],
+        message=d["message"],
+        scheduled_for=_when(d["scheduled_for"]),
+        fired_at=_when(d["fired_at"]),
+        created_at=_required_when(d["created_at"]),
+        detail=dict(d["detail"]),
+    )
+
+
+def item_from_json(d: Mapping[str, Any]) -> QueueItem:
+    """A QueueItem from the API's JSON."""
+    values = dict(d)
+    for key in ("id", "schedule_id"):
+        values[key] = None if values[key] is None else UUID(values[key])
+    for key in (
+        "scheduled_for",
+        "available_at",
+        "expires_at",
+        "heartbeat_at",
+        "lease_expires_at",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "updated_at",
+    ):
+        values[key] = _when(values[key])
+    return QueueItem(**{name: values[name] for name in QueueItem.__slots__})
+
+
+def plan_from_json(d: Mapping[str, Any]) -> SyncPlan:
+    """A SyncPlan from the API's plan document (row ids are not sent: nil UUIDs)."""
+    declared = {name: Declared(**value) for name, value in d.get("declared", {}).items()}
+
+    def declaration(name: str) -> Declared:
+        return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
+
+    return SyncPlan(
+        created=tuple(PlannedCreate(name, declaration(name)) for name in d["created"]),
+        updated=tuple(
+            PlannedUpdate(
+                item["name"],
+                NIL,
+                0,
+                declaration(item["name"]),
+                {
+                    field: getattr(declaration(item["name"]), field, None)
+                    for field in item["fields"]
+                },
+            )
+            for item in d["updated"]
+        ),
+        removed=tuple(PlannedRemove(name, NIL) for name in d["removed"]),
+        unchanged=tuple(d["unchanged"]),
+        conflicts=tuple(SyncConflict(c["name"], c["source"]) for c in d["conflicts"]),
+        drift=tuple(Drift(x["name"], x["field"], x["current"], x["declared"]) for x in d["drift"]),
+    )
+
+
+def report_from_json(d: Mapping[str, Any]) -> AppReport:
+    """An AppReport from the API's JSON."""
+    return AppReport(
+        stack=d["stack"],
+        plan=plan_from_json(d["plan"]),
+        jobs_registered=tuple(d["jobs_registered"]),
+        jobs_updated=tuple(d["jobs_updated"]),
+        jobs_deactivated=tuple(d["jobs_deactivated"]),
+        dry_run=d["dry_run"],
+    )
+
+
+def _cron_document(declaration: CronDeclaration) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "cron": declaration.cron,
+        "timezone": declaration.timezone,
+        "overlap": declaration.overlap,
+    }
+    if declaration.job is not None:
+        document["job"] = declaration.job
+    if declaration.payload is not None:
+        document["payload"] = declaration.payload
+    if declaration.misfire_grace is not None:
+        document["misfire_grace"] = declaration.misfire_grace
+    return document
+
+
+def _manifest_document(manifest: Manifest) -> dict[str, Any]:
+    jobs: dict[str, Any] = {}
+    for name, spec in manifest.jobs.items():
+        job: dict[str, Any] = {
+            "title": spec.title,
+            "target": spec.target,
+            "payload": spec.payload,
+            "options": spec.options,
+            "status": spec.status,
+        }
+        if spec.kind is not None:
+            job["kind"] = spec.kind
+        if spec.payload_schema is not None:
+            job["schema"] = spec.payload_schema
+        jobs[name] = job
+    crons = {name: _cron_document(decl) for name, decl in manifest.crons.items()}
+    return {"name": manifest.name, "jobs": jobs, "crons": crons}
+
+
+class RemoteService:
+    """The use cases the CLI needs, answered by a cronplane server."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.clock = clock or SystemClock()
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.url = url.rstrip("/")
+        self.http = httpx.Client(
+            base_url=self.url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.http.close()
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        revision: int | None = None,
+    ) -> Any:
+        headers = {} if revision is None else {"If-Match": f'"{revision}"'}
+        query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self.http.request(
+                method,
+                API_PREFIX + path,
+                content=None if body is None else json.dumps(body),
+                headers={**headers, **({"Content-Type": "application/json"} if body else {})},
+                params=query,
+            )
+        except httpx.HTTPError as error:
+            raise Unavailable(
+                f"cannot reach the cronplane server at {self.url}: {error}", {"url": self.url}
+            ) from error
+        raise_for(response)
+        return response.json()
+
+    @staticmethod
+    def _tenant(tenant: str) -> str:
+        return f"/tenants/{_seg(tenant)}"
+
+    def _schedule(self, scope: Scope, name: str) -> str:
+        return (
+            f"{self._tenant(scope.tenant)}/schedules/"
+            f"{_seg(scope.stack)}/{_seg(scope.environment)}/{_seg(name)}"
+        )
+
+    # -- schedules --------------------------------------------------------------
+
+    def create_schedule(self, scope: Scope, spec: ScheduleSpec, *, actor: str) -> Schedule:
+        """POST a new user schedule."""
+        body: dict[str, Any] = {
+            "job": spec.job,
+            "cron": spec.cron,
+            "stack": scope.stack,
+            "environment": scope.environment,
+            "timezone": spec.timezone,
+            "overlap": spec.overlap,
+            "enabled": spec.enabled,
+        }
+        for key in ("name", "payload", "misfire_grace"):
+            if getattr(spec, key) is not None:
+                body[key] = getattr(spec, key)
+        answer = self._request("POST", f"{self._tenant(scope.tenant)}/schedules", body=body)
+        return schedule_from_json(answer)
+
+    def get_schedule(self, scope: Scope, name: str) -> Schedule:
+        """GET one schedule."""
+        return schedule_from_json(self._request("GET", self._schedule(scope, name)))
+
+    def list_schedules(
+        self,
+        tenant: str,
+        *,
+        stack: str | None = None,
+        environment: str | None = None,
+        source: str | None = None,
+        enabled: bool | None = None,
+        job: str | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> Page:
+        """GET one page of schedules."""
+        params = {
+            "stack": stack,
+            "environment": environment,
+            "source": source,
+            "enabled": enabled,
+            "job": job,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
+        items = tuple(schedule_from_json(row) for row in answer["items"])
+        return Page(items, answer["next_cursor"])
+
+    def enable_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """POST …/enable."""
+        path = self._schedule(scope, name) + "/enable"
+        return schedule_from_json(self._request("POST", path, revision=revision))
+
+    def disable_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """POST …/disable."""
+        path = self._schedule(scope, name) + "/disable"
+        return schedule_from_json(self._request("POST", path, revision=revision))
+
+    def remove_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """DELETE the schedule; returns it as it was."""
+        path = self._schedule(scope, name)
+        return schedule_from_json(self._request("DELETE", path, revision=revision))
+
+    def reset_to_manifest(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """POST …/reset."""
+        path = self._schedule(scope, name) + "/reset"
+        return schedule_from_json(self._request("POST", path, revision=revision))
+
+    def schedule_history(
+        self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
+    ) -> list[Event]:
+        """GET …/history."""
+        params = {"limit": limit, "before": before_id}
+        answer = self._request("GET", self._schedule(scope, name) + "/history", params=params)
+        return [event_from_json(row) for row in answer["items"]]
+
+    # -- jobs --------------------------------------------------------------------
+
+    def list_jobs(
+        self, tenant: str, stack: str | None = None, *, status: str | None = None
+    ) -> list[Job]:
+        """GET the tenant's jobs."""
+        params = {"stack": stack, "status": status}
+        answer = self._request("GET", f"{self._tenant(tenant)}/jobs", params=params)
+        return [job_from_json(row) for row in answer["items"]]
+
+    def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job:
+        """POST a new job."""
+        body: dict[str, Any] = {
+            "name": spec.name,
+            "target": spec.target,
+            "stack": stack,
+            "title": spec.title,
+            "payload": spec.payload,
+            "options": spec.options,
+            "status": spec.status,
+        }
+        if spec.kind is not None:
+            body["kind"] = spec.kind
+        if spec.payload_schema is not None:
+            body["payload_schema"] = spec.payload_schema
+        return job_from_json(self._request("POST", f"{self._tenant(tenant)}/jobs", body=body))
+
+    # -- apps ----------------------------------------------------------------------
+
+    def sync(
+        self,
+        scope: Scope,
+        crons: Mapping[str, CronDeclaration],
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> SyncPlan:
+        """POST …/sync."""
+        body = {
+            "stack": scope.stack,
+            "environment": scope.environment,
+            "crons": {name: _cron_document(decl) for name, decl in crons.items()},
+            "dry_run": dry_run,
+        }
+        answer = self._request("POST", f"{self._tenant(scope.tenant)}/sync", body=body)
+        return plan_from_json(answer["plan"])
+
+    def install_app(
+        self,
+        tenant: str,
+        environment: str,
+        manifest: Manifest,
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> AppReport:
+        """POST …/apps with the manifest."""
+        body = {
+            "manifest": _manifest_document(manifest),
+            "environment": environment,
+            "dry_run": dry_run,
+        }
+        answer = self._request("POST", f"{self._tenant(tenant)}/apps", body=body)
+        return report_from_json(answer)
+
+    def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport:
+        """DELETE …/apps/{stack}/{environment}."""
+        path = f"{self._tenant(scope.tenant)}/apps/{_seg(scope.stack)}/{_seg(scope.environment)}"
+        answer = self._request("DELETE", path, params={"dry_run": dry_run})
+        return report_from_json(answer)
+
+    # -- runs and the queue ----------------------------------------------------------
+
+    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
+        """POST …/run."""
+        return item_from_json(self._request("POST", self._schedule(scope, name) + "/run"))
+
+    def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
+        """Poll the item until it finished (or `timeout` passed), as RunService.wait."""
+        started = self.clock.monotonic()
+        while True:
+            item = self.get_item(tenant, item_id)
+            if item.finished:
+                return item
+            if timeout is not None and self.clock.monotonic() - started >= timeout:
+                return item
+            self.clock.wait(WAIT_POLL)
+
+    def get_item(self, tenant: str, item_id: UUID) -> QueueItem:
+        """GET one queue item."""
+        path = f"{self._tenant(tenant)}/queue/items/{item_id}"
+        return item_from_json(self._request("GET", path))
+
+    def list_items(
+        self,
+        tenant: str,
+        *,
+        status: str | None = None,
+        schedule_id: UUID | None = None,
+        limit: int = 100,
+    ) -> list[QueueItem]:
+        """GET the tenant's queue items."""
+        params = {"status": status, "schedule_id": schedule_id, "limit": limit}
+        answer = self._request("GET", f"{self._tenant(tenant)}/queue/items", params=params)
+        return [item_from_json(row) for row in answer["items"]]
+
+    def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem:
+        """POST …/cancel."""
+        path = f"{self._tenant(tenant)}/queue/items/{item_id}/cancel"
+        return item_from_json(self._request("POST", path))
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, UUID):
+        return str(value)
+    return value
