@@ -1,0 +1,310 @@
+"""Create and edit a schedule (tabs Details, Cron, Json, History), and its row actions.
+
+Routes (each one service call, each guarded by its action):
+
+    GET  /schedules/new                         Creator   the empty editor
+    POST /schedules/new                         Creator   create_schedule
+    GET  /schedules/{stack}/{environment}/{name}  Reader  the editor on a row
+    POST /schedules/{stack}/{environment}/{name}  Updater update_schedule
+    POST .../enable | .../disable               Toggler   enable / disable
+    POST .../reset                              Updater   reset_to_manifest
+    POST .../delete                             Deleter   remove_schedule
+
+A refusal re-renders the editor with the coded error in place, keeping what
+was typed. Which fields are editable is shown from the same facts the
+service enforces (the role's permissions; `OPERATOR_FIELDS` on app rows).
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from functools import lru_cache
+from typing import Annotated, Any, Final
+from urllib.parse import quote, urlencode
+
+from fastapi import Depends, Path, Query, Request
+from starlette.responses import RedirectResponse, Response
+
+from cronplane.api.context import ApiContext, context_of
+from cronplane.core.access import Action
+from cronplane.core.model import OPERATOR_FIELDS, Job, Schedule, Scope
+from cronplane.errors import CronplaneError, JobNotFound
+from cronplane.ui.form import ScheduleForm, read_form
+from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
+from cronplane.ui.pages import error_context, render
+from cronplane.ui.route import page_router
+from cronplane.ui.session import Creator, Deleter, Reader, Session, Toggler, Updater
+
+router = page_router()
+
+Segment = Annotated[str, Path(min_length=1, max_length=128)]
+Form = Annotated[ScheduleForm, Depends(read_form)]
+KEY: Final = "/schedules/{stack}/{environment}/{name}"
+# What a user row's editor may change (name and scope are its key).
+USER_FIELDS: Final = ("job", "cron", "timezone", "payload", "misfire_grace", "overlap")
+
+
+@lru_cache(maxsize=1)
+def zones() -> list[str]:
+    """Every IANA zone name the zone selector offers, UTC first."""
+    names = sorted(name for name in zoneinfo.available_timezones() if "/" in name)
+    return ["UTC", *names]
+
+
+def schedule_url(schedule: Schedule, suffix: str = "", **query: str) -> str:
+    """The editor URL of a schedule (path segments quoted)."""
+    parts = (schedule.stack, schedule.environment, schedule.name)
+    path = "/schedules/" + "/".join(quote(part, safe="") for part in parts) + suffix
+    return path + ("?" + urlencode(query) if query else "")
+
+
+def editable_fields(session: Session, schedule: Schedule | None) -> frozenset[str]:
+    """The fields this session's editor offers for change (the service decides again)."""
+    if schedule is None:
+        return frozenset((*USER_FIELDS, "name", "environment", "status"))
+    if not session.can(Action.UPDATE):
+        return frozenset()
+    if schedule.source == "app":
+        return frozenset(OPERATOR_FIELDS) - {"enabled"}
+    return frozenset(USER_FIELDS)
+
+
+def _job_of(ctx: ApiContext, tenant: str, form: ScheduleForm) -> Job | None:
+    if not (form.job and form.stack):
+        return None
+    try:
+        return ctx.service.get_job(tenant, form.stack, form.job)
+    except JobNotFound:
+        return None
+
+
+def _history(ctx: ApiContext, schedule: Schedule) -> History:
+    events = ctx.service.schedule_history(schedule.scope, schedule.name, limit=HISTORY_EVENTS)
+    items = ctx.runs.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
+    return history_of(events, items)
+
+
+def editor_page(
+    request: Request,
+    session: Session,
+    *,
+    form: ScheduleForm,
+    schedule: Schedule | None,
+    error: CronplaneError | None = None,
+    notice: str = "",
+    tab: str = "details",
+) -> Response:
+    """The editor, for a new schedule (`schedule` None) or a stored one."""
+    ctx = context_of(request)
+    jobs = ctx.service.list_jobs(session.tenant)
+    scope = Scope(session.tenant, form.stack or "default", form.environment or "default")
+    context: dict[str, Any] = {
+        "session": session,
+        "form": form,
+        "schedule": schedule,
+        "creating": schedule is None,
+        "jobs": jobs,
+        "job": _job_of(ctx, session.tenant, form),
+        "zones": zones(),
+        "editable": editable_fields(session, schedule),
+        "seed": scope.identity(form.name or form.job or "new"),
+        "error": error_context(error),
+        "notice": notice,
+        "tab": tab if tab in ("details", "cron", "json", "history") else "details",
+        "history": _history(ctx, schedule) if schedule is not None else None,
+        "item_tone": item_tone,
+        "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
+        "can": {action.value: session.can(action) for action in Action},
+        # Mirrors of the service's rules, to offer only what it would accept:
+        # an app row is removed from its manifest, and reset only has overrides to drop.
+        "deletable": schedule is not None
+        and session.can(Action.DELETE)
+        and schedule.source != "app",
+        "resettable": schedule is not None
+        and session.can(Action.UPDATE)
+        and schedule.source == "app"
+        and bool(schedule.overrides),
+    }
+    return render(
+        request, "editor.html", context, status_code=error.status if error is not None else 200
+    )
+
+
+def _tab_of(error: CronplaneError) -> str:
+    field = error.detail.get("field")
+    if field in ("cron", "expression", "timezone"):
+        return "cron"
+    if field == "payload":
+        return "json"
+    return "details"
+
+
+@router.get("/schedules/new")
+def new_schedule(request: Request, session: Creator) -> Response:
+    """The empty editor."""
+    return editor_page(request, session, form=ScheduleForm(), schedule=None)
+
+
+@router.post("/schedules/new")
+def create_schedule(request: Request, session: Creator, form: Form) -> Response:
+    """Create a `user` schedule; a refusal re-shows the form with the coded error."""
+    ctx = context_of(request)
+    try:
+        scope = Scope(session.tenant, form.stack, form.environment or "default")
+        created = ctx.service.create_schedule(scope, form.spec(), actor=session.principal.actor)
+    except CronplaneError as error:
+        return editor_page(
+            request, session, form=form, schedule=None, error=error, tab=_tab_of(error)
+        )
+    return RedirectResponse(schedule_url(created, notice="Schedule created."), status_code=303)
+
+
+@router.get(KEY)
+def edit_schedule(
+    request: Request,
+    session: Reader,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    notice: Annotated[str, Query(max_length=200)] = "",
+    tab: Annotated[str, Query(max_length=16)] = "details",
+) -> Response:
+    """The editor on a stored schedule (read-only where the role or the source says so)."""
+    schedule = context_of(request).service.get_schedule(
+        Scope(session.tenant, stack, environment), name
+    )
+    return editor_page(
+        request, session, form=ScheduleForm.of(schedule), schedule=schedule, notice=notice, tab=tab
+    )
+
+
+@router.post(KEY)
+def save_schedule(
+    request: Request,
+    session: Updater,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    form: Form,
+) -> Response:
+    """Save the editable fields (If-Match semantics: a stale revision is refused)."""
+    service = context_of(request).service
+    scope = Scope(session.tenant, stack, environment)
+    schedule = service.get_schedule(scope, name)
+    try:
+        patch = form.patch(editable_fields(session, schedule))
+        saved = service.update_schedule(
+            scope, name, patch, actor=session.principal.actor, revision=form.revision_value()
+        )
+    except CronplaneError as error:
+        shown = ScheduleForm.of(schedule)
+        kept = ScheduleForm(
+            **{**_form_values(shown), **_editable_values(form, editable_fields(session, schedule))}
+        )
+        return editor_page(
+            request, session, form=kept, schedule=schedule, error=error, tab=_tab_of(error)
+        )
+    return RedirectResponse(schedule_url(saved, notice="Saved."), status_code=303)
+
+
+def _form_values(form: ScheduleForm) -> dict[str, str]:
+    return {name: getattr(form, name) for name in ScheduleForm.__dataclass_fields__}
+
+
+def _editable_values(form: ScheduleForm, editable: frozenset[str]) -> dict[str, str]:
+    values = _form_values(form)
+    return {name: values[name] for name in editable if name in values}
+
+
+def _act(
+    request: Request, session: Session, scope: Scope, name: str, verb: str, revision: str
+) -> Response:
+    service = context_of(request).service
+    actor = session.principal.actor
+    given = int(revision) if revision.isdigit() else None
+    try:
+        if verb == "enable":
+            done = service.enable_schedule(scope, name, actor=actor, revision=given)
+        elif verb == "disable":
+            done = service.disable_schedule(scope, name, actor=actor, revision=given)
+        elif verb == "reset":
+            done = service.reset_to_manifest(scope, name, actor=actor, revision=given)
+        else:
+            removed = service.remove_schedule(scope, name, actor=actor, revision=given)
+            return RedirectResponse(
+                "/?" + urlencode({"notice": f"Schedule {removed.name} deleted."}), status_code=303
+            )
+    except CronplaneError as error:
+        schedule = service.get_schedule(scope, name)
+        return editor_page(
+            request, session, form=ScheduleForm.of(schedule), schedule=schedule, error=error
+        )
+    notices = {"enable": "Enabled.", "disable": "Disabled.", "reset": "Reset to the manifest."}
+    return RedirectResponse(schedule_url(done, notice=notices[verb]), status_code=303)
+
+
+async def _revision(request: Request) -> str:
+    value = (await request.form()).get("revision")
+    return value if isinstance(value, str) else ""
+
+
+Revision = Annotated[str, Depends(_revision)]
+
+
+@router.post(KEY + "/enable")
+def enable(
+    request: Request,
+    session: Toggler,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+) -> Response:
+    """Enable: next run computed forward from now."""
+    return _act(
+        request, session, Scope(session.tenant, stack, environment), name, "enable", revision
+    )
+
+
+@router.post(KEY + "/disable")
+def disable(
+    request: Request,
+    session: Toggler,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+) -> Response:
+    """Disable: next run cleared."""
+    scope = Scope(session.tenant, stack, environment)
+    return _act(request, session, scope, name, "disable", revision)
+
+
+@router.post(KEY + "/reset")
+def reset(
+    request: Request,
+    session: Updater,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+) -> Response:
+    """Clear an app row's overrides."""
+    return _act(
+        request, session, Scope(session.tenant, stack, environment), name, "reset", revision
+    )
+
+
+@router.post(KEY + "/delete")
+def delete(
+    request: Request,
+    session: Deleter,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    revision: Revision,
+) -> Response:
+    """Remove a user row (an app row is refused with X409902APPOWN, shown in place)."""
+    return _act(
+        request, session, Scope(session.tenant, stack, environment), name, "delete", revision
+    )

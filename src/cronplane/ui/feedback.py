@@ -1,0 +1,82 @@
+"""Live feedback for the editor, as htmx partials: the cron explained, the payload checked.
+
+- `GET /ui/cron/explain?cron=&timezone=&seed=`: the API's own `explain` (normalized form,
+  description, next 5 occurrences in the zone) or the coded error
+  (X400001CRNINV quoting the input, X400004ZONINV for a zone).
+- `POST /ui/payload/check`: the payload text parsed and checked with the
+  service's validators against the chosen job's JSON Schema.
+
+Partials answer 200 with the error inside, so htmx swaps them in place.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from fastapi import Form, Query, Request
+from starlette.responses import Response
+
+from cronplane.api.context import context_of
+from cronplane.api.cron import explain
+from cronplane.core import validation
+from cronplane.errors import CronplaneError
+from cronplane.ui.form import ScheduleForm
+from cronplane.ui.pages import error_context, render
+from cronplane.ui.route import page_router
+from cronplane.ui.session import Reader, User
+
+router = page_router()
+
+PREVIEW_COUNT: Final = 5
+Short = Annotated[str, Query(max_length=256)]
+
+
+@router.get("/ui/cron/explain")
+def cron_feedback(
+    request: Request,
+    session: User,
+    cron: Short = "",
+    timezone: Short = "UTC",
+    seed: Short = "",
+) -> Response:
+    """The expression explained in its zone, or the coded refusal."""
+    ctx = context_of(request)
+    preview = None
+    error = None
+    if cron.strip():
+        try:
+            preview = explain(cron, timezone or "UTC", ctx.clock.now(), PREVIEW_COUNT, seed or None)
+        except CronplaneError as refused:
+            error = refused
+    return render(
+        request,
+        "_cron_feedback.html",
+        {"preview": preview, "error": error_context(error), "timezone": timezone or "UTC"},
+    )
+
+
+@router.post("/ui/payload/check")
+def payload_feedback(
+    request: Request,
+    session: Reader,
+    payload: Annotated[str, Form()] = "",
+    job: Annotated[str, Form(max_length=256)] = "",
+    stack: Annotated[str, Form(max_length=256)] = "",
+) -> Response:
+    """Whether the payload is a JSON object within limits and valid for the job's schema."""
+    service = context_of(request).service
+    error = None
+    schema_checked = False
+    try:
+        value = validation.validate_payload(ScheduleForm(payload=payload).payload_value())
+        if job and stack:
+            schema = service.get_job(session.tenant, stack, job).payload_schema
+            validation.validate_against_schema(value, schema)
+            schema_checked = schema is not None
+    except CronplaneError as refused:
+        error = refused
+    return render(
+        request,
+        "_payload_feedback.html",
+        {"error": error_context(error), "schema_checked": schema_checked, "job": job},
+    )

@@ -1,0 +1,105 @@
+"""Rendering: the Jinja2 environment, its filters, and the headers every page carries.
+
+Templates live in `ui/templates/`: `base.html` (header, sign-out, scripts),
+one template per page, and `_*.html` partials that htmx swaps in place.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+from starlette.responses import Response
+
+from cronplane import __version__
+from cronplane.cron import known_zone
+from cronplane.errors import CronplaneError, UnknownZone
+
+TEMPLATE_DIR: Final = Path(__file__).parent / "templates"
+STATIC_DIR: Final = Path(__file__).parent / "static"
+STATIC_PREFIX: Final = "/ui/static"
+
+# No inline script or style anywhere: everything comes from /ui/static.
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def when(value: datetime | None, zone: str = "UTC") -> Markup:
+    """A UTC instant shown in `zone`, with the UTC reading on hover; a dash when None."""
+    if value is None:
+        return Markup('<span class="muted" aria-label="never">—</span>')
+    try:
+        local = value.astimezone(known_zone(zone))
+    except UnknownZone:
+        local = value.astimezone(UTC)
+    utc = value.astimezone(UTC)
+    return Markup('<time datetime="{}" title="{} UTC">{}</time>').format(
+        utc.isoformat(),
+        utc.strftime("%Y-%m-%d %H:%M:%S"),
+        local.strftime("%Y-%m-%d %H:%M %Z"),
+    )
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON for editors and detail cells."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def compact_json(value: Any) -> str:
+    """One-line JSON for data attributes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=TEMPLATE_DIR)
+    env = templates.env
+    env.filters["when"] = when
+    env.filters["pretty_json"] = pretty_json
+    env.filters["compact_json"] = compact_json
+    env.globals["static"] = STATIC_PREFIX
+    env.globals["version"] = __version__
+    env.trim_blocks = True
+    env.lstrip_blocks = True
+    return templates
+
+
+TEMPLATES: Final = _templates()
+
+
+def render(
+    request: Request,
+    name: str,
+    context: dict[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+) -> Response:
+    """Render template `name` with `context`, with the security headers."""
+    response = TEMPLATES.TemplateResponse(request, name, context or {}, status_code=status_code)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def error_context(error: CronplaneError | None) -> dict[str, Any] | None:
+    """A coded error as templates show it: code, message and the field it is about."""
+    if error is None:
+        return None
+    field = error.detail.get("field")
+    return {
+        "code": error.code.text,
+        "message": error.message,
+        "field": field if isinstance(field, str) else None,
+        "problems": error.detail.get("problems") or [],
+    }

@@ -1,0 +1,178 @@
+"""The browser session: who is signed in, for which tenant, and the CSRF token.
+
+A session is the API token itself, kept in an HttpOnly, SameSite=Strict
+cookie (Secure when served over HTTPS): scripts cannot read it and other
+sites cannot send it. Every request re-authenticates it through
+`TokenService.authenticate`, so revoking the token ends the session at once.
+
+CSRF: every form and every htmx request that changes something carries a
+synchronizer token derived from the session secret (HMAC-SHA256), checked on
+every non-GET request. It is bound to the session, needs no server state, and
+does not reveal the secret. The sign-in form, which has no session yet, uses a
+double-submit cookie instead.
+
+Each page route declares the action it needs (`Reader`, `Creator`, ...): the
+dependency authenticates, runs the same `core.access.check` as the API, and
+carries the route's rule (`cronplane.api.auth.RULE_ATTRIBUTE`) so the app's
+"every route has a rule" check covers the UI too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Final
+
+from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from cronplane.api.auth import RULE_ATTRIBUTE
+from cronplane.api.context import context_of
+from cronplane.core.access import Action, Principal, check, permits
+from cronplane.errors import CronplaneError, Forbidden, Unauthenticated
+
+SESSION_COOKIE: Final = "cronplane_session"
+TENANT_COOKIE: Final = "cronplane_tenant"
+LOGIN_CSRF_COOKIE: Final = "cronplane_signin_csrf"
+CSRF_FIELD: Final = "csrf"
+CSRF_HEADER: Final = "X-CSRF-Token"
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+_CSRF_KEY: Final = b"cronplane-ui-csrf-v1"
+
+
+class SignInRequired(Exception):
+    """No valid session: the browser is sent to the sign-in page."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PageRefused(Exception):
+    """A coded refusal (forbidden, another tenant, bad CSRF) shown as an error page."""
+
+    def __init__(self, error: CronplaneError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class CsrfRejected(Forbidden):
+    """A form's CSRF token is missing or wrong (403, the Forbidden code)."""
+
+
+def csrf_token(secret: str) -> str:
+    """The CSRF token bound to a session secret (one-way: it never reveals the secret)."""
+    return hmac.new(_CSRF_KEY, secret.encode(), hashlib.sha256).hexdigest()
+
+
+def new_signin_csrf() -> str:
+    """A random double-submit token for the sign-in form."""
+    return secrets.token_urlsafe(24)
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """Constant-time equality of two tokens; False when either is missing."""
+    return bool(a) and bool(b) and hmac.compare_digest(str(a), str(b))
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """The signed-in caller: principal, tenant in view and the CSRF token of its forms."""
+
+    principal: Principal
+    tenant: str
+    csrf: str
+
+    def can(self, action: Action) -> bool:
+        """True when the role grants `action` (decides which buttons appear)."""
+        return permits(self.principal.role, action)
+
+    @property
+    def role(self) -> str:
+        """The role's name, for the header."""
+        return self.principal.role.value
+
+
+def set_session(response: Response, request: Request, secret: str, tenant: str | None) -> None:
+    """Store the session cookies on `response` (the token HttpOnly and SameSite=Strict)."""
+    secure = request.url.scheme == "https"
+    response.set_cookie(
+        SESSION_COOKIE, secret, httponly=True, samesite="strict", secure=secure, path="/"
+    )
+    if tenant is not None:
+        response.set_cookie(
+            TENANT_COOKIE, tenant, httponly=True, samesite="strict", secure=secure, path="/"
+        )
+    else:
+        response.delete_cookie(TENANT_COOKIE, path="/")
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")
+
+
+def clear_session(response: Response) -> None:
+    """Remove the session cookies."""
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(TENANT_COOKIE, path="/")
+
+
+def _authenticate(request: Request, action: Action) -> Session:
+    secret = request.cookies.get(SESSION_COOKIE)
+    if not secret:
+        raise SignInRequired()
+    try:
+        principal = context_of(request).tokens.authenticate(secret)
+    except Unauthenticated as error:
+        raise SignInRequired("Your session ended: the token is invalid or was revoked.") from error
+    tenant = principal.tenant or request.cookies.get(TENANT_COOKIE)
+    if not tenant:
+        raise SignInRequired("A platform token needs a tenant: sign in again with one.")
+    try:
+        check(principal, tenant, action)
+    except CronplaneError as error:
+        raise PageRefused(error) from error
+    return Session(principal, tenant, csrf_token(secret))
+
+
+async def _csrf_given(request: Request) -> str | None:
+    header = request.headers.get(CSRF_HEADER)
+    if header:
+        return header
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+        # Starlette caches the parsed form: the route's Form() parameters reuse it.
+        value = (await request.form()).get(CSRF_FIELD)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def authorizer(action: Action) -> Callable[[Request], Awaitable[Session]]:
+    """The dependency of a page that needs `action`: session, access check, CSRF on writes."""
+
+    async def authorize(request: Request) -> Session:
+        session = await run_in_threadpool(_authenticate, request, action)
+        if request.method not in SAFE_METHODS and not same(
+            await _csrf_given(request), session.csrf
+        ):
+            raise PageRefused(
+                CsrfRejected(
+                    "the form's CSRF token is missing or stale: reload the page and try again",
+                    {"field": CSRF_FIELD},
+                )
+            )
+        return session
+
+    authorize.__name__ = f"ui_authorize_{action.value}"
+    setattr(authorize, RULE_ATTRIBUTE, action)
+    return authorize
+
+
+Reader = Annotated[Session, Depends(authorizer(Action.READ))]
+Creator = Annotated[Session, Depends(authorizer(Action.CREATE))]
+Updater = Annotated[Session, Depends(authorizer(Action.UPDATE))]
+Toggler = Annotated[Session, Depends(authorizer(Action.TOGGLE))]
+Deleter = Annotated[Session, Depends(authorizer(Action.DELETE))]
+Runner = Annotated[Session, Depends(authorizer(Action.RUN))]
+User = Annotated[Session, Depends(authorizer(Action.USE))]
