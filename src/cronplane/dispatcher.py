@@ -198,6 +198,9 @@ class Dispatcher:
                 self.is_leader, self.term, delay, counts, tuple(batches), error=str(error)
             )
         self._failures = 0
+        if batches:
+            summary = ", ".join(f"{o.value}={n}" for o, n in counts.items() if n)
+            log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches))
 
     def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:

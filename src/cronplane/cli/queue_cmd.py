@@ -40,6 +40,8 @@ def _logging(verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Migration chatter is not what an operator watches a scheduler for.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def _until_signal(node: Node) -> None:

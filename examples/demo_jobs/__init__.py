@@ -1,0 +1,1 @@
+"""Handlers of the example app (examples/app.yaml); examples/run.sh puts this on PYTHONPATH."""
