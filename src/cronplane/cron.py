@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from cronplane.core import occurrences
 from cronplane.core.cron import MAX_LENGTH, CronExpr, Expression, IntervalExpr, compile_expression
@@ -32,18 +32,27 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=1)
+def _iana_names() -> frozenset[str]:
+    # ZoneInfo alone also opens "right/UTC" (leap-second clocks) or "posixrules";
+    # "localtime" is whatever the node is set to, so a stored schedule would
+    # mean different things on different nodes.
+    return frozenset(available_timezones()) - {"localtime", "posixrules"}
+
+
 @lru_cache(maxsize=4096)
 def known_zone(name: str) -> ZoneInfo:
     """The IANA zone `name` (zoneinfo + tzdata); `UnknownZone` when there is none."""
-    if not isinstance(name, str) or not name or len(name) > 64 or name != name.strip():
-        raise UnknownZone(f"unknown time zone {name!r}", {"timezone": str(name)[:64]})
+    if not isinstance(name, str) or name not in _iana_names():
+        shown = name if isinstance(name, str) else repr(name)
+        raise UnknownZone(
+            f"unknown time zone {shown[:64]!r}: not an IANA zone name (e.g. Europe/London)",
+            {"timezone": shown[:64]},
+        )
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError) as error:
-        # ValueError/OSError: paths like "../x" or a directory name such as "America".
-        raise UnknownZone(
-            f"unknown time zone {name!r}: not an IANA zone name", {"timezone": name}
-        ) from error
+    except (ZoneInfoNotFoundError, ValueError, OSError) as error:  # pragma: no cover
+        raise UnknownZone(f"unknown time zone {name!r}", {"timezone": name}) from error
 
 
 def _zone(tz: str | tzinfo | None) -> tzinfo | None:

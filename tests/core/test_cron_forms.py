@@ -188,7 +188,16 @@ def test_day_specials(text: str, after: str, expected: list[str]) -> None:
 
 def test_known_zone() -> None:
     assert known_zone("Europe/London").key == "Europe/London"
-    for bad in ("Mars/Olympus", "", "../etc/passwd", "America", " UTC", "x" * 100):
+    for bad in (
+        "Mars/Olympus",
+        "",
+        "../etc/passwd",
+        "America",
+        " UTC",
+        "x" * 100,
+        "localtime",
+        "right/UTC",
+    ):
         with pytest.raises(UnknownZone) as caught:
             known_zone(bad)
         assert caught.value.code.text == "X400004ZONINV"
