@@ -39,7 +39,7 @@ from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.queue import QueueItem
 from cronplane.store.tables import jobs, schedules
-from cronplane.targets import RunContext, Targets
+from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.python import PythonTarget
 
 log = logging.getLogger(__name__)
@@ -50,10 +50,19 @@ ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
 def default_targets(database: Database, clock: Clock) -> Targets:
-    """The kinds the built-in worker runs: `python:` and the internal `system:`."""
+    """The kinds the built-in worker runs: `python:`, `webhook:`, `celery:`, internal `system:`."""
+    from cronplane.targets.celery import CeleryTarget
     from cronplane.targets.system import SystemTarget
+    from cronplane.targets.webhook import WebhookTarget
 
-    return Targets({"python": PythonTarget(), "system": SystemTarget(database, clock)})
+    return Targets(
+        {
+            "python": PythonTarget(),
+            "webhook": WebhookTarget.from_environ(clock),
+            "celery": CeleryTarget.from_environ(),
+            "system": SystemTarget(database, clock),
+        }
+    )
 
 
 def jsonable(value: Any) -> Any:
@@ -126,11 +135,15 @@ class Worker:
             scheduled_for=item.scheduled_for,
             attempt=item.attempts,
             source=item.source,
+            options=dict(job.options or {}),
         )
         try:
             runner, spec = self.targets.resolve(job.target)
             with self._heartbeat(item):
                 result = runner.run(spec, dict(item.payload), context)
+        except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
+            log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
+            self._record(item, policy, error=str(error)[:ERROR_LIMIT], retry=False)
         except Exception as error:  # the job's own failure is data, not a crash
             text = "".join(traceback.format_exception_only(error)).strip()
             log.info("item %s (%s) failed: %s", item.id, item.job, text)

@@ -83,10 +83,12 @@ def test_failure_retries_with_backoff_then_fails(database: Database, clock: Fake
 
 
 def test_unknown_target_kind_fails_the_item(database: Database, clock: FakeClock) -> None:
+    # A worker built without the celery bridge (the default worker has one).
     add_job(database, target="celery:tasks.add", options={"max_attempts": 1})
     add_schedule(database)
     fire(database, clock)
-    worker(database, clock).run_once()
+    python_only = Targets({"python": PythonTarget()})
+    Worker(database, clock, name="w1", heartbeat=False, targets=python_only).run_once()
     (item,) = items(database)
     assert item.status == "failed" and "no runner for 'celery'" in item.error
 

@@ -3,13 +3,15 @@
 A job's target string is `<kind>:<spec>`, e.g. `python:billing.jobs:send_invoices`.
 The built-in worker looks the kind up in a :class:`Targets` registry and calls
 ``target.run(spec, payload, context)``; what it returns (JSON-able) is the
-item's result, what it raises is the item's error.
+item's result, what it raises is the item's error. An ordinary exception is
+retried with backoff while the item has attempts left; :class:`PermanentFailure`
+says retrying cannot help (a webhook's 4xx), so the item fails at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
@@ -29,6 +31,8 @@ class RunContext:
     scheduled_for: datetime | None
     attempt: int  # 1-based
     source: str  # schedule | manual | api
+    # The job's options (timeouts, routing, secrets' rotation): targets read their own keys.
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Target(Protocol):
@@ -37,6 +41,10 @@ class Target(Protocol):
     def run(self, spec: str, payload: dict[str, Any], context: RunContext) -> Any:
         """Run the job; return its result or raise its failure."""
         ...
+
+
+class PermanentFailure(Exception):
+    """A failure that another attempt cannot fix: the worker fails the item without retry."""
 
 
 class UnknownTargetKind(LookupError):
