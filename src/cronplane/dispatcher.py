@@ -6,10 +6,11 @@ A tick:
 1. acquires or renews the lease when it is time (a third of the TTL), in its
    own transaction; a takeover starts a new term and records `LEADER_ACQUIRED`;
 2. as a follower, returns how long to sleep (until the lease could expire);
-3. as the leader, runs fire transactions (:func:`store.dispatch.fire_batch`)
-   of up to `batch_size` rows until no due row is left, renewing the lease
-   between batches; a fenced transaction (our term is gone) commits nothing
-   and we become a follower;
+3. as the leader, reads the earliest next_run (one index lookup); when a row
+   is due, runs fire transactions (:func:`store.dispatch.fire_batch`) of up
+   to `batch_size` rows until none is left, renewing the lease between
+   batches; a fenced transaction (our term is gone) commits nothing and we
+   become a follower;
 4. returns how long to sleep: until the earliest next_run, capped by
    `max_sleep` and by the next renewal.
 
@@ -185,11 +186,15 @@ class Dispatcher:
                 if follower_sleep is not None:
                     self._failures = 0
                     return TickReport(False, None, follower_sleep, counts)
-            fenced = self._fire_all(counts, batches)
-            if fenced:
-                self._failures = 0
-                return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
-            sleep = self._leader_sleep()
+            # A read first: when nothing is due (most ticks) no write
+            # transaction, and so no lock or commit, is needed at all.
+            now, earliest = self._earliest()
+            if earliest is not None and earliest <= now:
+                if self._fire_all(counts, batches):
+                    self._failures = 0
+                    return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
+                now, earliest = self._earliest()
+            sleep = self._leader_sleep(now, earliest)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = min(BACKOFF_CAP, BACKOFF_FIRST * 2 ** min(self._failures - 1, 16))
@@ -241,12 +246,16 @@ class Dispatcher:
             if result.selected < self.batch_size:
                 return False
 
-    def _leader_sleep(self) -> float:
+    def _earliest(self) -> tuple[datetime, datetime | None]:
+        """(now, the earliest next_run of an enabled schedule)."""
+        now = self.clock.now()
         with self.database.read() as conn:
-            earliest = earliest_next_run(conn)
+            return now, earliest_next_run(conn)
+
+    def _leader_sleep(self, now: datetime, earliest: datetime | None) -> float:
         sleep = self.max_sleep
         if earliest is not None:
-            sleep = min(sleep, max(0.0, (earliest - self.clock.now()).total_seconds()))
+            sleep = min(sleep, max(0.0, (earliest - now).total_seconds()))
         if self._renewed_mono is not None:
             renew_in = self.ttl.total_seconds() / 3 - (self.clock.monotonic() - self._renewed_mono)
             sleep = min(sleep, max(0.0, renew_in))
