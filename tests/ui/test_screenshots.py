@@ -1,0 +1,58 @@
+"""Screenshots of the console for the README, taken from the seeded world.
+
+They are written to a temporary directory on every run (so the pages are
+exercised), and to docs/screenshots/ when CRONPLANE_SCREENSHOTS=1:
+
+    CRONPLANE_SCREENSHOTS=1 .venv/bin/pytest tests/ui/test_screenshots.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def _target(tmp_path: Path) -> Path:
+    if os.environ.get("CRONPLANE_SCREENSHOTS") == "1":
+        DOCS.mkdir(parents=True, exist_ok=True)
+        return DOCS
+    return tmp_path
+
+
+def test_screenshots(admin: Any, tmp_path: Path) -> None:
+    out = _target(tmp_path)
+    admin.set_viewport_size({"width": 1360, "height": 700})
+    expect(admin.locator("#schedules tbody tr").first).to_be_visible()
+    admin.screenshot(path=str(out / "listing.png"), full_page=True)
+
+    admin.goto("/schedules/new")
+    admin.get_by_label("Environment").fill("prod")
+    admin.get_by_role("button", name="Choose job…").click()
+    expect(admin.get_by_role("dialog", name="Select job")).to_be_visible()
+    admin.screenshot(path=str(out / "job-picker.png"))
+    admin.get_by_role("button", name="Select send-invoices (billing)").click()
+    admin.get_by_label("Name").fill("invoices-weekly")
+
+    admin.get_by_role("tab", name="Cron").click()
+    admin.get_by_label("Repeat").select_option("weekly")
+    admin.get_by_label("On", exact=True).select_option("1")
+    admin.get_by_label("At (HH:MM)").fill("07:45")
+    admin.get_by_label("Time zone").select_option("Europe/London")
+    expect(admin.locator("#cron-description")).to_contain_text("07:45")
+    expect(admin.locator("#cron-next li")).to_have_count(5)
+    admin.evaluate("document.activeElement.blur()")
+    admin.screenshot(path=str(out / "cron-tab.png"), full_page=True)
+
+    admin.goto("/schedules/billing/prod/invoices-sweep?tab=json")
+    admin.get_by_role("button", name="Run now").click()
+    admin.get_by_role("dialog").get_by_role("button", name="Run now").click()
+    expect(admin.locator("#run-outcome")).to_have_text("succeeded", timeout=15_000)
+    expect(admin.locator("#payload-ok")).to_be_visible()
+    admin.screenshot(path=str(out / "json-tab-run.png"), full_page=True)
+    for name in ("listing", "job-picker", "cron-tab", "json-tab-run"):
+        assert (out / f"{name}.png").stat().st_size > 10_000
