@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
-from cronplane.cli.main import cli
+from cronplane.cli.main import cli, main
 
 
 def _run(*args: str) -> str:
@@ -72,23 +73,38 @@ def test_explain_an_interval() -> None:
     assert "exact interval" in out
 
 
-def _main(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cronplane", "cron", *args],
+def test_invalid_input_exits_2_with_the_code_on_stderr() -> None:
+    # End to end once, as a user runs it.
+    done = subprocess.run(
+        [sys.executable, "-m", "cronplane", "cron", "next", "61 * * * *"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-
-
-def test_invalid_input_exits_2_with_the_code_on_stderr() -> None:
-    done = _main("next", "61 * * * *")
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("X400003INVSCH: invalid schedule '61 * * * *': minute")
-    zone = _main("explain", "@daily", "--tz", "Mars/Olympus")
-    assert zone.returncode == 2
-    assert zone.stderr.startswith("X400004ZONINV")
-    after = _main("next", "@daily", "--after", "yesterday")
-    assert after.returncode == 2
-    assert "--after" in after.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr_start"),
+    [
+        (["explain", "@daily", "--tz", "Mars/Olympus"], "X400004ZONINV"),
+        (["next", "0 0 30 2 *"], "X400003INVSCH: invalid schedule '0 0 30 2 *': day-of-month"),
+        (["next", "0 30 2 * * *"], "X400003INVSCH"),
+        (["next", "@daily", "--after", "yesterday"], "Error: Invalid value for --after"),
+    ],
+)
+def test_errors_through_main_exit_2(
+    args: list[str],
+    stderr_start: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["cronplane", "cron", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert stderr_start in captured.err.splitlines()[-1] or captured.err.startswith(stderr_start)

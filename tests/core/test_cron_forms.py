@@ -211,3 +211,18 @@ def test_describe() -> None:
     assert parse("@every 2h").describe().startswith("Every 2 hours")
     assert parse("@every 1d").describe().startswith("Every day")
     assert parse("H H * * *", seed="s").describe().startswith("At ")
+
+
+@pytest.mark.parametrize(
+    ("text", "description"),
+    [
+        ("0 0 1W,L * *", "At 00:00, on the weekday nearest day 1 and the last day of the month"),
+        ("0 0 * * 1#1,5L", "At 00:00, on the first Monday and the last Friday of the month"),
+        ("0 0 */2 * MON", "At 00:00, every 2 days, but only on Monday"),  # Vixie AND
+        ("0 0 1-10 * MON", "At 00:00, between day 1 and 10 of the month, or on Monday"),
+        ("0 0 * * 0-7", "At 00:00, every day"),
+        ("0 0 1/1 * *", "At 00:00, every day"),
+    ],
+)
+def test_describe_what_the_descriptor_gets_wrong(text: str, description: str) -> None:
+    assert parse(text).describe() == description

@@ -78,6 +78,7 @@ def test_cron_like_text_raises_only_schedule_syntax(text: str, seed: str | None)
         return
     # Whatever parses has a normal form that parses to itself, without a seed.
     assert parse(cron.normalized).normalized == cron.normalized
+    assert cron.describe()  # never raises, never empty
 
 
 def _value(low: int, high: int) -> st.SearchStrategy[int]:

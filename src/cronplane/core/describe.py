@@ -33,6 +33,57 @@ def _every_day(expr: CronExpr) -> bool:
     )
 
 
+_ORDINALS = ("", "first", "second", "third", "fourth", "fifth")
+_WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+_NAMES = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
+
+
+def _weekday(token: str) -> str:
+    index = _NAMES.index(token) if token in _NAMES else int(token) % 7
+    return _WEEKDAYS[index]
+
+
+def _day_item(item: str) -> str:
+    if item == "L":
+        return "the last day"
+    if item == "LW":
+        return "the last weekday"
+    if item.endswith("W"):
+        return f"the weekday nearest day {item[:-1]}"
+    return f"day {item}"
+
+
+def _weekday_item(item: str) -> str:
+    if "#" in item:
+        weekday, k = item.split("#")
+        return f"the {_ORDINALS[int(k)]} {_weekday(weekday)}"
+    if item.endswith("L"):
+        return f"the last {_weekday(item[:-1])}"
+    if item.isascii() and (item.isdigit() or item in _NAMES):
+        return _weekday(item)
+    return f"weekdays {item}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _with_special_lists(expr: CronExpr) -> tuple[str, str]:
+    """cron-descriptor garbles lists mixing L/W/# with other items (`1W,L`):
+    describe such a field ourselves and hand the descriptor `*` in its place."""
+    fields = expr.normalized.split()
+    extra = ""
+    if "," in fields[2] and any(c in fields[2] for c in "LW"):
+        extra += f", on {_and([_day_item(i) for i in fields[2].split(',')])} of the month"
+        fields[2] = "*"
+    if "," in fields[4] and any(c in fields[4] for c in "L#"):
+        extra += f", on {_and([_weekday_item(i) for i in fields[4].split(',')])} of the month"
+        fields[4] = "*"
+    elif len(expr.dow.values) == 7 and fields[4] != "*":
+        fields[4] = "*"  # `0-7` would read "Sunday through Sunday"
+    return " ".join(fields), extra
+
+
 def describe(expr: Expression) -> str:
     """The English description of a compiled expression; never raises."""
     if isinstance(expr, IntervalExpr):
@@ -41,10 +92,14 @@ def describe(expr: Expression) -> str:
     options.use_24hour_time_format = True
     options.verbose = False
     try:
-        text = str(ExpressionDescriptor(expr.normalized, options).get_description())
+        text, extra = _with_special_lists(expr)
+        text = str(ExpressionDescriptor(text, options).get_description()) + extra
     except Exception:
         # A description is a courtesy; a descriptor bug must not break a preview.
         return f"Cron schedule {expr.normalized}"
+    if not expr.day_or and ", or on " in text:
+        # Vixie: a day field starting with `*` (like `*/2`) makes it AND, not OR.
+        text = text.replace(", or on ", ", but only on ")
     if expr.fixed_time and _every_day(expr) and ", " not in text:
         text += ", every day"
     return text
