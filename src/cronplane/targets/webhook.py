@@ -46,6 +46,7 @@ import hashlib
 import hmac
 import json
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -208,8 +209,16 @@ class WebhookTarget:
     def __init__(self, clock: Clock, keyring: SecretKeyring | None) -> None:
         self.clock = clock
         self.keyring = keyring
-        # Redirects are not followed: a signed POST goes to the URL the job names, or fails.
-        self._client = httpx.Client(follow_redirects=False)
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def client(self) -> httpx.Client:
+        """The pooled client, made on first delivery (building its TLS context is not free)."""
+        with self._lock:
+            if self._client is None:
+                # Redirects are not followed: a signed POST goes to the job's URL, or fails.
+                self._client = httpx.Client(follow_redirects=False)
+            return self._client
 
     @classmethod
     def from_environ(cls, clock: Clock, environ: Mapping[str, str] | None = None) -> WebhookTarget:
@@ -218,7 +227,10 @@ class WebhookTarget:
 
     def close(self) -> None:
         """Close the pooled connections."""
-        self._client.close()
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     def run(self, spec: str, payload: dict[str, Any], context: RunContext) -> Any:
         """POST one delivery; the result records the answer's status and capped body."""
@@ -271,7 +283,7 @@ class WebhookTarget:
         self, url: str, body: bytes, headers: dict[str, str], timeout: float, started: float
     ) -> tuple[int, str, bytes]:
         """POST and read at most RESULT_BODY_LIMIT + 1 bytes, within `timeout` overall."""
-        with self._client.stream(
+        with self.client().stream(
             "POST", url, content=body, headers=headers, timeout=httpx.Timeout(timeout)
         ) as response:
             data = bytearray()
