@@ -101,6 +101,12 @@ def create_app(
         mount(app)
     install(app)
     check_rules(app)
+    if ui:
+        # The console's pages make their own access checks (same core.access
+        # rules) and answer with pages, so they sit outside the API's inventory.
+        from cronplane import ui as console
+
+        console.mount(app)
     # Added last = outermost: metrics see every answer, including refusals.
     app.add_middleware(RequestLimits, limits=app.state.cronplane.limits)
     app.add_middleware(InternalErrors)
