@@ -34,9 +34,9 @@ Convert = Callable[[Any], Any]
 
 # A batch repeats a few instants (now, its expiry, the occurrence) thousands of times.
 @lru_cache(maxsize=1024)
-def _sqlite_datetime(value: datetime | None) -> str | None:
-    if value is None:
-        return None
+def _sqlite_datetime(value: datetime | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value  # None, or already the stored text (read raw)
     if value.tzinfo is None:
         raise ValueError(f"naive datetime {value!r}: cronplane stores aware UTC only")
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
@@ -48,8 +48,10 @@ def _pg_datetime(value: datetime | None) -> datetime | None:
     return value
 
 
-def _uuid_hex(value: UUID | None) -> str | None:
-    return None if value is None else value.hex
+def _uuid_hex(value: UUID | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value  # None, or already the stored hex (read raw)
+    return value.hex
 
 
 def _json(value: Any) -> str | None:

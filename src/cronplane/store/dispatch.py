@@ -27,16 +27,16 @@ import signal
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Text, cast, func, select
+from sqlalchemy import Connection, String, Text, cast, func, select, type_coerce
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.store import bulk, lease
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, has_active
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
 from cronplane.store.tables import events, jobs, queue_items, schedules
 
 CRASH_ENV = "CRONPLANE_CRASH_AT"
@@ -51,7 +51,10 @@ CRASH_POINTS = (
 ACTOR = "dispatcher"
 
 _DUE_COLUMNS = (
-    schedules.c.id,
+    # id and next_run come back as the driver gives them (no per-row type
+    # processing): hex text and timestamp text on SQLite, UUID and datetime on
+    # PostgreSQL. They are written back unchanged (bulk passes both through).
+    type_coerce(schedules.c.id, String).label("id"),
     schedules.c.tenant,
     schedules.c.stack,
     schedules.c.environment,
@@ -63,7 +66,7 @@ _DUE_COLUMNS = (
     cast(schedules.c.payload, Text).label("payload_text"),
     schedules.c.misfire_grace,
     schedules.c.overlap,
-    schedules.c.next_run,
+    type_coerce(schedules.c.next_run, String).label("next_run"),
 )
 
 _LEDGER = {
@@ -124,6 +127,28 @@ def due_query(now: datetime, limit: int, *, lock: bool) -> Any:
     return query.with_for_update(skip_locked=True) if lock else query
 
 
+def _active(conn: Connection, ids: Sequence[Any]) -> set[Any]:
+    """Of the (raw) schedule ids, those with an item queued or running: the overlap rule."""
+    if not ids:
+        return set()
+    status = "status IN ('queued', 'running')"
+    if conn.dialect.name == "postgresql":
+        sql = (
+            f"SELECT DISTINCT schedule_id FROM queue_items WHERE {status} AND schedule_id = ANY(%s)"
+        )
+        return {row[0] for row in conn.exec_driver_sql(sql, (list(ids),))}
+    found: set[Any] = set()
+    # Chunks stay under SQLite's bound-parameter limit.
+    for start in range(0, len(ids), 10_000):
+        chunk = ids[start : start + 10_000]
+        sql = (
+            f"SELECT DISTINCT schedule_id FROM queue_items WHERE {status} "
+            f"AND schedule_id IN ({', '.join('?' * len(chunk))})"
+        )
+        found.update(row[0] for row in conn.exec_driver_sql(sql, tuple(chunk)))
+    return found
+
+
 def _job_options(conn: Connection, rows: Sequence[Any]) -> dict[tuple[str, str, str], Any]:
     """Active jobs of the rows, keyed (tenant, stack, name) → options."""
     tenants = {row.tenant for row in rows}
@@ -181,13 +206,14 @@ def fire_batch(
     if not rows:
         return result
     options = _job_options(conn, rows)
-    active = has_active(conn, [row.id for row in rows if row.overlap == "skip"])
+    active = _active(conn, [row.id for row in rows if row.overlap == "skip"])
     rows_out = _Rows(conn.dialect.name, now, fencing.term)
     next_after = _Occurrences(occurrences)
     for row in rows:
+        due = rows_out.instant(row.next_run)
         job_options = options.get((row.tenant, row.stack, row.job))
         decision = decide(
-            DueRow(row.next_run, row.misfire_grace, row.overlap),
+            DueRow(due, row.misfire_grace, row.overlap),
             now=now,
             next_after=next_after.of(row.cron, row.timezone),
             job_active=job_options is not None,
@@ -196,10 +222,10 @@ def fire_batch(
         result.counts[decision.outcome] += 1
         if decision.enqueues:
             assert job_options is not None
-            rows_out.fire(row, decision, job_options)
+            rows_out.fire(row, due, decision, job_options)
             result.fired_for.append(decision.scheduled_for)
         else:
-            rows_out.skip(row, decision)
+            rows_out.skip(row, due, decision)
 
     bulk.insert_tuples(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
@@ -267,13 +293,32 @@ class _Rows:
         self.now = now
         self.term = term
         self.now_value = self.enc.datetime(now)
+        # Rows due together share a few instants: parse and format each once.
+        self._instants: dict[Any, datetime] = {}
+        self._iso: dict[datetime | None, str | None] = {None: None}
         self.items: list[tuple[Any, ...]] = []
         self.fired: list[tuple[Any, ...]] = []
         self.advanced: list[tuple[Any, ...]] = []
         self.disabled: list[tuple[Any, ...]] = []
         self.ledger: list[tuple[Any, ...]] = []
 
-    def fire(self, row: Any, decision: Decision, options: dict[str, Any]) -> None:
+    def instant(self, raw: Any) -> datetime:
+        """A next_run as read (text on SQLite, datetime on PostgreSQL) as aware UTC."""
+        value = self._instants.get(raw)
+        if value is None:
+            parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
+            value = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+            self._instants[raw] = value
+        return value
+
+    def iso(self, value: datetime | None) -> str | None:
+        """ISO text of an instant, memoized."""
+        text = self._iso.get(value)
+        if text is None and value is not None:
+            text = self._iso[value] = value.isoformat()
+        return text
+
+    def fire(self, row: Any, due: datetime, decision: Decision, options: dict[str, Any]) -> None:
         enc = self.enc
         item_id = uuid.uuid4()
         expiry = options.get("expires_after")
@@ -289,22 +334,22 @@ class _Rows:
             )
         )  # fmt: skip
         self.fired.append((self.now, decision.next_run, row.id, row.next_run))
-        self._ledger(row, decision, item_id)
+        self._ledger(row, due, decision, item_id)
 
-    def skip(self, row: Any, decision: Decision) -> None:
+    def skip(self, row: Any, due: datetime, decision: Decision) -> None:
         if decision.disables:
             self.disabled.append((None, self.now, row.id, row.next_run))
         else:
             self.advanced.append((decision.next_run, row.id, row.next_run))
-        self._ledger(row, decision, None)
+        self._ledger(row, due, decision, None)
 
-    def _ledger(self, row: Any, decision: Decision, item_id: UUID | None) -> None:
+    def _ledger(self, row: Any, due: datetime, decision: Decision, item_id: UUID | None) -> None:
         enc = self.enc
         code, message = _LEDGER[decision.outcome]
         detail: dict[str, Any] = {
             "coalesced": decision.coalesced,
-            "first_due": row.next_run.isoformat(),
-            "next_run": decision.next_run.isoformat() if decision.next_run else None,
+            "first_due": self.iso(due),
+            "next_run": self.iso(decision.next_run),
             # The leader term that fired: audits which leader wrote each occurrence.
             "term": self.term,
         }
