@@ -15,8 +15,9 @@ from uuid import UUID
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import json_option, scope_options, settings
+from cronplane.cli.options import json_option, remote, scope_options, settings
 from cronplane.cli.schedule_cmd import schedule
+from cronplane.client import RemoteService
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.errors import InvalidRequest
 from cronplane.housekeeping import DEFAULT_RETENTION_DAYS
@@ -133,6 +134,10 @@ def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
 
 
 @click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the API listens on.")
+@click.option("--port", type=int, default=8080, show_default=True, help="Port the API listens on.")
+@click.option("--no-dispatcher", is_flag=True, help="Do not dispatch (API-only or worker node).")
+@click.option("--no-worker", is_flag=True, help="Run no worker threads.")
 @click.option("--workers", type=int, default=2, show_default=True, help="Worker threads.")
 @TTL
 @BATCH
@@ -142,22 +147,34 @@ def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
 @click.pass_context
 def serve(
     ctx: click.Context,
+    host: str,
+    port: int,
+    no_dispatcher: bool,
+    no_worker: bool,
     workers: int,
     ttl: float,
     batch_size: int,
     retention_days: int,
     verbose: bool,
 ) -> None:
-    """Run a dispatcher and workers in this process until interrupted."""
+    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted."""
+    from cronplane.api.server import serve_api
+
     _logging(verbose or True)
     database = _database(ctx)
+    workers = 0 if no_worker else workers
     options = NodeOptions(
-        workers=workers, ttl=ttl, batch_size=batch_size, retention_days=retention_days
+        dispatcher=not no_dispatcher,
+        workers=workers,
+        ttl=ttl,
+        batch_size=batch_size,
+        retention_days=retention_days,
     )
+    parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
     click.echo(
-        f"cronplane serve: {database.dialect}, dispatcher + {workers} worker(s); Ctrl-C stops"
+        f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
     )
-    _until_signal(Node(database, options))
+    serve_api(database, Node(database, options), host=host, port=port)
 
 
 # -- queue items --------------------------------------------------------------
@@ -169,7 +186,10 @@ def queue() -> None:
     """Queue items of the tenant: list, inspect, cancel."""
 
 
-def _runs(ctx: click.Context) -> RunService:
+def _runs(ctx: click.Context) -> RunService | RemoteService:
+    server = remote(ctx)
+    if server is not None:
+        return server
     database = _database(ctx)
     return RunService(database, clock_for(database))
 

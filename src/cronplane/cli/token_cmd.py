@@ -13,6 +13,7 @@ import json
 
 import click
 
+from cronplane.cli.options import settings
 from cronplane.clock import SystemClock
 from cronplane.core.access import Role
 from cronplane.store.database import DEFAULT_URL, Database
@@ -28,19 +29,21 @@ def _actor() -> str:
         return "cli"
 
 
-def _service(database_url: str) -> TokenService:
-    database = Database(database_url)
+def _service(database_url: str | None) -> TokenService:
+    # Tokens are minted against the database, never through a server: ignore --url.
+    ctx = click.get_current_context()
+    database = Database(database_url or settings(ctx).database_url)
+    ctx.call_on_close(database.dispose)
     database.ensure_schema()
     return TokenService(database, SystemClock())
 
 
 _DATABASE = click.option(
+    "--db",
     "--database",
     "database_url",
-    envvar="CRONPLANE_DATABASE_URL",
-    default=DEFAULT_URL,
-    show_default=True,
-    help="Database URL (env CRONPLANE_DATABASE_URL).",
+    default=None,
+    help=f"Database URL (default: the root --db, env CRONPLANE_DATABASE_URL, {DEFAULT_URL}).",
 )
 
 
@@ -58,7 +61,7 @@ def token() -> None:
 @click.option("--name", default=None, help="A label for people (default TENANT-ROLE).")
 @_DATABASE
 def create(
-    tenant: str | None, platform: bool, role: str, name: str | None, database_url: str
+    tenant: str | None, platform: bool, role: str, name: str | None, database_url: str | None
 ) -> None:
     """Create a token; the last line of output is the token, shown this once."""
     if platform == (tenant is not None):
@@ -78,7 +81,7 @@ def create(
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
 @click.option("--json", "as_json", is_flag=True, help="JSON for scripts.")
 @_DATABASE
-def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: str) -> None:
+def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: str | None) -> None:
     """List tokens (never their secrets)."""
     rows = _service(database_url).list(tenant=tenant, include_revoked=include_revoked)
     if as_json:
@@ -108,7 +111,7 @@ def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: s
 @token.command("revoke")
 @click.argument("token_id")
 @_DATABASE
-def revoke(token_id: str, database_url: str) -> None:
+def revoke(token_id: str, database_url: str | None) -> None:
     """Revoke TOKEN_ID at once (requests with it are refused from now on)."""
     row = _service(database_url).revoke(token_id, actor=_actor())
     click.echo(f"revoked {row.id} ({row.name}, {row.prefix})")

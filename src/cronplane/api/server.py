@@ -1,0 +1,32 @@
+"""`cronplane serve`'s HTTP half: uvicorn with the app, beside a node's dispatcher and workers."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from cronplane.api.app import create_app
+from cronplane.node import Node
+from cronplane.store.database import Database
+
+log = logging.getLogger(__name__)
+
+
+def serve_api(database: Database, node: Node, *, host: str, port: int, ui: bool = True) -> None:
+    """Start the node's threads, serve the API (and console) until SIGINT/SIGTERM, then stop.
+
+    The app shares the node's clock, and its writes wake the node: a changed
+    schedule wakes the dispatcher, a run-now wakes the workers.
+    """
+    app = create_app(database, node.clock, on_change=node.wake, on_enqueue=node.wake_workers, ui=ui)
+    # One process, one event loop: the API's sync routes run in its thread pool,
+    # the dispatcher and workers in their own threads. uvicorn owns the signals.
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False)
+    server = uvicorn.Server(config)
+    node.start()
+    try:
+        server.run()
+    finally:
+        log.info("stopping the node")
+        node.stop()
