@@ -133,6 +133,9 @@ class CeleryTarget:
         """Release the broker connections."""
         with self._lock:
             if self._app is not None:
+                # Celery's own close() only forgets its pools; their sockets stay open.
+                self._app.amqp.producer_pool.force_close_all()
+                self._app.pool.force_close_all()
                 self._app.close()
                 self._app = None
 
