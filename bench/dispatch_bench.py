@@ -123,7 +123,9 @@ def reset(database: Database) -> None:
                 "'python:bench:noop', :p, 'user', :now, :now, 1)"
             ),
             {
-                "id": "0" * 32 if database.dialect == "sqlite" else "00000000-0000-0000-0000-000000000000",
+                "id": "0" * 32
+                if database.dialect == "sqlite"
+                else "00000000-0000-0000-0000-000000000000",
                 "p": "{}",
                 "now": _sqlite_ts(SystemClock().now())
                 if database.dialect == "sqlite"
@@ -366,12 +368,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for n in sizes:
         runs: list[tuple[str, Any]] = [
-            (name, lambda url=url: burst_cronplane(url, n)) for name, url in urls.items()
+            (name, lambda url=url, n=n: burst_cronplane(url, n)) for name, url in urls.items()
         ]
-        runs.append(("apscheduler-memory", lambda: burst_apscheduler("memory", n, workdir)))
+        runs.append(("apscheduler-memory", lambda n=n: burst_apscheduler("memory", n, workdir)))
         if n <= args.aps_sqlalchemy_max:
             runs.append(
-                ("apscheduler-sqlalchemy-sqlite", lambda: burst_apscheduler("sql", n, workdir))
+                ("apscheduler-sqlalchemy-sqlite", lambda n=n: burst_apscheduler("sql", n, workdir))
             )
         for name, run in runs:
             f = run()
