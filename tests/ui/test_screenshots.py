@@ -12,7 +12,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import expect
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError as missing:  # the test extra installs it; CI must have it
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        raise
+    pytest.skip(f"Playwright is not installed: {missing}", allow_module_level=True)
+
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
