@@ -109,6 +109,7 @@ class Dispatcher:
         batch_size: int = DEFAULT_BATCH,
         max_sleep: float = DEFAULT_MAX_SLEEP,
         occurrences: Callable[[str, str], NextAfter] = default_occurrences,
+        on_tick: Callable[[TickReport], None] | None = None,
     ) -> None:
         if ttl <= 0 or batch_size < 1 or max_sleep <= 0:
             raise ValueError("ttl, batch_size and max_sleep must be positive")
@@ -120,6 +121,8 @@ class Dispatcher:
         self.batch_size = batch_size
         self.max_sleep = max_sleep
         self.occurrences = occurrences
+        # Called by `run` with every report (metrics); never by `tick` itself.
+        self.on_tick = on_tick
         self.term: int | None = None
         # Monotonic reading at the start of our last successful acquire/renew.
         self._renewed_mono: float | None = None
@@ -283,6 +286,8 @@ class Dispatcher:
         try:
             while not self._stop.is_set():
                 report = self.tick()
+                if self.on_tick is not None:
+                    self.on_tick(report)
                 if self._stop.is_set():
                     break
                 self.clock.wait(report.sleep, self._wake)

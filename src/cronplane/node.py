@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from cronplane.clock import Clock, SystemClock
-from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher
+from cronplane.core.firing import Outcome
+from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
 from cronplane.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.store.database import Database, DatabaseClock
 from cronplane.worker import Worker
@@ -46,12 +48,22 @@ class Node:
         self.database = database
         self.options = options
         self.clock = clock or clock_for(database)
+        metrics = _Metrics.load()
         self.dispatcher = (
-            Dispatcher(database, self.clock, ttl=options.ttl, batch_size=options.batch_size)
+            Dispatcher(
+                database,
+                self.clock,
+                ttl=options.ttl,
+                batch_size=options.batch_size,
+                on_tick=metrics.tick if metrics else None,
+            )
             if options.dispatcher
             else None
         )
-        self.workers = [Worker(database, self.clock) for _ in range(options.workers)]
+        self.workers = [
+            Worker(database, self.clock, on_outcome=metrics.outcome if metrics else None)
+            for _ in range(options.workers)
+        ]
         self._threads: list[threading.Thread] = []
 
     def wake(self) -> None:
@@ -93,3 +105,38 @@ class Node:
             worker.stop()
         for thread in self._threads:
             thread.join(timeout)
+
+
+_SKIP_REASONS = {
+    Outcome.SKIPPED_OVERLAP: "overlap",
+    Outcome.SKIPPED_MISFIRE: "misfire",
+    Outcome.JOB_MISSING: "job_missing",
+    Outcome.CALC_FAILED: "next_run_failed",
+}
+
+
+class _Metrics:
+    """Feeds the Prometheus metrics (cronplane.api.metrics) from the loops' reports."""
+
+    def __init__(self, module: Any) -> None:
+        self.m = module
+
+    @classmethod
+    def load(cls) -> _Metrics | None:
+        try:
+            from cronplane.api import metrics
+        except ImportError:  # prometheus_client not installed: no metrics
+            return None
+        return cls(metrics)
+
+    def tick(self, report: TickReport) -> None:
+        self.m.set_leader(report.leader, report.term)
+        for batch in report.batches:
+            for scheduled_for in batch.fired_for:
+                self.m.record_fire((batch.committed_at - scheduled_for).total_seconds())
+        for outcome, reason in _SKIP_REASONS.items():
+            for _ in range(report.counts.get(outcome, 0)):
+                self.m.record_skip(reason)
+
+    def outcome(self, outcome: str) -> None:
+        self.m.record_worker_outcome(outcome)

@@ -88,8 +88,11 @@ class Worker:
         poll: float = DEFAULT_POLL,
         heartbeat: bool = True,
         jitter: Callable[[], float] = random.random,
+        on_outcome: Callable[[str], None] | None = None,
     ) -> None:
         self.database = database
+        # Called after each recorded outcome: succeeded, retry or failed (metrics).
+        self.on_outcome = on_outcome
         self.clock = clock
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.targets = targets or default_targets(database, clock)
@@ -161,7 +164,21 @@ class Worker:
         error: str | None = None,
         retry: bool = False,
     ) -> None:
-        """Write the outcome and its event in one transaction."""
+        """Write the outcome and its event in one transaction, then report it."""
+        outcome = self._write(item, policy, result=result, error=error, retry=retry)
+        if outcome is not None and self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    def _write(
+        self,
+        item: QueueItem,
+        policy: RetryPolicy,
+        *,
+        result: Any,
+        error: str | None,
+        retry: bool,
+    ) -> str | None:
+        """The outcome's transaction; None when the item was no longer ours."""
         now = self.clock.now()
         common: dict[str, Any] = {
             "tenant": item.tenant,
@@ -175,33 +192,37 @@ class Worker:
         }
         with self.database.begin() as conn:
             if error is None:
-                if queue.succeed(conn, item.id, self.name, now, result):
-                    append_event(conn, ev.ITEM_SUCCEEDED, message=f"{item.job} succeeded", **common)
-                return
+                if not queue.succeed(conn, item.id, self.name, now, result):
+                    return None
+                append_event(conn, ev.ITEM_SUCCEEDED, message=f"{item.job} succeeded", **common)
+                return "succeeded"
             if retry and policy.should_retry(item.attempts):
                 delay = policy.delay(item.attempts, self.jitter())
                 retry_at = now + timedelta(seconds=delay)
-                if queue.fail(conn, item.id, self.name, now, error, retry_at):
-                    append_event(
-                        conn,
-                        ev.ITEM_RETRY,
-                        message=f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s",
-                        detail={
-                            "error": error,
-                            "attempt": item.attempts,
-                            "retry_at": retry_at.isoformat(),
-                        },
-                        **common,
-                    )
-                return
-            if queue.fail(conn, item.id, self.name, now, error, None):
+                if not queue.fail(conn, item.id, self.name, now, error, retry_at):
+                    return None
                 append_event(
                     conn,
-                    ev.ITEM_FAILED,
-                    message=f"{item.job} failed after {item.attempts} attempt(s)",
-                    detail={"error": error, "attempt": item.attempts},
+                    ev.ITEM_RETRY,
+                    message=f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s",
+                    detail={
+                        "error": error,
+                        "attempt": item.attempts,
+                        "retry_at": retry_at.isoformat(),
+                    },
                     **common,
                 )
+                return "retry"
+            if not queue.fail(conn, item.id, self.name, now, error, None):
+                return None
+            append_event(
+                conn,
+                ev.ITEM_FAILED,
+                message=f"{item.job} failed after {item.attempts} attempt(s)",
+                detail={"error": error, "attempt": item.attempts},
+                **common,
+            )
+            return "failed"
 
     def _heartbeat(self, item: QueueItem) -> _Heartbeat:
         return _Heartbeat(self, item)

@@ -247,3 +247,26 @@ def test_backoff_policy() -> None:
     assert policy.delay(10_000) == 25
     with pytest.raises(ValueError):
         RetryPolicy(max_attempts=0)
+
+
+def test_outcomes_are_reported(database: Database, clock: FakeClock) -> None:
+    add_job(database, target="python:worker_handlers:boom", options={"max_attempts": 2})
+    add_schedule(database)
+    fire(database, clock)
+    seen: list[str] = []
+    w = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, on_outcome=seen.append)
+    w.run_once()
+    clock.advance(hours=1)
+    w.run_once()
+    assert seen == ["retry", "failed"]
+
+
+def test_node_feeds_metrics(database: Database, clock: FakeClock) -> None:
+    from cronplane.node import Node, NodeOptions
+
+    add_job(database)
+    add_schedule(database)
+    node = Node(database, NodeOptions(workers=1), clock)
+    assert node.dispatcher is not None and node.dispatcher.on_tick is not None
+    node.dispatcher.on_tick(node.dispatcher.tick())  # would raise on a wiring mistake
+    assert node.workers[0].on_outcome is not None
