@@ -7,7 +7,7 @@ Run by hand (not part of the test suite)::
 
 Two workloads, every system in the same run:
 
-- **burst**: N schedules (every minute) all due at one instant T. The clock
+- **burst**: N schedules (daily) all due at one instant T. The clock
   starts at T; we record when each occurrence became a committed queue item
   (cronplane: the commit of its batch) or when APScheduler called the job
   (APScheduler has no queue: calling a no-op job is its "item"). Reported:
@@ -64,7 +64,10 @@ def _sqlite_ts(value: datetime) -> str:
 
 
 def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: str) -> None:
-    """Insert schedules `prefix{start..stop-1}` (every minute) due at `next_run`, in SQL."""
+    """Insert schedules `prefix{start..stop-1}` (daily, `0 0 * * *`) due at `next_run`, in SQL.
+
+    Daily, so a burst never reaches the schedules' next occurrence mid-run.
+    """
     if stop <= start:
         return
     created = next_run - timedelta(days=1)
@@ -75,7 +78,7 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
                     "WITH RECURSIVE seq(n) AS (SELECT :start UNION ALL SELECT n + 1 FROM seq "
                     f"WHERE n < :stop - 1) INSERT INTO schedules ({_COLUMNS}) "
                     "SELECT lower(hex(randomblob(16))), 'bench', 'default', 'default', "
-                    ":prefix || n, 'job', '* * * * *', 'UTC', '{\"n\": 1}', 1, 'user', NULL, "
+                    ":prefix || n, 'job', '0 0 * * *', 'UTC', '{\"n\": 1}', 1, 'user', NULL, "
                     "'skip', :created, :next, :created, :created, 1, NULL, '[]' FROM seq"
                 ),
                 {
@@ -90,7 +93,7 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
             conn.execute(
                 text(
                     f"INSERT INTO schedules ({_COLUMNS}) SELECT gen_random_uuid(), 'bench', "
-                    "'default', 'default', :prefix || n, 'job', '* * * * *', 'UTC', "
+                    "'default', 'default', :prefix || n, 'job', '0 0 * * *', 'UTC', "
                     "'{\"n\": 1}'::jsonb, true, 'user', NULL, 'skip', :created, :next, "
                     ":created, :created, 1, NULL, '[]'::jsonb "
                     "FROM generate_series(CAST(:start AS int), CAST(:stop AS int) - 1) AS n"
@@ -228,7 +231,7 @@ def burst_apscheduler(kind: str, n: int, workdir: Path) -> dict[str, float]:
     scheduler = _aps_scheduler(store)
     scheduler.start(paused=True)
     due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3 + n / 20_000)
-    trigger = CronTrigger(minute="*", timezone="UTC")
+    trigger = CronTrigger(hour=0, minute=0, timezone="UTC")
     if kind == "memory":
         for i in range(n):
             scheduler.add_job(bench_job, trigger, id=f"j{i}", next_run_time=due)
@@ -352,7 +355,7 @@ def main() -> None:
     parser.add_argument(
         "--aps-sqlalchemy-max",
         type=int,
-        default=10_000,
+        default=1_000,
         help="largest burst for APScheduler's SQLAlchemy store (one UPDATE+commit per fire)",
     )
     args = parser.parse_args()

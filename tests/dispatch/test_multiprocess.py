@@ -1,7 +1,7 @@
 """Several dispatcher processes on one PostgreSQL database, the leader killed or paused.
 
 - chaos: 3 processes; the leader is SIGKILLed every few seconds and replaced.
-  Bounded by CRONPLANE_CHAOS_SECONDS (default 45; longer runs by hand).
+  Bounded by CRONPLANE_CHAOS_SECONDS (default 60; longer runs by hand).
 - pause: the leader is SIGSTOPped past its lease, a follower takes over, the
   old leader resumes: it must commit nothing under its old term.
 
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 SCRIPT = Path(__file__).with_name("dispatcher_process.py")
 TTL = 1.0
-CHAOS_SECONDS = float(os.environ.get("CRONPLANE_CHAOS_SECONDS", "45"))
+CHAOS_SECONDS = float(os.environ.get("CRONPLANE_CHAOS_SECONDS", "60"))
 
 
 def spawn(database: Database, holder: str) -> subprocess.Popen[bytes]:
