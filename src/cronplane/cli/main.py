@@ -20,7 +20,17 @@ def cli() -> None:
 
 def _register() -> None:
     # Each command group lives in its own module; the root only assembles them.
-    from cronplane.cli import app_cmd, cron_cmd, db_cmd, job_cmd, queue_cmd, schedule_cmd, token_cmd
+    from cronplane.cli import (
+        app_cmd,
+        cron_cmd,
+        db_cmd,
+        import_cmd,
+        job_cmd,
+        queue_cmd,
+        schedule_cmd,
+        token_cmd,
+        webhook_cmd,
+    )
 
     cli.add_command(cron_cmd.cron)
     cli.add_command(schedule_cmd.schedule)
@@ -28,6 +38,8 @@ def _register() -> None:
     cli.add_command(app_cmd.app)
     cli.add_command(db_cmd.db)
     cli.add_command(token_cmd.token)
+    cli.add_command(import_cmd.import_)
+    cli.add_command(webhook_cmd.webhook)
     for command in queue_cmd.COMMANDS:  # dispatcher, worker, serve, queue; + `schedule run`
         cli.add_command(command)
 

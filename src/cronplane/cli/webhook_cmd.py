@@ -1,0 +1,59 @@
+"""`cronplane webhook secret|seal`: the signing secrets of webhook jobs.
+
+Both need the deployment key (CRONPLANE_SECRET_KEY) in this shell: whoever
+holds it can sign as any webhook job, so these are operator commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cronplane.cli.options import client, scope_options, settings
+from cronplane.errors import InvalidRequest, JobNotFound
+from cronplane.targets.webhook import SECRET_KEY_VARIABLE, SecretKeyring, secret_for
+
+
+def _keyring() -> SecretKeyring:
+    try:
+        keyring = SecretKeyring.from_environ()
+    except ValueError as error:
+        raise InvalidRequest(str(error)) from error
+    if keyring is None:
+        raise InvalidRequest(f"{SECRET_KEY_VARIABLE} is not set in this shell")
+    return keyring
+
+
+@click.group()
+@scope_options
+def webhook() -> None:
+    """Signing secrets of webhook jobs (needs CRONPLANE_SECRET_KEY)."""
+
+
+@webhook.command("secret")
+@click.argument("name")
+@scope_options
+@click.pass_context
+def secret(ctx: click.Context, name: str) -> None:
+    """Print the secret webhook job NAME signs with, for its receiver."""
+    s = settings(ctx)
+    jobs = client(ctx).list_jobs(s.tenant, s.stack)
+    job = next((j for j in jobs if j.name == name), None)
+    if job is None:
+        raise JobNotFound(f"job {name!r} not found in {s.tenant}/{s.stack}", {"job": name})
+    if not job.target.startswith("webhook:"):
+        raise InvalidRequest(f"job {name!r} is not a webhook job ({job.target})")
+    try:
+        click.echo(secret_for(_keyring(), job.tenant, job.stack, job.name, job.options))
+    except ValueError as error:
+        raise InvalidRequest(f"job {name!r}: {error}") from error
+
+
+@webhook.command("seal")
+def seal() -> None:
+    """Seal a secret read from standard input, for a job's `secret` option."""
+    given = sys.stdin.read().strip()
+    if not given:
+        raise InvalidRequest("no secret on standard input")
+    click.echo(_keyring().seal(given))
