@@ -170,3 +170,13 @@ def test_search_pages_are_exact(sqlite_database: Database) -> None:
     assert seen == sorted(f"alpha-{n:02d}" for n in range(45) if n % 3)
     rows, cursor = find_page(service, TENANT, Filters(status="inactive"))
     assert (rows, cursor) == ([], None)
+
+
+def test_sign_out_needs_the_csrf_token_and_ends_the_session(app_client: TestClient) -> None:
+    secret = tokens(app_client).create(tenant=TENANT, role="viewer", actor="t").secret
+    sign_in(app_client, secret)
+    assert app_client.post("/logout").status_code == 403
+    answer = app_client.post("/logout", data={"csrf": csrf_of(app_client)})
+    assert answer.status_code == 303
+    assert answer.headers["location"].startswith("/login")
+    assert app_client.get("/").status_code == 303
