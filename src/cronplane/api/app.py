@@ -95,10 +95,6 @@ def create_app(
     app.include_router(v1, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)
-    if ui:
-        from cronplane.ui import mount
-
-        mount(app)
     install(app)
     check_rules(app)
     if ui:
