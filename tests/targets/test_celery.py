@@ -76,6 +76,14 @@ def delete_queue(broker: str, queue: str) -> None:
     try:
         with Connection(broker, connect_timeout=3) as connection:
             connection.default_channel.queue_delete(queue)
+            # Celery routes a queue through a direct exchange of the same name.
+            connection.default_channel.exchange_delete(queue)
+        if broker.startswith("redis://"):
+            import redis
+
+            # kombu's Redis transport keeps the queue's exchange bindings in keys of their own.
+            with redis.Redis.from_url(broker, socket_timeout=3) as client:
+                client.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
     except Exception:
         pass  # a broker gone by now has no queue to clean
 
