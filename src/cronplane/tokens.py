@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,6 +40,7 @@ MAX_TOKEN_LENGTH: Final = 128  # anything longer is not one of ours; refuse befo
 TOUCH_INTERVAL: Final = timedelta(minutes=1)
 # Events need a tenant; a platform token's are filed under this (never a valid tenant name).
 PLATFORM_TENANT: Final = "*"
+MAX_CACHED_TOKENS: Final = 10_000
 
 
 def hash_token(secret: str) -> str:
@@ -57,9 +59,13 @@ class CreatedToken:
 class TokenService:
     """Token use cases, one transaction each; every change is an event with its actor."""
 
-    def __init__(self, database: Database, clock: Clock) -> None:
+    def __init__(self, database: Database, clock: Clock, *, cache_seconds: float = 0.0) -> None:
         self.database = database
         self.clock = clock
+        # digest -> (principal, monotonic deadline): see `authenticate`.
+        self.cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[Principal, float]] = {}
+        self._cache_lock = threading.Lock()
 
     def create(
         self, *, tenant: str | None, role: str | Role, name: str | None = None, actor: str
@@ -112,6 +118,8 @@ class TokenService:
                 )
             token = store.get_by_id(conn, token_id)
             assert token is not None  # just updated, in this transaction
+            with self._cache_lock:
+                self._cache.clear()  # this process refuses it at once
             append_event(
                 conn,
                 TOKEN_REVOKED,
@@ -127,10 +135,27 @@ class TokenService:
         """The principal a bearer token stands for; Unauthenticated when unknown or revoked.
 
         The message never says which: a caller cannot probe for revoked tokens.
+        With `cache_seconds` > 0 a valid token is remembered that long, saving a
+        database read per request; a revocation made elsewhere (another node,
+        the CLI) then takes effect within that time, one made here at once.
         """
         if not secret.startswith(TOKEN_SCHEME) or len(secret) > MAX_TOKEN_LENGTH:
             raise Unauthenticated("invalid API token")
         digest = hash_token(secret)
+        if self.cache_seconds > 0:
+            with self._cache_lock:
+                cached = self._cache.get(digest)
+            if cached is not None and cached[1] > self.clock.monotonic():
+                return cached[0]
+        principal = self._lookup(digest)
+        if self.cache_seconds > 0:
+            with self._cache_lock:
+                if len(self._cache) > MAX_CACHED_TOKENS:
+                    self._cache.clear()
+                self._cache[digest] = (principal, self.clock.monotonic() + self.cache_seconds)
+        return principal
+
+    def _lookup(self, digest: str) -> Principal:
         with self.database.read() as conn:
             token = store.get_by_hash(conn, digest)
         # Looking up by the digest (not the secret) is what keeps the index

@@ -131,3 +131,21 @@ def test_cli_create_needs_tenant_or_platform(sqlite_database: Database) -> None:
         cli, ["token", "create", "--role", "admin", "--database", sqlite_database.url]
     )
     assert result.exit_code != 0
+
+
+def test_cached_principal_expires_and_local_revocation_is_immediate(database: Database) -> None:
+    clock = FakeClock(START)
+    service = TokenService(database, clock, cache_seconds=5)
+    created = service.create(tenant="acme", role="admin", actor="test")
+    service.authenticate(created.secret)
+    # Revoked behind this process's back (another node, the CLI): cached until it expires.
+    TokenService(database, clock).revoke(created.token.id, actor="test")
+    assert service.authenticate(created.secret).tenant == "acme"
+    clock.advance(6)
+    with pytest.raises(Unauthenticated):
+        service.authenticate(created.secret)
+    other = service.create(tenant="acme", role="viewer", actor="test")
+    service.authenticate(other.secret)
+    service.revoke(other.token.id, actor="test")  # revoked here: refused at once
+    with pytest.raises(Unauthenticated):
+        service.authenticate(other.secret)

@@ -32,6 +32,7 @@ from cronplane.store.database import Database
 from cronplane.tokens import TokenService
 
 API_PREFIX: Final = "/api/v1"
+DEFAULT_TOKEN_CACHE_SECONDS: Final = 5.0
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -60,12 +61,15 @@ def create_app(
     on_change: Callable[[], None] | None = None,
     on_enqueue: Callable[[], None] | None = None,
     ui: bool = False,
+    token_cache_seconds: float = DEFAULT_TOKEN_CACHE_SECONDS,
 ) -> FastAPI:
     """Build the API over `database`.
 
     In `cronplane serve`, `on_change` wakes the in-process dispatcher when a
     schedule changes and `on_enqueue` wakes the workers after a run-now;
-    `ui=True` also serves the web UI (`cronplane.ui`) at `/`.
+    `ui=True` also serves the web UI (`cronplane.ui`) at `/`. A valid token is
+    remembered `token_cache_seconds` (a revocation made elsewhere takes effect
+    within that time; 0 reads the database on every request).
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -84,7 +88,7 @@ def create_app(
         database=database,
         clock=clock,
         service=ScheduleService(database, clock, on_change=on_change),
-        tokens=TokenService(database, clock),
+        tokens=TokenService(database, clock, cache_seconds=token_cache_seconds),
         runs=RunService(database, clock, on_enqueue=on_enqueue),
         limits=limits or Limits(),
         on_change=on_change,

@@ -64,7 +64,7 @@ def _authorizer(action: Action, *, tenant_in_body: bool = False) -> Callable[...
     return authorize
 
 
-def _public() -> None:
+async def _public() -> None:
     """No credentials needed (health, readiness, metrics)."""
 
 

@@ -46,3 +46,12 @@ def context_of(request: Request) -> ApiContext:
     """The ApiContext of the application serving `request`."""
     ctx: ApiContext = request.app.state.cronplane
     return ctx
+
+
+async def current_context(request: Request) -> ApiContext:
+    """`context_of` as a FastAPI dependency.
+
+    Async (it does no I/O) so FastAPI runs it on the event loop instead of
+    handing it to the thread pool: every route depends on it.
+    """
+    return context_of(request)

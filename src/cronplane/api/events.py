@@ -9,13 +9,13 @@ from fastapi import APIRouter, Depends, Path, Query
 from pydantic import Field
 
 from cronplane.api.auth import CanRead
-from cronplane.api.context import ApiContext, context_of
+from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_NAME, EventPage
 from cronplane.audit import AuditLog
 from cronplane.events import Event
 
 router = APIRouter(prefix="/tenants/{tenant}/events", tags=["events"])
-Context = Annotated[ApiContext, Depends(context_of)]
+Context = Annotated[ApiContext, Depends(current_context)]
 
 
 def render_event(event: Event) -> dict[str, Any]:

@@ -10,16 +10,16 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane.api import metrics
 from cronplane.api.auth import Public
-from cronplane.api.context import ApiContext, context_of
+from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import ErrorBody, Health
 from cronplane.errors import Unavailable
 
 router = APIRouter(tags=["health"], dependencies=[Public])
-Context = Annotated[ApiContext, Depends(context_of)]
+Context = Annotated[ApiContext, Depends(current_context)]
 
 
 @router.get("/healthz", response_model=Health, summary="Liveness: the process answers")
-def healthz() -> Health:
+async def healthz() -> Health:
     """Always ok while the process serves requests; no database access."""
     return Health(status="ok", checks={"process": "ok"})
 

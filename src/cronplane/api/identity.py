@@ -12,7 +12,7 @@ router = APIRouter(tags=["identity"])
 
 
 @router.get("/whoami", response_model=WhoAmI, summary="The caller's tenant, role and permissions")
-def whoami(principal: Authenticated) -> WhoAmI:
+async def whoami(principal: Authenticated) -> WhoAmI:
     """The credential's tenant (null for a platform token), role and granted permissions."""
     return WhoAmI(
         tenant=principal.tenant,

@@ -31,7 +31,7 @@ def parse_if_match(value: str | None) -> int | None:
     return int(text)
 
 
-def if_match(
+async def if_match(
     header: Annotated[
         str | None,
         Header(

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Response, status
 
 from cronplane.api.auth import CanCreate, CanDelete, CanRead, CanToggle, CanUpdate
-from cronplane.api.context import ApiContext, context_of
+from cronplane.api.context import ApiContext, current_context
 from cronplane.api.cron import explain
 from cronplane.api.events import render_event
 from cronplane.api.revisions import if_match, set_etag
@@ -29,7 +29,7 @@ from cronplane.api.schemas import (
 from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
-Context = Annotated[ApiContext, Depends(context_of)]
+Context = Annotated[ApiContext, Depends(current_context)]
 Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
 Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
 Revision = Annotated[int | None, Depends(if_match)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import uvicorn
+from fastapi import FastAPI
 
 from cronplane.api.app import create_app
 from cronplane.node import Node
@@ -30,3 +31,18 @@ def serve_api(database: Database, node: Node, *, host: str, port: int, ui: bool 
     finally:
         log.info("stopping the node")
         node.stop()
+
+
+def app_from_environment() -> FastAPI:
+    """An API-only app over CRONPLANE_DATABASE_URL, for `uvicorn --factory` (several workers).
+
+    `uvicorn cronplane.api.server:app_from_environment --factory --workers 4`
+    scales an API-only node across processes; dispatch and workers run
+    elsewhere (`cronplane dispatcher`, `cronplane worker`).
+    """
+    from cronplane.node import clock_for
+    from cronplane.settings import load_settings
+
+    database = Database(load_settings().database_url)
+    database.ensure_schema()
+    return create_app(database, clock_for(database))

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 
 from cronplane.api.auth import CanSync, CanSyncBodyTenant
-from cronplane.api.context import ApiContext, context_of
+from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import (
     MAX_NAME,
     AppInstall,
@@ -33,7 +33,7 @@ from cronplane.service import AppReport
 
 router = APIRouter(prefix="/tenants/{tenant}", tags=["apps"])
 seed_router = APIRouter(tags=["apps"])
-Context = Annotated[ApiContext, Depends(context_of)]
+Context = Annotated[ApiContext, Depends(current_context)]
 Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
 
 
