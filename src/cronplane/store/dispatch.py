@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import signal
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,7 +35,7 @@ from sqlalchemy import Connection, String, Text, cast, func, select, type_coerce
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.store import bulk, lease
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, new_item_id
 from cronplane.store.tables import events, jobs, queue_items, schedules
 
 CRASH_ENV = "CRONPLANE_CRASH_AT"
@@ -49,6 +48,7 @@ CRASH_POINTS = (
     "after_commit",
 )
 ACTOR = "dispatcher"
+SQLITE_CACHE_KIB = 64 * 1024
 
 _DUE_COLUMNS = (
     # id and next_run come back as the driver gives them (no per-row type
@@ -200,6 +200,11 @@ def fire_batch(
     lease.fence(conn, fencing.lease_name, fencing.holder, fencing.term, now)
     crash_point("after_fence")
     is_pg = conn.dialect.name == "postgresql"
+    if not is_pg:
+        # Items and events are keyed by random UUIDs: their index inserts land
+        # on random pages, and SQLite's default 2 MB page cache turns a large
+        # batch into page churn. A bigger cache for this connection only.
+        conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
     rows = conn.execute(due_query(now, limit, lock=is_pg)).all()
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
@@ -320,7 +325,7 @@ class _Rows:
 
     def fire(self, row: Any, due: datetime, decision: Decision, options: dict[str, Any]) -> None:
         enc = self.enc
-        item_id = uuid.uuid4()
+        item_id = new_item_id(self.now)
         expiry = options.get("expires_after")
         expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
         self.items.append(

@@ -19,7 +19,7 @@ status `running`), so a worker whose item was recovered records nothing.
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -83,6 +83,19 @@ class QueueItem:
         return out
 
 
+def new_item_id(now: datetime) -> UUID:
+    """A time-ordered UUID (version 7 layout: 48-bit Unix ms, then 74 random bits).
+
+    Items created together get neighbouring keys, so a batch of thousands
+    appends to the primary-key index instead of touching random pages.
+    """
+    value = (int(now.timestamp() * 1000) & (2**48 - 1)) << 80
+    value |= int.from_bytes(os.urandom(10), "big")
+    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
+    return UUID(int=value)
+
+
 def item_from_row(row: Row[Any]) -> QueueItem:
     """Map a `queue_items` row to the frozen record."""
     m = row._mapping
@@ -107,7 +120,7 @@ def item_values(
 ) -> dict[str, Any]:
     """One new queued item's column values (for single or batched inserts)."""
     return {
-        "id": item_id or uuid.uuid4(),
+        "id": item_id or new_item_id(now),
         "tenant": tenant,
         "stack": stack,
         "environment": environment,
