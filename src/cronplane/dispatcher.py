@@ -285,12 +285,18 @@ class Dispatcher:
             listener.start()
         try:
             while not self._stop.is_set():
-                report = self.tick()
-                if self.on_tick is not None:
-                    self.on_tick(report)
+                try:
+                    report = self.tick()
+                    if self.on_tick is not None:
+                        self.on_tick(report)
+                    sleep = report.sleep
+                except Exception:  # a bug must not silently stop all firing
+                    log.exception("dispatcher tick crashed; retrying in %.0fs", BACKOFF_CAP)
+                    self.term = None  # re-check the lease before any further fire
+                    sleep = BACKOFF_CAP
                 if self._stop.is_set():
                     break
-                self.clock.wait(report.sleep, self._wake)
+                self.clock.wait(sleep, self._wake)
         finally:
             if listener is not None:
                 listener.stop()

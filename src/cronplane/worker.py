@@ -245,10 +245,13 @@ class Worker:
             try:
                 worked = self.run_once()
                 failures = 0
-            except SQLAlchemyError as error:
+            except Exception as error:  # database down, or a bug: keep the thread alive
                 failures += 1
                 delay = min(30.0, 0.5 * 2 ** min(failures - 1, 16))
-                log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
+                if isinstance(error, SQLAlchemyError):
+                    log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
+                else:
+                    log.exception("worker step crashed; retrying in %.1fs", delay)
                 self.clock.wait(delay, self._wake)
                 continue
             if not worked:

@@ -118,3 +118,29 @@ def test_notify_wakes_a_listener(pg_database: Database) -> None:
         assert woken.wait(5)
     finally:
         listener.stop()
+
+
+def test_run_survives_a_crashing_tick_and_releases_the_lease(sqlite_database: Database) -> None:
+    from cronplane.dispatcher import TickReport
+    from cronplane.store import lease
+
+    clock = FakeClock(START)
+    dispatcher = Dispatcher(sqlite_database, clock, holder="a", occurrences=occurrences)
+    real_tick = dispatcher.tick
+    calls: list[int] = []
+
+    def tick() -> TickReport:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug")
+        report = real_tick()
+        dispatcher.stop()
+        return report
+
+    dispatcher.tick = tick  # type: ignore[method-assign]
+    dispatcher.run(listen=False)
+    assert len(calls) == 2 and dispatcher.term is None
+    with sqlite_database.read() as conn:
+        state = lease.read(conn, "dispatcher")
+    assert state is not None and state.expires_at is not None
+    assert state.expires_at <= clock.now()  # released: a follower takes over at once
