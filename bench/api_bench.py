@@ -47,14 +47,38 @@ PG_ADMIN = os.environ.get("CRONPLANE_TEST_PG_URL", "postgresql://postgres@127.0.
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by the server process and its children."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # fields[1] is the parent pid; [11], [12] utime and stime in clock ticks.
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 @dataclass
 class Result:
-    """Latencies (seconds) of one phase and its wall time."""
+    """Latencies (seconds) of one phase, its wall time, and the server's CPU seconds."""
 
     name: str
     latencies: list[float]
     wall: float
     errors: int
+    cpu: float = 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        """Server CPU per request, in ms: independent of what else the machine runs."""
+        return self.cpu / max(1, len(self.latencies)) * 1000
 
     @property
     def rate(self) -> float:
@@ -68,7 +92,7 @@ class Result:
         return (
             f"| {database} | {self.name} | {len(self.latencies):,} | {self.rate:,.0f} "
             f"| {statistics.median(self.latencies) * 1000:.1f} | {self.pct(0.99):.1f} "
-            f"| {self.errors} |"
+            f"| {self.cpu_ms:.2f} | {self.errors} |"
         )
 
 
@@ -127,6 +151,7 @@ def start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
 
 
 def load(
+    server: subprocess.Popen[bytes],
     name: str,
     base: str,
     token: str,
@@ -160,12 +185,14 @@ def load(
                             print(f"  {name}: {answer.status_code} {answer.text[:200]}")
 
     threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    cpu = server_cpu(server.pid)
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return Result(name, latencies, time.perf_counter() - started, errors[0])
+    wall = time.perf_counter() - started
+    return Result(name, latencies, wall, errors[0], server_cpu(server.pid) - cpu)
 
 
 def bench(database: str, url: str, args: argparse.Namespace, workers: int) -> list[Result]:
@@ -200,9 +227,10 @@ def bench(database: str, url: str, args: argparse.Namespace, workers: int) -> li
             return client.get("/api/v1/tenants/acme/schedules", params=params)
 
         # Warm-up: connections, caches, the first compile of each query.
-        load("warm-up", base, token, 200, 2, first_page, 200)
+        load(server, "warm-up", base, token, 200, 2, first_page, 200)
         results.append(
             load(
+                server,
                 "create (1 schedule/request)",
                 base,
                 token,
@@ -212,14 +240,24 @@ def bench(database: str, url: str, args: argparse.Namespace, workers: int) -> li
                 201,
             )
         )
-        results.append(load("list 100, 1 client", base, token, args.lists, 1, first_page, 200))
+        results.append(
+            load(server, "list 100, 1 client", base, token, args.lists, 1, first_page, 200)
+        )
         results.append(
             load(
-                "list 100 after a cursor, 1 client", base, token, args.lists, 1, filtered_page, 200
+                server,
+                "list 100 after a cursor, 1 client",
+                base,
+                token,
+                args.lists,
+                1,
+                filtered_page,
+                200,
             )
         )
         results.append(
             load(
+                server,
                 f"list 100, {args.concurrency} clients",
                 base,
                 token,
@@ -282,8 +320,10 @@ def main() -> None:
         finally:
             drop()
     print()
-    print("| database | phase | requests | req/s | p50 ms | p99 ms | errors |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| database | phase | requests | req/s | p50 ms | p99 ms | server CPU ms/request | errors |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     sys.exit(1 if failed else 0)
 

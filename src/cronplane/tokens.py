@@ -142,11 +142,9 @@ class TokenService:
         if not secret.startswith(TOKEN_SCHEME) or len(secret) > MAX_TOKEN_LENGTH:
             raise Unauthenticated("invalid API token")
         digest = hash_token(secret)
-        if self.cache_seconds > 0:
-            with self._cache_lock:
-                cached = self._cache.get(digest)
-            if cached is not None and cached[1] > self.clock.monotonic():
-                return cached[0]
+        cached = self._remembered(digest)
+        if cached is not None:
+            return cached
         principal = self._lookup(digest)
         if self.cache_seconds > 0:
             with self._cache_lock:
@@ -154,6 +152,21 @@ class TokenService:
                     self._cache.clear()
                 self._cache[digest] = (principal, self.clock.monotonic() + self.cache_seconds)
         return principal
+
+    def cached(self, secret: str) -> Principal | None:
+        """The principal of a token remembered as valid (no I/O); None when not remembered."""
+        if len(secret) > MAX_TOKEN_LENGTH:
+            return None
+        return self._remembered(hash_token(secret))
+
+    def _remembered(self, digest: str) -> Principal | None:
+        if self.cache_seconds <= 0:
+            return None
+        with self._cache_lock:
+            cached = self._cache.get(digest)
+        if cached is not None and cached[1] > self.clock.monotonic():
+            return cached[0]
+        return None
 
     def _lookup(self, digest: str) -> Principal:
         with self.database.read() as conn:
