@@ -48,14 +48,14 @@ class Node:
         self.database = database
         self.options = options
         self.clock = clock or clock_for(database)
-        metrics = _Metrics.load()
+        metrics = self._metrics = _Metrics.load()
         self.dispatcher = (
             Dispatcher(
                 database,
                 self.clock,
                 ttl=options.ttl,
                 batch_size=options.batch_size,
-                on_tick=metrics.tick if metrics else None,
+                on_tick=self._on_tick,
             )
             if options.dispatcher
             else None
@@ -65,6 +65,13 @@ class Node:
             for _ in range(options.workers)
         ]
         self._threads: list[threading.Thread] = []
+
+    def _on_tick(self, report: TickReport) -> None:
+        if self._metrics is not None:
+            self._metrics.tick(report)
+        if report.fired:
+            # Items were just enqueued: this process's workers need not wait a poll.
+            self.wake_workers()
 
     def wake(self) -> None:
         """A schedule changed in this process: wake the dispatcher (the service's on_change)."""

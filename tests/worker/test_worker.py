@@ -268,5 +268,8 @@ def test_node_feeds_metrics(database: Database, clock: FakeClock) -> None:
     add_schedule(database)
     node = Node(database, NodeOptions(workers=1), clock)
     assert node.dispatcher is not None and node.dispatcher.on_tick is not None
-    node.dispatcher.on_tick(node.dispatcher.tick())  # would raise on a wiring mistake
+    report = node.dispatcher.tick()
+    assert report.fired == 1
+    node.dispatcher.on_tick(report)  # would raise on a wiring mistake
+    assert node.workers[0]._wake.is_set()  # a fire wakes this process's workers
     assert node.workers[0].on_outcome is not None
