@@ -147,6 +147,7 @@ class Dispatcher:
         started = self.clock.monotonic()
         now = self.clock.now()
         with self.database.begin() as conn:
+            lease.guard(conn, self.ttl)
             term = lease.acquire(
                 conn, self.group, self.holder, known_term=self.term, now=now, ttl=self.ttl
             )
@@ -222,6 +223,7 @@ class Dispatcher:
             now = self.clock.now()
             try:
                 with self.database.begin() as conn:
+                    lease.guard(conn, self.ttl)
                     result = fire_batch(
                         conn,
                         fencing=fencing,

@@ -60,6 +60,23 @@ def read(conn: Connection, name: str) -> LeaseState | None:
     return LeaseState(row.name, row.holder, row.term, row.expires_at)
 
 
+def guard(conn: Connection, ttl: timedelta) -> None:
+    """Bound how long this transaction may sit idle on the server (PostgreSQL).
+
+    Lease-holding transactions lock the lease row (see :func:`fence`). A
+    client frozen inside one (SIGSTOP, a stalled VM) would hold that lock for
+    ever and block every takeover; with this, the server ends its session
+    after half a TTL of idleness, the lock goes, and a follower can take over
+    within about one TTL. The frozen client's commit then fails: it writes
+    nothing. SQLite has no server to end a frozen writer: there other writers
+    time out (busy timeout) until it resumes or dies; standby nodes are
+    PostgreSQL's job.
+    """
+    if conn.dialect.name == "postgresql":
+        millis = max(500, int(ttl.total_seconds() * 1000 / 2))
+        conn.exec_driver_sql(f"SET LOCAL idle_in_transaction_session_timeout = {millis}")
+
+
 def acquire(
     conn: Connection,
     name: str,
