@@ -13,5 +13,8 @@ export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 "$bin/cronplane" db upgrade
 "$bin/cronplane" --stack demo app install "$here/app.yaml"
 "$bin/cronplane" --stack demo schedule ls
+# A console sign-in for this run: an admin token of the default tenant, shown once.
+token="$("$bin/cronplane" token create --tenant default --role admin --name make-run | tail -n 1)"
 echo "cronplane: firing the demo schedules every minute; watch the worker's log lines."
+echo "console:   http://127.0.0.1:8080/  (sign in with this token: $token)"
 exec "$bin/cronplane" serve "$@"
