@@ -76,6 +76,15 @@ Index(
 )
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
+# Listing a whole tenant (any stack and environment) in the listing's order,
+# so a page is an index range scan instead of a sort of every tenant row.
+Index(
+    "ix_schedules_tenant_name",
+    schedules.c.tenant,
+    schedules.c.name,
+    schedules.c.stack,
+    schedules.c.environment,
+)
 
 jobs = Table(
     "jobs",
