@@ -35,6 +35,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from cronplane import events as ev
 from cronplane.clock import Clock
+from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
 from cronplane.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
@@ -48,8 +49,6 @@ DEFAULT_GROUP = "dispatcher"
 DEFAULT_TTL = 10.0
 DEFAULT_BATCH = 2000
 DEFAULT_MAX_SLEEP = 1.0
-BACKOFF_FIRST = 0.5
-BACKOFF_CAP = 30.0
 
 
 def default_occurrences(cron: str, timezone: str) -> NextAfter:
@@ -201,7 +200,7 @@ class Dispatcher:
             sleep = self._leader_sleep(now, earliest)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
-            delay = min(BACKOFF_CAP, BACKOFF_FIRST * 2 ** min(self._failures - 1, 16))
+            delay = outage_delay(self._failures)
             log.warning("dispatcher tick failed (%s); retrying in %.1fs", error, delay)
             return TickReport(
                 self.is_leader, self.term, delay, counts, tuple(batches), error=str(error)
@@ -293,9 +292,9 @@ class Dispatcher:
                         self.on_tick(report)
                     sleep = report.sleep
                 except Exception:  # a bug must not silently stop all firing
-                    log.exception("dispatcher tick crashed; retrying in %.0fs", BACKOFF_CAP)
+                    log.exception("dispatcher tick crashed; retrying in %.0fs", OUTAGE_CAP)
                     self.term = None  # re-check the lease before any further fire
-                    sleep = BACKOFF_CAP
+                    sleep = OUTAGE_CAP
                 if self._stop.is_set():
                     break
                 self.clock.wait(sleep, self._wake)

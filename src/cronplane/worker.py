@@ -33,7 +33,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.backoff import RetryPolicy
+from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
@@ -247,7 +247,7 @@ class Worker:
                 failures = 0
             except Exception as error:  # database down, or a bug: keep the thread alive
                 failures += 1
-                delay = min(30.0, 0.5 * 2 ** min(failures - 1, 16))
+                delay = outage_delay(failures)
                 if isinstance(error, SQLAlchemyError):
                     log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
                 else:

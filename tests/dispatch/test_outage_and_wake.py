@@ -15,8 +15,9 @@ from sqlalchemy.exc import OperationalError
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
+from cronplane.core.backoff import OUTAGE_CAP
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import BACKOFF_CAP, Dispatcher
+from cronplane.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from firing_support import START, add_job, add_schedule, items, ledger, occurrences
@@ -62,7 +63,7 @@ def test_outage_backs_off_then_coalesces(database: Database) -> None:
         assert report.error is not None and report.fired == 0
         sleeps.append(report.sleep)
     # Capped exponential backoff.
-    assert sleeps[:3] == [0.5, 1.0, 2.0] and sleeps[-1] == BACKOFF_CAP
+    assert sleeps[:3] == [0.5, 1.0, 2.0] and sleeps[-1] == OUTAGE_CAP
     assert sleeps == sorted(sleeps)
     flaky.down = False
     clock.advance(seconds=5)

@@ -58,3 +58,17 @@ class RetryPolicy:
         raw = self.base_seconds * self.factor ** min(attempts - 1, 64)
         delay = min(raw, self.cap_seconds)
         return delay * (1 - self.jitter * jitter_draw)
+
+
+# Loops that lose the database (dispatcher, worker) retry quickly at first and
+# then every few seconds: one cheap query per retry, and once the database is
+# back the loop notices within OUTAGE_CAP seconds — a per-minute schedule is
+# then still fired within its own minute.
+OUTAGE_FIRST = 0.5
+OUTAGE_CAP = 5.0
+
+
+def outage_delay(failures: int) -> float:
+    """Seconds to wait after the `failures`-th consecutive failed step (>= 1)."""
+    exponent = min(max(failures, 1) - 1, 16)
+    return min(OUTAGE_CAP, OUTAGE_FIRST * 2.0**exponent)
