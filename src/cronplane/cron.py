@@ -13,7 +13,7 @@ forms and the DST rules are documented in docs/cron.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -61,6 +61,17 @@ def _zone(tz: str | tzinfo | None) -> tzinfo | None:
     return known_zone(tz)
 
 
+def start_instant(dt: datetime, tz: str | tzinfo | None = None) -> datetime:
+    """`dt` as an aware instant: a naive value is a wall time in `tz` (UTC when none).
+
+    One rule for every caller (the API, `cronplane cron next --after`), so a
+    start written without an offset means the same thing everywhere.
+    """
+    if dt.tzinfo is not None and dt.utcoffset() is not None:
+        return dt
+    return dt.replace(tzinfo=_zone(tz) or UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class Cron:
     """A parsed schedule expression: its normalized text and its occurrences."""
@@ -87,13 +98,14 @@ class Cron:
 
         Returns aware UTC, or None when nothing fires within the search horizon
         (400 years, the length of the calendar's cycle). A naive `dt` is a
-        ValueError; an unknown zone name is `UnknownZone`.
+        wall time in `tz` (see `start_instant`); an unknown zone name is
+        `UnknownZone`.
         """
-        return occurrences.next_after(self.expression, dt, _zone(tz))
+        return occurrences.next_after(self.expression, start_instant(dt, tz), _zone(tz))
 
     def upcoming(self, dt: datetime, count: int, tz: str | tzinfo | None = None) -> list[datetime]:
         """Up to `count` occurrences strictly after `dt`, increasing, aware UTC."""
-        return occurrences.upcoming(self.expression, dt, count, _zone(tz))
+        return occurrences.upcoming(self.expression, start_instant(dt, tz), count, _zone(tz))
 
 
 @lru_cache(maxsize=16_384)

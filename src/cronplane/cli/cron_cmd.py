@@ -12,7 +12,7 @@ from datetime import UTC, datetime, tzinfo
 import click
 
 from cronplane.clock import SystemClock
-from cronplane.cron import known_zone, parse
+from cronplane.cron import known_zone, parse, start_instant
 
 
 def _iso_utc(instant: datetime) -> str:
@@ -29,7 +29,7 @@ def _start(after: str | None, zone: tzinfo) -> datetime:
         raise click.BadParameter(
             f"{after!r} is not an ISO-8601 date-time", param_hint="--after"
         ) from error
-    return parsed.replace(tzinfo=zone) if parsed.tzinfo is None else parsed
+    return start_instant(parsed, zone)
 
 
 _TZ = click.option(
