@@ -228,3 +228,36 @@ def test_unique_key_forbids_second_item_for_an_occurrence(
     )
     with pytest.raises(IntegrityError), database.begin() as conn:
         queue.enqueue(conn, values)
+
+
+def test_a_duplicate_occurrence_in_a_fire_batch_rolls_the_whole_batch_back(
+    database: Database, clock: FakeClock
+) -> None:
+    """The batch path (executemany / COPY) is held by the same unique key, as a DB error."""
+    add_job(database)
+    other = add_schedule(database, "other")
+    # overlap=allow, so the fire reaches the insert instead of skipping for overlap.
+    sid = add_schedule(database, overlap="allow")
+    # An item for this occurrence already exists (as if another leader's fire had landed).
+    values = queue.item_values(
+        tenant="acme",
+        stack="default",
+        environment="default",
+        job="job",
+        payload={},
+        source="schedule",
+        now=clock.now(),
+        schedule_id=sid,
+        scheduled_for=START,
+    )
+    with database.begin() as conn:
+        queue.enqueue(conn, values)
+    clock.advance(0.25)
+    report = dispatcher(database, clock).tick()
+    # Reported as a database error (the loop backs off), not raised as a crash.
+    assert report.error is not None and report.fired == 0
+    # Nothing of the batch landed: no second item, no ledger, next_run unchanged.
+    assert len(items(database)) == 1
+    assert ledger(database, sid) == [] and ledger(database, other) == []
+    assert schedule(database, sid).next_run == START
+    assert schedule(database, other).next_run == START

@@ -25,7 +25,9 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from sqlalchemy import JSON, Boolean, Connection, Integer, Table, Uuid
+from sqlalchemy.exc import DBAPIError
 
 from cronplane.store.types import UTCDateTime
 
@@ -121,15 +123,34 @@ def insert_tuples(
     if not rows:
         return
     if conn.dialect.name == "postgresql":
-        # One statement of column arrays: psycopg's executemany pays a round of
-        # Python work per row, unnest pays it once per batch.
-        arrays, selected = _unnest(table, columns)
-        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) SELECT {selected} FROM {arrays}"
-        _pg_execute(conn, sql, tuple(list(column) for column in zip(*rows, strict=True)))
+        _pg_copy(conn, table, columns, rows)
         return
     _, marks = _plan(table, columns, conn.dialect.name)
     sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
     conn.exec_driver_sql(sql, list(rows))
+
+
+def _pg_copy(
+    conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """COPY … FROM STDIN inside the caller's transaction.
+
+    psycopg formats COPY rows in its C extension, where array parameters
+    (`INSERT … SELECT FROM unnest(…)`) are dumped element by element in
+    Python: for a fire batch that was the largest client cost. Constraints
+    hold exactly as for INSERT: a second item for one occurrence still raises
+    a unique violation and the whole batch rolls back.
+    """
+    raw: Any = conn.connection.dbapi_connection
+    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.Error as error:
+        # The raw cursor bypasses SQLAlchemy's wrapping; wrap as any statement's
+        # error is (IntegrityError, OperationalError …) so callers see one kind.
+        raise DBAPIError.instance(statement, None, error, psycopg.Error) from error
 
 
 def _pg_type(column_type: Any) -> str:
@@ -145,16 +166,12 @@ def _pg_type(column_type: Any) -> str:
 
 
 @lru_cache(maxsize=64)
-def _unnest(table: Table, columns: tuple[str, ...]) -> tuple[str, str]:
-    """`unnest(%s::t1[], …) AS u(c1, …)` and the select list casting JSON columns."""
+def _unnest(table: Table, columns: tuple[str, ...]) -> str:
+    """`unnest(%b::t1[], …) AS u(c0, …)`: one statement's worth of rows as arrays."""
     # `%b`: binary parameters (psycopg), so array elements need no escaping.
     arrays = ", ".join(f"%b::{_pg_type(table.c[name].type)}[]" for name in columns)
     alias = ", ".join(f"c{n}" for n in range(len(columns)))
-    selected = ", ".join(
-        f"c{n}::jsonb" if _is_json(table.c[name].type) else f"c{n}"
-        for n, name in enumerate(columns)
-    )
-    return f"unnest({arrays}) AS u({alias})", selected
+    return f"unnest({arrays}) AS u({alias})"
 
 
 def rows_as_tuples(
@@ -221,7 +238,7 @@ def _pg_update(
 ) -> int:
     """UPDATE … FROM unnest(arrays): one statement and an exact matched count."""
     columns = set_columns + where_columns
-    arrays, _ = _unnest(table, columns)
+    arrays = _unnest(table, columns)
     count = len(set_columns)
     assignments = [f"{name} = u.c{n}" for n, name in enumerate(set_columns)]
     if extra_set:
