@@ -8,24 +8,9 @@ import pytest
 
 from cronplane.errors import InvalidManifest
 from cronplane.manifest import load_manifest, parse_manifest
+from spec_manifest import SPEC_MANIFEST
 
-GOOD = """
-name: billing
-jobs:
-  send-invoices:
-    title: Submit pending e-invoices
-    target: python:billing.jobs:send_invoices
-    payload: {batch: 100}
-    schema: {type: object, properties: {batch: {type: integer}}}
-  build-report:  {title: Build a report, target: "python:billing.jobs:build_report"}
-crons:
-  send-invoices: "*/15 * * * *"
-  nightly-report:
-    job: build-report
-    cron: "at 02:30"
-    timezone: Europe/London
-    payload: {kind: daily}
-"""
+GOOD = SPEC_MANIFEST
 
 
 def test_the_spec_example_loads(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
 from service_support import counts, snapshot
+from spec_manifest import SPEC_MANIFEST
 
 PROD = Scope("acme", "billing", "production")
 CRONS = {
@@ -157,23 +158,7 @@ def test_an_invalid_declaration_applies_nothing_and_lists_every_problem(
     assert (snapshot(database), counts(database)) == before
 
 
-MANIFEST = """
-name: billing
-jobs:
-  send-invoices:
-    title: Submit pending e-invoices
-    target: python:billing.jobs:send_invoices
-    payload: {batch: 100}
-    schema: {type: object, properties: {batch: {type: integer}}}
-  build-report:  {title: Build a report, target: "python:billing.jobs:build_report"}
-crons:
-  send-invoices: "*/15 * * * *"
-  nightly-report:
-    job: build-report
-    cron: "at 02:30"
-    timezone: Europe/London
-    payload: {kind: daily}
-"""
+MANIFEST = SPEC_MANIFEST
 
 
 def test_install_registers_jobs_then_syncs_and_uninstall_removes_and_deactivates(
