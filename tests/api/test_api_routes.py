@@ -55,6 +55,10 @@ def test_list_pages_with_a_cursor_and_filters(seeded: Api) -> None:
     assert [row["name"] for row in only_prod] == ["acme-nightly"]
     bad = seeded.call("GET", S, params={"cursor": "!!garbage"})
     assert (bad.status_code, bad.json()["code"]) == (400, "X400007REQINV")
+    searched = seeded.call("GET", S, params={"search": "P3"}).json()["items"]
+    assert [row["name"] for row in searched] == ["p3"]
+    too_long = seeded.call("GET", S, params={"search": "x" * 129})
+    assert (too_long.status_code, too_long.json()["code"]) == (400, "X400007REQINV")
 
 
 def test_service_errors_keep_their_codes(seeded: Api) -> None:

@@ -297,6 +297,7 @@ def test_list_filters_and_pages(service: ScheduleService) -> None:
     )
     assert [s.name for s in nxt.items] == ["r3", "r4", "r5"]
     assert [s.name for s in service.list_schedules("acme", enabled=False).items] == ["r3"]
+
     assert len(service.list_schedules("acme", job="typed").items) == 7
     assert len(service.list_schedules("acme", source="user").items) == 14
     assert service.list_schedules("other").items == ()
@@ -307,6 +308,41 @@ def test_list_filters_and_pages(service: ScheduleService) -> None:
     ):
         with pytest.raises(InvalidRequest):
             bad()
+
+
+def test_list_searches_name_job_stack_and_environment_case_insensitively(
+    service: ScheduleService,
+) -> None:
+    staging = Scope("acme", "billing", "staging")
+    for name in ("Invoice-Sweep", "invoice_daily", "nightly"):
+        service.create_schedule(
+            PROD, ScheduleSpec(job="report", name=name, cron="@hourly"), actor="t"
+        )
+    service.create_schedule(
+        staging, ScheduleSpec(job="typed", name="other", cron="@daily"), actor="t"
+    )
+
+    def found(search: str, limit: int = 100) -> list[str]:
+        names: list[str] = []
+        cursor = None
+        while True:
+            page = service.list_schedules("acme", search=search, cursor=cursor, limit=limit)
+            names += [s.name for s in page.items]
+            if page.next_cursor is None:
+                return names
+            cursor = page.next_cursor
+
+    # Sets: how mixed-case names order depends on the database's collation.
+    assert set(found("INVOICE")) == {"Invoice-Sweep", "invoice_daily"}
+    paged = found("invoice", limit=1)  # one match a page: paging stays exact
+    assert len(paged) == 2 and set(paged) == {"Invoice-Sweep", "invoice_daily"}
+    assert found("typed") == ["other"]  # the job
+    assert found("stag") == ["other"]  # the environment
+    # LIKE wildcards are taken literally.
+    assert found("%") == [] and found("_") == ["invoice_daily"]
+    assert found("nomatch") == []
+    with pytest.raises(InvalidRequest):
+        service.list_schedules("acme", search="x" * 129)
 
 
 def test_record_run_moves_last_and_next_run(service: ScheduleService, clock: FakeClock) -> None:

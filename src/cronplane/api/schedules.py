@@ -53,10 +53,14 @@ def list_schedules(
     source: Annotated[str | None, Query(pattern="^(app|user|system)$")] = None,
     enabled: bool | None = None,
     job: Filter = None,
+    search: Annotated[str | None, Query(max_length=128)] = None,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
-    """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page."""
+    """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page.
+
+    `search` keeps rows whose name, job, stack or environment contains it (any case).
+    """
     page = ctx.service.list_schedules(
         tenant,
         stack=stack,
@@ -64,6 +68,7 @@ def list_schedules(
         source=source,
         enabled=enabled,
         job=job,
+        search=search,
         cursor=cursor,
         limit=limit,
     )

@@ -57,6 +57,7 @@ from cronplane.store.events import append_event, list_events
 from cronplane.store.schedules import ScheduleFilter
 
 MAX_PAGE = 1000
+MAX_SEARCH = 128
 
 
 def active_job(conn: Connection, scope: Scope, name: str) -> Job:
@@ -183,15 +184,25 @@ class ScheduleUseCases(ServiceBase):
         source: str | None = None,
         enabled: bool | None = None,
         job: str | None = None,
+        search: str | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> Page:
-        """One page ordered by (name, stack, environment); pass `next_cursor` for the next."""
+        """One page ordered by (name, stack, environment); pass `next_cursor` for the next.
+
+        `search` keeps rows whose name, job, stack or environment contains it
+        (case-insensitive); the cursor pages through the matches exactly.
+        """
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
         if source is not None and source not in ("app", "user", "system"):
             raise InvalidRequest(f"source {source!r} is invalid", {"field": "source"})
-        filters = ScheduleFilter(tenant, stack, environment, source, enabled, job)
+        search = (search or "").strip() or None
+        if search is not None and len(search) > MAX_SEARCH:
+            raise InvalidRequest(
+                f"search is longer than {MAX_SEARCH} characters", {"field": "search"}
+            )
+        filters = ScheduleFilter(tenant, stack, environment, source, enabled, job, search)
         after = None if cursor is None else decode_cursor(cursor)
         with self._read() as conn:
             # One extra row tells whether another page exists.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, not_, select, text, tuple_, update
+from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import ColumnElement
 
@@ -219,6 +219,8 @@ class ScheduleFilter:
     source: str | None = None
     enabled: bool | None = None
     job: str | None = None
+    # A case-insensitive substring of the name, job, stack or environment.
+    search: str | None = None
 
 
 def list_page(
@@ -245,6 +247,21 @@ def list_page(
         conditions.append(schedules.c.enabled == filters.enabled)
     if filters.job is not None:
         conditions.append(schedules.c.job == filters.job)
+    if filters.search:
+        # autoescape: `%` and `_` in the text match themselves, not anything.
+        conditions.append(
+            or_(
+                *(
+                    column.icontains(filters.search, autoescape=True)
+                    for column in (
+                        schedules.c.name,
+                        schedules.c.job,
+                        schedules.c.stack,
+                        schedules.c.environment,
+                    )
+                )
+            )
+        )
     if after is not None:
         name, stack, environment = after
         if filters.stack is not None and filters.environment is not None:

@@ -1,10 +1,8 @@
 """The schedule listing: filters (stack, environment, source, status), search, paging.
 
-Filters go straight to `ScheduleService.list_schedules`. Search is a
-substring match on name, job, stack and environment, done here over the
-service's keyset pages (the service has no text search): it scans forward
-from the cursor until a page of matches is found, and the next cursor is
-the last match's, so paging stays exact.
+Filters and search go straight to `ScheduleService.list_schedules` (search:
+a case-insensitive substring of name, job, stack or environment, matched by
+the store), so paging is the service's keyset paging.
 """
 
 from __future__ import annotations
@@ -18,10 +16,9 @@ from starlette.responses import Response
 
 from cronplane.api.context import context_of
 from cronplane.core.access import Action
-from cronplane.core.model import Page, Schedule
+from cronplane.core.model import Schedule
 from cronplane.errors import CronplaneError
 from cronplane.service import ScheduleService
-from cronplane.service.schedules import encode_cursor
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader
@@ -29,8 +26,6 @@ from cronplane.ui.session import Reader
 router = page_router()
 
 PAGE_SIZE: Final = 20
-SCAN_BATCH: Final = 200
-MAX_SCANNED: Final = 5000  # rows looked at per search page; the next page continues
 Text = Annotated[str, Query(max_length=128)]
 
 
@@ -56,50 +51,21 @@ class Filters:
         return "/?" + urlencode({key: value for key, value in values.items() if value})
 
 
-def matches(row: Schedule, needle: str) -> bool:
-    """True when `needle` (casefolded) is in the row's name, job, stack or environment."""
-    return any(
-        needle in text.casefold() for text in (row.name, row.job, row.stack, row.environment)
-    )
-
-
 def find_page(
     service: ScheduleService, tenant: str, filters: Filters, limit: int = PAGE_SIZE
 ) -> tuple[list[Schedule], str | None]:
     """One page of rows for `filters`, and the cursor of the next page (None: last)."""
-    enabled = {"active": True, "inactive": False}.get(filters.status)
-
-    def fetch(cursor: str | None, size: int) -> Page:
-        return service.list_schedules(
-            tenant,
-            stack=filters.stack or None,
-            environment=filters.environment or None,
-            source=filters.source or None,
-            enabled=enabled,
-            cursor=cursor,
-            limit=size,
-        )
-
-    cursor = filters.cursor or None
-    if not filters.q:
-        page = fetch(cursor, limit)
-        return list(page.items), page.next_cursor
-    needle = filters.q.strip().casefold()
-    kept: list[Schedule] = []
-    scanned = 0
-    while True:
-        page = fetch(cursor, SCAN_BATCH)
-        for index, row in enumerate(page.items):
-            if not matches(row, needle):
-                continue
-            kept.append(row)
-            if len(kept) == limit:
-                more = index < len(page.items) - 1 or page.next_cursor is not None
-                return kept, encode_cursor(row) if more else None
-        scanned += len(page.items)
-        if page.next_cursor is None or scanned >= MAX_SCANNED:
-            return kept, page.next_cursor
-        cursor = page.next_cursor
+    page = service.list_schedules(
+        tenant,
+        stack=filters.stack or None,
+        environment=filters.environment or None,
+        source=filters.source or None,
+        enabled={"active": True, "inactive": False}.get(filters.status),
+        search=filters.q or None,
+        cursor=filters.cursor or None,
+        limit=limit,
+    )
+    return list(page.items), page.next_cursor
 
 
 @router.get("/")
