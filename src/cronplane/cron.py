@@ -129,7 +129,9 @@ def parse(text: str, seed: str | None = None) -> Cron:
     if len(text) > MAX_LENGTH:
         # Checked before the cache too, so long junk cannot fill it.
         compile_expression(text, seed)
-    return _parse(text, seed)
+    # The seed only resolves `H`; without one in the text it changes nothing,
+    # so it stays out of the cache key and every schedule shares one entry.
+    return _parse(text, seed if seed is not None and "H" in text.upper() else None)
 
 
 def next_fire_times(

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cronplane import __version__
@@ -23,6 +23,7 @@ from cronplane.api import cron, events, health, identity, jobs, metrics, queue, 
 from cronplane.api.auth import check_rules, inventory
 from cronplane.api.context import ApiContext, Limits
 from cronplane.api.errors import InternalErrors, install
+from cronplane.api.grouping import CreateGroups
 from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
@@ -84,19 +85,21 @@ def create_app(
         # Our own 500 (InternalErrors) answers; Starlette's debug page never does.
         debug=False,
     )
+    service = ScheduleService(database, clock, on_change=on_change)
     app.state.cronplane = ApiContext(
         database=database,
         clock=clock,
-        service=ScheduleService(database, clock, on_change=on_change),
+        service=service,
+        creates=CreateGroups(service),
         tokens=TokenService(database, clock, cache_seconds=token_cache_seconds),
         runs=RunService(database, clock, on_enqueue=on_enqueue),
         limits=limits or Limits(),
         on_change=on_change,
     )
-    v1 = APIRouter(prefix=API_PREFIX)
+    # Each router straight onto the app (not nested in a /api/v1 router): one
+    # level of router matching per request instead of two.
     for module in (schedules, queue, jobs, sync, events, cron, identity):
-        v1.include_router(module.router)
-    app.include_router(v1, responses=ERROR_RESPONSES)
+        app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)
     install(app)

@@ -8,6 +8,7 @@ from typing import Final
 
 from fastapi import Request
 
+from cronplane.api.grouping import CreateGroups
 from cronplane.clock import Clock
 from cronplane.runs import RunService
 from cronplane.service import ScheduleService
@@ -38,6 +39,7 @@ class ApiContext:
     service: ScheduleService
     tokens: TokenService
     runs: RunService
+    creates: CreateGroups
     limits: Limits = field(default_factory=Limits)
     on_change: Callable[[], None] | None = None
 

@@ -117,6 +117,19 @@ def record_worker_outcome(outcome: str) -> None:
     WORKER.labels(outcome=outcome if outcome in WORKER_OUTCOMES else "other").inc()
 
 
+CREATE_GROUPS: Final = Histogram(
+    "cronplane_api_create_group_size",
+    "Single creates committed together in one transaction (API group commit)",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128),
+    registry=REGISTRY,
+)
+
+
+def observe_create_group(size: int) -> None:
+    """One group of API creates handed to a single transaction."""
+    CREATE_GROUPS.observe(size)
+
+
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
     """One HTTP request answered (the API's middleware calls this)."""
     HTTP_REQUESTS.labels(method=method, route=route, status=str(status)).inc()

@@ -27,6 +27,7 @@ from cronplane.api.schemas import (
     SchedulePatchBody,
 )
 from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
+from cronplane.service import NewSchedule
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
@@ -81,10 +82,14 @@ def list_schedules(
     status_code=status.HTTP_201_CREATED,
     summary="Create a schedule",
 )
-def create_schedule(
+async def create_schedule(
     ctx: Context, principal: CanCreate, tenant: Segment, body: ScheduleCreate, response: Response
 ) -> dict[str, Any]:
-    """Create a `user` schedule; every rule is checked before anything is written."""
+    """Create a `user` schedule; every rule is checked before anything is written.
+
+    Concurrent creates share a transaction (`cronplane.api.grouping`); each
+    still gets its own answer, sent after the commit.
+    """
     spec = ScheduleSpec(
         job=body.job,
         cron=body.cron,
@@ -96,7 +101,7 @@ def create_schedule(
         enabled=body.enabled,
     )
     scope = Scope(tenant, body.stack, body.environment)
-    schedule = ctx.service.create_schedule(scope, spec, actor=principal.actor)
+    schedule = await ctx.creates.create(NewSchedule(scope, spec, principal.actor))
     response.headers["Location"] = (
         f"/api/v1/tenants/{tenant}/schedules/{schedule.stack}/{schedule.environment}/{schedule.name}"
     )

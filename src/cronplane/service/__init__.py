@@ -7,7 +7,8 @@ Every write that changes a schedule runs `pg_notify('cronplane_schedules', '')`
 inside its transaction (PostgreSQL) and, after commit, calls `on_change()`
 (the dispatcher passes a hook that wakes its loop early).
 
-Schedules (`service.schedules`): create_schedule, get_schedule,
+Schedules (`service.schedules`): create_schedule, create_schedules (group
+commit of many single creates), get_schedule,
 get_schedule_by_id, list_schedules, update_schedule, enable_schedule,
 disable_schedule, remove_schedule, record_run, reset_to_manifest,
 schedule_history. Jobs (`service.jobs`): register_job, get_job, list_jobs,
@@ -17,7 +18,7 @@ uninstall_app.
 
 from __future__ import annotations
 
-from cronplane.service.schedules import ScheduleUseCases
+from cronplane.service.schedules import NewSchedule, ScheduleUseCases
 from cronplane.service.sync import AppReport, SyncUseCases
 
 
@@ -30,4 +31,4 @@ class ScheduleService(ScheduleUseCases, SyncUseCases):
     """
 
 
-__all__ = ["AppReport", "ScheduleService"]
+__all__ = ["AppReport", "NewSchedule", "ScheduleService"]

@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
@@ -31,6 +32,7 @@ from cronplane.core.model import (
     OPERATOR_FIELDS,
     OVERRIDABLE_FIELDS,
     Job,
+    Overlap,
     Page,
     Schedule,
     SchedulePatch,
@@ -41,6 +43,7 @@ from cronplane.core.model import (
 from cronplane.core.reconcile import restore_declared
 from cronplane.errors import (
     AppOwned,
+    CronplaneError,
     InvalidRequest,
     InvalidState,
     JobInactive,
@@ -53,7 +56,7 @@ from cronplane.events import Event
 from cronplane.service.base import ServiceBase, Transaction, checked_scope, json_value
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
-from cronplane.store.events import append_event, list_events
+from cronplane.store.events import append_events, event_values, list_events
 from cronplane.store.schedules import ScheduleFilter
 
 MAX_PAGE = 1000
@@ -97,6 +100,93 @@ def decode_cursor(cursor: str) -> tuple[str, str, str]:
     return name, stack, environment
 
 
+@dataclass(frozen=True, slots=True)
+class NewSchedule:
+    """One create request: where, what, and who asks (see `create_schedules`)."""
+
+    scope: Scope
+    spec: ScheduleSpec
+    actor: str
+    source: Source = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckedCreate:
+    """A create request whose fields passed every check that needs no database."""
+
+    scope: Scope
+    spec: ScheduleSpec
+    actor: str
+    source: Source
+    name: str
+    timezone: str
+    cron: str
+    payload: dict[str, Any] | None
+    misfire_grace: int | None
+    overlap: Overlap
+
+
+def _check_create(request: NewSchedule) -> _CheckedCreate:
+    """Validate what needs no database; the coded error of the first bad field otherwise."""
+    if request.source == "app":
+        raise InvalidRequest("app schedules are created by sync, from the app's manifest")
+    scope, spec = checked_scope(request.scope), request.spec
+    name = validation.validate_name(spec.name or spec.job, "name")
+    validation.validate_name(spec.job, "job")
+    return _CheckedCreate(
+        scope=scope,
+        spec=spec,
+        actor=request.actor,
+        source=request.source,
+        name=name,
+        timezone=validation.validate_zone(spec.timezone),
+        cron=validation.normalize_cron(spec.cron, scope.identity(name)),
+        payload=None if spec.payload is None else validation.validate_payload(spec.payload),
+        misfire_grace=validation.validate_misfire_grace(spec.misfire_grace),
+        overlap=validation.validate_overlap(spec.overlap),
+    )
+
+
+def _new_row(
+    tx: Transaction, item: _CheckedCreate, jobs: dict[tuple[str, str, str], Job | CronplaneError]
+) -> Schedule:
+    """The row a checked request creates (job looked up once per transaction, in `jobs`)."""
+    first = validation.first_fire(item.cron, item.timezone, tx.now)
+    key = (item.scope.tenant, item.scope.stack, item.spec.job)
+    if key not in jobs:
+        try:
+            jobs[key] = active_job(tx.conn, item.scope, item.spec.job)
+        except CronplaneError as error:
+            jobs[key] = error
+    job = jobs[key]
+    if isinstance(job, CronplaneError):
+        raise job
+    payload = dict(job.payload) if item.payload is None else item.payload
+    validation.validate_against_schema(payload, job.payload_schema)
+    return Schedule(
+        id=uuid4(),
+        tenant=item.scope.tenant,
+        stack=item.scope.stack,
+        environment=item.scope.environment,
+        name=item.name,
+        job=job.name,
+        cron=item.cron,
+        timezone=item.timezone,
+        payload=payload,
+        enabled=item.spec.enabled,
+        source=item.source,
+        misfire_grace=item.misfire_grace,
+        overlap=item.overlap,
+        last_run=tx.now,
+        next_run=first if item.spec.enabled else None,
+        created_at=tx.now,
+        updated_at=tx.now,
+        revision=1,
+        declared=None,
+        overrides=(),
+    )
+
+
 class ScheduleUseCases(ServiceBase):
     """Schedules: one transaction per use case, an event with its actor per change."""
 
@@ -114,53 +204,56 @@ class ScheduleUseCases(ServiceBase):
         InvalidRequest, JobNotFound, JobInactive or ScheduleExists, and then
         writes nothing.
         """
-        if source == "app":
-            raise InvalidRequest("app schedules are created by sync, from the app's manifest")
-        checked_scope(scope)
-        name = validation.validate_name(spec.name or spec.job, "name")
-        validation.validate_name(spec.job, "job")
-        timezone = validation.validate_zone(spec.timezone)
-        cron = validation.normalize_cron(spec.cron, scope.identity(name))
-        payload = None if spec.payload is None else validation.validate_payload(spec.payload)
-        misfire_grace = validation.validate_misfire_grace(spec.misfire_grace)
-        overlap = validation.validate_overlap(spec.overlap)
-        with self._write() as tx:
-            first = validation.first_fire(cron, timezone, tx.now)
-            job = active_job(tx.conn, scope, spec.job)
-            if payload is None:
-                payload = dict(job.payload)
-            validation.validate_against_schema(payload, job.payload_schema)
-            schedule = Schedule(
-                id=uuid4(),
-                tenant=scope.tenant,
-                stack=scope.stack,
-                environment=scope.environment,
-                name=name,
-                job=job.name,
-                cron=cron,
-                timezone=timezone,
-                payload=payload,
-                enabled=spec.enabled,
-                source=source,
-                misfire_grace=misfire_grace,
-                overlap=overlap,
-                last_run=tx.now,
-                next_run=first if spec.enabled else None,
-                created_at=tx.now,
-                updated_at=tx.now,
-                revision=1,
-                declared=None,
-                overrides=(),
-            )
-            if not schedule_store.insert_schedule(tx.conn, schedule):
-                raise ScheduleExists(
-                    f"schedule {name!r} already exists in "
-                    f"{scope.tenant}/{scope.stack}/{scope.environment}",
-                    {"name": name},
-                )
-            schedule_event(tx, events.SCHEDULE_CREATED, schedule, actor, "created")
-            tx.schedules_changed()
-        return schedule
+        (result,) = self.create_schedules([NewSchedule(scope, spec, actor, source)])
+        if isinstance(result, CronplaneError):
+            raise result
+        return result
+
+    def create_schedules(self, requests: Sequence[NewSchedule]) -> list[Schedule | CronplaneError]:
+        """Many single creates in one transaction (group commit), each judged on its own.
+
+        The answer for each request is what `create_schedule` alone would
+        answer — the new schedule or its coded error — in order; a later
+        request for a key an earlier one took is ScheduleExists. A refused
+        request writes nothing; the others still commit. An error of the
+        transaction itself (database unavailable) is raised for all.
+        """
+        results: list[Schedule | CronplaneError | None] = [None] * len(requests)
+        checked: list[tuple[int, _CheckedCreate]] = []
+        for index, request in enumerate(requests):
+            try:
+                checked.append((index, _check_create(request)))
+            except CronplaneError as error:
+                results[index] = error
+        if checked:
+            with self._write() as tx:
+                jobs: dict[tuple[str, str, str], Job | CronplaneError] = {}
+                rows: list[tuple[int, _CheckedCreate, Schedule]] = []
+                for index, item in checked:
+                    try:
+                        rows.append((index, item, _new_row(tx, item, jobs)))
+                    except CronplaneError as error:
+                        results[index] = error
+                inserted = schedule_store.insert_schedules(tx.conn, [row for _, _, row in rows])
+                created: list[Mapping[str, Any]] = []
+                for index, item, schedule in rows:
+                    if schedule.id in inserted:
+                        results[index] = schedule
+                        created.append(
+                            change_event(
+                                tx, events.SCHEDULE_CREATED, schedule, item.actor, "created"
+                            )
+                        )
+                    else:
+                        results[index] = ScheduleExists(
+                            f"schedule {schedule.name!r} already exists in "
+                            f"{schedule.tenant}/{schedule.stack}/{schedule.environment}",
+                            {"name": schedule.name},
+                        )
+                append_events(tx.conn, created)
+                if created:
+                    tx.schedules_changed()
+        return [result for result in results if result is not None]
 
     def get_schedule(self, scope: Scope, name: str) -> Schedule:
         """The schedule with this key; ScheduleNotFound otherwise."""
@@ -452,17 +545,16 @@ def existing(conn: Connection, scope: Scope, name: str, *, for_update: bool = Fa
     return row
 
 
-def schedule_event(
+def change_event(
     tx: Transaction,
     code: Code,
     schedule: Schedule,
     actor: str,
     verb: str,
     detail: dict[str, Any] | None = None,
-) -> None:
-    """Append the event of one schedule change, with its actor."""
-    append_event(
-        tx.conn,
+) -> dict[str, Any]:
+    """The event row of one schedule change, with its actor."""
+    return event_values(
         code,
         tenant=schedule.tenant,
         stack=schedule.stack,
@@ -474,3 +566,15 @@ def schedule_event(
         now=tx.now,
         detail={"revision": schedule.revision, **(detail or {})},
     )
+
+
+def schedule_event(
+    tx: Transaction,
+    code: Code,
+    schedule: Schedule,
+    actor: str,
+    verb: str,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append the event of one schedule change, with its actor."""
+    append_events(tx.conn, [change_event(tx, code, schedule, actor, verb, detail)])
