@@ -1,38 +1,40 @@
 """HTTP API benchmark (run by hand; results in docs/performance.md, section "API").
 
-    .venv/bin/python bench/api_bench.py                       # SQLite and PostgreSQL
-    .venv/bin/python bench/api_bench.py --only sqlite --preload 100000 --sqlite-workers 1
+    .venv/bin/python bench/api_bench.py                  # SQLite (1 and 2 processes), PostgreSQL
+    .venv/bin/python bench/api_bench.py --only sqlite --sqlite-workers 1 --seconds 5
 
-For each database:
+For each database and process count:
 1. a fresh database is migrated and preloaded with `--preload` schedules of
    tenant `acme` (one bulk sync, not through HTTP) and an admin token made;
-2. the API runs in a *separate process*: `uvicorn
+2. the API runs in *separate processes*: `uvicorn
    cronplane.api.server:app_from_environment --factory --workers W` on
    127.0.0.1 (API only: no dispatcher or worker competes for the CPU);
-3. this process is the load: `--concurrency` threads, each with its own
-   keep-alive httpx client, over loopback;
-   - creates: `--creates` single `POST /api/v1/tenants/acme/schedules`
-     (one schedule each, unique names) -> creates/s, p50, p99;
-   - list: `GET …/schedules?limit=100` (first page and a page deep in the
-     keyset), first one client at a time (latency: p50, p99), then
-     `--concurrency` clients (throughput: req/s).
-Every answer must be 201/200; the script exits 1 otherwise.
+3. the load is wrk (Debian package `wrk`), a C program, so that on a small
+   machine the load takes little of the CPU the server needs; each phase
+   runs `--seconds` over keep-alive connections:
+   - creates: single `POST /api/v1/tenants/acme/schedules` (one schedule
+     each, unique names) over `--concurrency` connections -> creates/s;
+   - list: `GET …/schedules?limit=100` (first page, and a page deep in the
+     keyset), over one connection (latency p50/p99), then over
+     `--concurrency` connections (throughput).
+Server CPU per request is read from /proc for the server's processes. Every
+answer must be 201/200; the script exits 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import random
-import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -63,37 +65,6 @@ def server_cpu(pid: int) -> float:
         if int(entry) == pid or int(fields[1]) == pid:
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
-
-
-@dataclass
-class Result:
-    """Latencies (seconds) of one phase, its wall time, and the server's CPU seconds."""
-
-    name: str
-    latencies: list[float]
-    wall: float
-    errors: int
-    cpu: float = 0.0
-
-    @property
-    def cpu_ms(self) -> float:
-        """Server CPU per request, in ms: independent of what else the machine runs."""
-        return self.cpu / max(1, len(self.latencies)) * 1000
-
-    @property
-    def rate(self) -> float:
-        return len(self.latencies) / self.wall
-
-    def pct(self, p: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000
-
-    def row(self, database: str) -> str:
-        return (
-            f"| {database} | {self.name} | {len(self.latencies):,} | {self.rate:,.0f} "
-            f"| {statistics.median(self.latencies) * 1000:.1f} | {self.pct(0.99):.1f} "
-            f"| {self.cpu_ms:.2f} | {self.errors} |"
-        )
 
 
 def prepare(url: str, preload: int) -> str:
@@ -150,128 +121,161 @@ def start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     raise SystemExit("the API server did not become ready")
 
 
+# wrk runs this in each of its threads: unique names per thread and request,
+# and a summary line (JSON) at the end that this script parses.
+WRK_SCRIPT = r"""
+local counter = 0
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+  thread:set("tid", #threads)
+end
+local create = os.getenv("BENCH_CREATE") == "1"
+if create then
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+end
+request = function()
+  if not create then return wrk.request() end
+  counter = counter + 1
+  local body = string.format(
+    '{"job":"report","cron":"*/5 * * * *","name":"c%s-%d-%d","stack":"web"}',
+    os.getenv("BENCH_RUN"), tid, counter)
+  return wrk.format(nil, nil, nil, body)
+end
+function done(summary, latency, requests)
+  local out = string.format(
+    '{"requests":%d,"seconds":%f,"bad_status":%d,"socket_errors":%d,"p50_us":%d,"p99_us":%d}',
+    summary.requests, summary.duration / 1e6, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    latency:percentile(50), latency:percentile(99))
+  io.write("BENCH " .. out .. "\n")
+end
+"""
+
+
+@dataclass
+class Result:
+    """One phase: requests answered, wall seconds, latency percentiles, server CPU seconds."""
+
+    name: str
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    cpu: float
+
+    @property
+    def cpu_ms(self) -> float:
+        """Server CPU per request, in ms: independent of what else the machine runs."""
+        return self.cpu / max(1, self.requests) * 1000
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+    def row(self, database: str, workers: int) -> str:
+        return (
+            f"| {database} | {workers} | {self.name} | {self.requests:,} | {self.rate:,.0f} "
+            f"| {self.p50_ms:.1f} | {self.p99_ms:.1f} | {self.cpu_ms:.2f} | {self.errors} |"
+        )
+
+
 def load(
     server: subprocess.Popen[bytes],
     name: str,
-    base: str,
+    url: str,
     token: str,
-    total: int,
-    concurrency: int,
-    request: Callable[[httpx.Client, int], httpx.Response],
-    expect: int,
+    *,
+    connections: int,
+    seconds: float,
+    create: bool,
+    script: str,
 ) -> Result:
-    """`total` requests from `concurrency` threads; latency of each."""
-    latencies: list[float] = []
-    errors = [0]
-    counter = iter(range(total))
-    lock = threading.Lock()
-
-    def worker() -> None:
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-            while True:
-                with lock:
-                    n = next(counter, None)
-                if n is None:
-                    return
-                started = time.perf_counter()
-                answer = request(client, n)
-                elapsed = time.perf_counter() - started
-                with lock:
-                    latencies.append(elapsed)
-                    if answer.status_code != expect:
-                        errors[0] += 1
-                        if errors[0] <= 3:
-                            print(f"  {name}: {answer.status_code} {answer.text[:200]}")
-
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    """wrk against `url` for `seconds` over `connections` keep-alive connections."""
+    env = {**os.environ, "BENCH_CREATE": "1" if create else "0", "BENCH_RUN": str(time.time_ns())}
+    command = [
+        "wrk",
+        f"-t{min(2, connections)}",
+        f"-c{connections}",
+        f"-d{round(seconds)}s",
+        "--timeout",
+        "30s",
+        "-s",
+        script,
+        "-H",
+        f"Authorization: Bearer {token}",
+        url,
+    ]
     cpu = server_cpu(server.pid)
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
-    return Result(name, latencies, wall, errors[0], server_cpu(server.pid) - cpu)
+    output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    used = server_cpu(server.pid) - cpu
+    line = next(text for text in output.splitlines() if text.startswith("BENCH "))
+    summary = json.loads(line.removeprefix("BENCH "))
+    errors = summary["bad_status"] + summary["socket_errors"]
+    if errors:
+        print(f"  {name}: {errors} requests failed\n{output}")
+    return Result(
+        name,
+        summary["requests"],
+        summary["seconds"],
+        summary["p50_us"] / 1000,
+        summary["p99_us"] / 1000,
+        errors,
+        used,
+    )
 
 
-def bench(database: str, url: str, args: argparse.Namespace, workers: int) -> list[Result]:
-    print(f"{database} ({workers} uvicorn process(es), {args.concurrency} clients):")
+def bench(
+    database: str, url: str, args: argparse.Namespace, workers: int, script: str
+) -> list[Result]:
+    print(f"{database} ({workers} uvicorn process(es)):")
     token = prepare(url, args.preload)
     server = start_server(url, args.port, workers)
-    base = f"http://127.0.0.1:{args.port}"
-    run_id = random.randrange(1_000_000)
+    base = f"http://127.0.0.1:{args.port}/api/v1/tenants/acme/schedules"
     results: list[Result] = []
     try:
-
-        def create(client: httpx.Client, n: int) -> httpx.Response:
-            body = {
-                "job": "report",
-                "cron": "*/5 * * * *",
-                "name": f"c{run_id}-{n}",
-                "stack": "web",
-            }
-            return client.post("/api/v1/tenants/acme/schedules", json=body)
-
-        def first_page(client: httpx.Client, n: int) -> httpx.Response:
-            return client.get("/api/v1/tenants/acme/schedules", params={"limit": 100})
-
         deep = httpx.get(
-            f"{base}/api/v1/tenants/acme/schedules",
+            base,
             params={"limit": 100, "stack": "bulk", "environment": "prod", "job": "report"},
             headers={"Authorization": f"Bearer {token}"},
         ).json()["next_cursor"]
+        first_page = f"{base}?limit=100"
+        deep_page = f"{base}?limit=100&stack=bulk&environment=prod&cursor={deep}"
 
-        def filtered_page(client: httpx.Client, n: int) -> httpx.Response:
-            params = {"limit": 100, "stack": "bulk", "environment": "prod", "cursor": deep}
-            return client.get("/api/v1/tenants/acme/schedules", params=params)
+        def phase(name: str, target: str, connections: int, create: bool = False) -> Result:
+            result = load(
+                server,
+                name,
+                target,
+                token,
+                connections=connections,
+                seconds=args.seconds,
+                create=create,
+                script=script,
+            )
+            print("  " + result.row(database, workers), flush=True)
+            return result
 
         # Warm-up: connections, caches, the first compile of each query.
-        load(server, "warm-up", base, token, 200, 2, first_page, 200)
-        results.append(
-            load(
-                server,
-                "create (1 schedule/request)",
-                base,
-                token,
-                args.creates,
-                args.concurrency,
-                create,
-                201,
-            )
+        load(
+            server,
+            "warm-up",
+            first_page,
+            token,
+            connections=2,
+            seconds=2,
+            create=False,
+            script=script,
         )
-        results.append(
-            load(server, "list 100, 1 client", base, token, args.lists, 1, first_page, 200)
-        )
-        results.append(
-            load(
-                server,
-                "list 100 after a cursor, 1 client",
-                base,
-                token,
-                args.lists,
-                1,
-                filtered_page,
-                200,
-            )
-        )
-        results.append(
-            load(
-                server,
-                f"list 100, {args.concurrency} clients",
-                base,
-                token,
-                args.lists * 2,
-                args.concurrency,
-                first_page,
-                200,
-            )
-        )
+        results.append(phase("create (1 schedule/request)", base, args.concurrency, create=True))
+        results.append(phase("list 100, 1 client", first_page, 1))
+        results.append(phase("list 100 after a cursor, 1 client", deep_page, 1))
+        results.append(phase(f"list 100, {args.concurrency} clients", first_page, args.concurrency))
     finally:
         server.terminate()
         server.wait(timeout=30)
-    for result in results:
-        print("  " + result.row(database))
     return results
 
 
@@ -294,36 +298,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=["sqlite", "postgres"])
     parser.add_argument("--preload", type=int, default=100_000)
-    parser.add_argument("--creates", type=int, default=5_000)
-    parser.add_argument("--lists", type=int, default=1_000)
-    parser.add_argument("--concurrency", type=int, default=8)
-    # SQLite serializes writers on a file lock; a second process only adds lock waits.
-    parser.add_argument("--sqlite-workers", type=int, default=1, help="uvicorn processes")
-    parser.add_argument("--pg-workers", type=int, default=2, help="uvicorn processes")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
+    parser.add_argument("--concurrency", type=int, default=32, help="connections")
+    parser.add_argument(
+        "--sqlite-workers", default="1,2", help="uvicorn processes, comma-separated"
+    )
+    parser.add_argument("--pg-workers", default="2", help="uvicorn processes, comma-separated")
     parser.add_argument("--port", type=int, default=18080)
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("the load comes from wrk: apt-get install wrk")
     failed = False
     rows: list[str] = []
-    if args.only in (None, "sqlite"):
-        with tempfile.TemporaryDirectory() as folder:
-            for result in bench(
-                "SQLite", f"sqlite:///{folder}/api_bench.db", args, args.sqlite_workers
-            ):
-                rows.append(result.row("SQLite"))
-                failed |= result.errors > 0
-    if args.only in (None, "postgres"):
-        url, drop = pg_database()
-        try:
-            for result in bench("PostgreSQL", url, args, args.pg_workers):
-                rows.append(result.row("PostgreSQL"))
-                failed |= result.errors > 0
-        finally:
-            drop()
+    with tempfile.TemporaryDirectory() as folder:
+        script = f"{folder}/load.lua"
+        Path(script).write_text(WRK_SCRIPT)
+        runs: list[tuple[str, int]] = []
+        if args.only in (None, "sqlite"):
+            runs += [("SQLite", int(w)) for w in args.sqlite_workers.split(",")]
+        if args.only in (None, "postgres"):
+            runs += [("PostgreSQL", int(w)) for w in args.pg_workers.split(",")]
+        for database, workers in runs:
+            if database == "SQLite":
+                url, drop = f"sqlite:///{folder}/api_bench_{workers}.db", (lambda: None)
+            else:
+                url, drop = pg_database()
+            try:
+                for result in bench(database, url, args, workers, script):
+                    rows.append(result.row(database, workers))
+                    failed |= result.errors > 0
+            finally:
+                drop()
     print()
     print(
-        "| database | phase | requests | req/s | p50 ms | p99 ms | server CPU ms/request | errors |"
+        "| database | uvicorn processes | phase | requests | req/s | p50 ms | p99 ms "
+        "| server CPU ms/request | errors |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     sys.exit(1 if failed else 0)
 

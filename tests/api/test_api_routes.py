@@ -277,3 +277,20 @@ def test_cross_tenant_canary_in_every_read(seeded: Api) -> None:
             assert "globex" not in answer.text, path
     platform = seeded.call("GET", S, tenant=None).json()["items"]
     assert {row["tenant"] for row in platform} == {"acme"}
+
+
+def test_create_and_list_answer_exactly_what_the_response_model_answers(seeded: Api) -> None:
+    # create and list build their JSON themselves (hot paths); GET goes through
+    # the response model. A client must not be able to tell them apart.
+    body = {"job": "report", "cron": "*/5 * * * *", "name": "rendered", "stack": "billing"}
+    body |= {"environment": "prod", "payload": {"note": "héllo", "n": 1.5, "deep": [None, True]}}
+    created = seeded.call("POST", "/tenants/acme/schedules", json=body)
+    assert created.status_code == 201
+    assert created.headers["content-type"] == "application/json"
+    assert created.headers["location"].endswith("/billing/prod/rendered")
+    fetched = seeded.call("GET", "/tenants/acme/schedules/billing/prod/rendered")
+    assert created.json() == fetched.json()
+    assert created.headers["etag"] == fetched.headers["etag"] == '"1"'
+    assert created.json()["created_at"].endswith("Z")
+    listed = seeded.call("GET", "/tenants/acme/schedules", params={"search": "rendered"}).json()
+    assert listed == {"items": [fetched.json()], "next_cursor": None}

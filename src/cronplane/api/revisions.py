@@ -45,6 +45,11 @@ async def if_match(
     return parse_if_match(header)
 
 
+def etag(revision: int) -> str:
+    """The ETag of a row at `revision`."""
+    return f'"{revision}"'
+
+
 def set_etag(response: Response, revision: int) -> None:
     """Tag a one-row response with its revision."""
-    response.headers["ETag"] = f'"{revision}"'
+    response.headers["ETag"] = etag(revision)

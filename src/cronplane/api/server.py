@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 
 import uvicorn
@@ -12,6 +13,19 @@ from cronplane.node import Node
 from cronplane.store.database import Database
 
 log = logging.getLogger(__name__)
+
+
+def tune_collector() -> None:
+    """Fewer garbage-collector passes in a serving process.
+
+    `gc.freeze()` moves everything loaded at start-up (modules, the app and
+    its routes) out of the collector's view, and a larger first-generation
+    threshold (default 700 allocations) lets a request's short-lived objects
+    die by reference counting before a pass scans them. Cyclic garbage is
+    still collected; measured ~8 % less CPU per create (docs/performance.md).
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
 
 
 def serve_api(database: Database, node: Node, *, host: str, port: int, ui: bool = True) -> None:
@@ -26,6 +40,7 @@ def serve_api(database: Database, node: Node, *, host: str, port: int, ui: bool 
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False)
     server = uvicorn.Server(config)
     node.start()
+    tune_collector()
     try:
         server.run()
     finally:
@@ -45,4 +60,6 @@ def app_from_environment() -> FastAPI:
 
     database = Database(load_settings().database_url)
     database.ensure_schema()
-    return create_app(database, clock_for(database))
+    app = create_app(database, clock_for(database))
+    tune_collector()
+    return app

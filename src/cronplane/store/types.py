@@ -30,6 +30,18 @@ class UTCDateTime(TypeDecorator[datetime]):
             return value.replace(tzinfo=None)
         return value
 
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+
+        # SQLite hands back the stored text ("2026-01-05 12:00:00.000000");
+        # the C `fromisoformat` reads it several times faster than SQLAlchemy's
+        # regex, which counts when a page decodes hundreds of timestamps.
+        def load(value: str | None) -> datetime | None:
+            return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+        return load
+
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
