@@ -19,9 +19,11 @@ Only the dispatcher's batches use this; everything else goes through Core.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 from uuid import UUID
 
@@ -107,10 +109,94 @@ class Encoder:
         self.datetime: Convert = _sqlite_datetime if self.sqlite else _pg_datetime
         self.uuid: Convert = _uuid_hex if self.sqlite else _same
         self.json_mark = "?" if self.sqlite else "%s::jsonb"
+        # Row fields as `RowText` spells them (drivers take these as they are).
+        self.null: Any = None
+        self.text: Convert = _same
+        self.int: Convert = _same
 
     def json(self, value: Any) -> str | None:
         """A JSON document as text."""
         return _json(value)
+
+
+_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
+
+
+def needs_copy_escape(value: str) -> bool:
+    """True when the string has a character COPY's text format escapes."""
+    return _COPY_SPECIAL.search(value) is not None
+
+
+def copy_escape(value: str) -> str:
+    """A string as a field of COPY's text format (backslash, tab, newline, CR escaped)."""
+    if _COPY_SPECIAL.search(value) is None:
+        return value
+    return (
+        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    )
+
+
+@lru_cache(maxsize=1024)
+def _copy_datetime(value: datetime | None) -> str:
+    if value is None:
+        return "\\N"
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: cronplane stores aware UTC only")
+    return value.isoformat()
+
+
+def _copy_uuid(value: UUID | str | None) -> str:
+    return "\\N" if value is None else str(value)
+
+
+def _copy_json(value: Any) -> str:
+    return "\\N" if value is None else copy_escape(json.dumps(value))
+
+
+class RowText:
+    """Row fields for PostgreSQL as text of COPY's format, every field a `str`.
+
+    With every field already text, a batch's rows go out as one buffer of
+    tab-joined lines (`insert_rows`) instead of through psycopg's
+    `write_row`, which formats each value of each row (about 20 µs a fire
+    batch item, the largest client cost of a batch). Same interface as
+    Encoder's row fields; strings read from the database go through `text`.
+    """
+
+    null = "\\N"
+
+    def __init__(self) -> None:
+        self.datetime: Callable[[datetime | None], str] = _copy_datetime
+        self.uuid: Callable[[UUID | str | None], str] = _copy_uuid
+        self.text: Callable[[str], str] = copy_escape
+        self.int: Callable[[int], str] = str
+
+    def json(self, value: Any) -> str:
+        """A JSON document as a COPY field."""
+        return _copy_json(value)
+
+
+def row_encoder(dialect: str) -> Encoder | RowText:
+    """The encoder for rows given to `insert_rows` on this dialect."""
+    return RowText() if dialect == "postgresql" else Encoder(dialect)
+
+
+def insert_rows(
+    conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """INSERT rows encoded by `row_encoder` in `columns` order.
+
+    SQLite: multi-row VALUES statements. PostgreSQL: one COPY of the rows
+    joined as text (each field is already a COPY text field).
+    """
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        data = "\n".join(["\t".join(row) for row in rows])
+        _pg_copy_data(conn, table, columns, data + "\n")
+        return
+    _, marks = _plan(table, columns, conn.dialect.name)
+    _sqlite_insert(conn, table, columns, marks, rows)
 
 
 def insert_tuples(
@@ -126,8 +212,33 @@ def insert_tuples(
         _pg_copy(conn, table, columns, rows)
         return
     _, marks = _plan(table, columns, conn.dialect.name)
-    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
-    conn.exec_driver_sql(sql, list(rows))
+    _sqlite_insert(conn, table, columns, marks, rows)
+
+
+# SQLite's limit on bound parameters in one statement.
+_SQLITE_MAX_PARAMS = 32_766
+
+
+def _sqlite_insert(
+    conn: Connection,
+    table: Table,
+    columns: tuple[str, ...],
+    marks: tuple[str, ...],
+    rows: Sequence[Sequence[Any]],
+) -> None:
+    """INSERT … VALUES (…), (…), … with up to 1,000 rows a statement.
+
+    Multi-row VALUES instead of executemany: executemany goes back through
+    the Python driver for every row (reset, bind, step), a multi-row statement
+    loops inside SQLite; a fire batch's inserts took about a third less time.
+    """
+    per_statement = max(1, min(1_000, _SQLITE_MAX_PARAMS // len(columns)))
+    head = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES "
+    one = f"({', '.join(marks)})"
+    for start in range(0, len(rows), per_statement):
+        chunk = rows[start : start + per_statement]
+        sql = head + ", ".join([one] * len(chunk))
+        conn.exec_driver_sql(sql, tuple(chain.from_iterable(chunk)))
 
 
 def _pg_copy(
@@ -150,6 +261,17 @@ def _pg_copy(
     except psycopg.Error as error:
         # The raw cursor bypasses SQLAlchemy's wrapping; wrap as any statement's
         # error is (IntegrityError, OperationalError …) so callers see one kind.
+        raise DBAPIError.instance(statement, None, error, psycopg.Error) from error
+
+
+def _pg_copy_data(conn: Connection, table: Table, columns: tuple[str, ...], data: str) -> None:
+    """COPY … FROM STDIN of data already in COPY's text format (see _pg_copy)."""
+    raw: Any = conn.connection.dbapi_connection
+    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:
+            copy.write(data)
+    except psycopg.Error as error:
         raise DBAPIError.instance(statement, None, error, psycopg.Error) from error
 
 
@@ -188,9 +310,13 @@ def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) ->
     if not rows:
         return
     columns = tuple(rows[0])
-    _, marks = _plan(table, columns, conn.dialect.name)
-    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
-    conn.exec_driver_sql(sql, rows_as_tuples(conn, table, columns, rows))
+    tuples = rows_as_tuples(conn, table, columns, rows)
+    if conn.dialect.name == "postgresql":
+        _, marks = _plan(table, columns, conn.dialect.name)
+        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
+        conn.exec_driver_sql(sql, tuples)
+    else:
+        _sqlite_insert(conn, table, columns, _plan(table, columns, "sqlite")[1], tuples)
 
 
 def update(
@@ -225,6 +351,48 @@ def update(
         for row in rows
     ]
     return int(conn.exec_driver_sql(sql, params).rowcount)
+
+
+# Below SQLite's bound-parameter limit (32,766) with room for the SET values.
+_SQLITE_IN_CHUNK = 10_000
+
+
+def update_in(
+    conn: Connection,
+    table: Table,
+    set_columns: tuple[str, ...],
+    values: Sequence[Any],
+    *,
+    match: tuple[str, Any],
+    key: str,
+    keys: Sequence[Any],
+    extra_set: str = "",
+) -> int:
+    """UPDATE … SET set_columns = values WHERE match AND key IN keys; rows matched.
+
+    For many rows that get the same values (a fire batch's rows due together
+    all move to one next_run): one statement per group instead of one per row.
+    `values`, the `match` value and `keys` are driver-ready (see Encoder).
+    `key` is a column name, or `rowid` on SQLite (no index lookup per row).
+    """
+    if not keys:
+        return 0
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    assignments = [f"{name} = {mark}" for name in set_columns]
+    if extra_set:
+        assignments.append(extra_set)
+    head = f"UPDATE {table.name} SET {', '.join(assignments)} WHERE {match[0]} = {mark} AND {key}"
+    if conn.dialect.name == "postgresql":
+        # One binary array parameter (see _unnest), whatever the group's size;
+        # cast, so text keys work for a uuid column.
+        sql = f"{head} = ANY(CAST(%b AS {_pg_type(table.c[key].type)}[]))"
+        return int(conn.exec_driver_sql(sql, (*values, match[1], list(keys))).rowcount)
+    matched = 0
+    for start in range(0, len(keys), _SQLITE_IN_CHUNK):
+        chunk = keys[start : start + _SQLITE_IN_CHUNK]
+        sql = f"{head} IN ({', '.join('?' * len(chunk))})"
+        matched += int(conn.exec_driver_sql(sql, (*values, match[1], *chunk)).rowcount)
+    return matched
 
 
 def _pg_update(

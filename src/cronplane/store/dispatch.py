@@ -27,15 +27,25 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import chain
+from operator import itemgetter
 from typing import Any
-from uuid import UUID
 
-from sqlalchemy import Connection, String, Text, cast, func, select, type_coerce
+from sqlalchemy import (
+    Connection,
+    String,
+    Text,
+    cast,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.store import bulk, lease
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, new_item_id
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, new_item_hexes
 from cronplane.store.tables import events, jobs, queue_items, schedules
 
 CRASH_ENV = "CRONPLANE_CRASH_AT"
@@ -51,10 +61,9 @@ ACTOR = "dispatcher"
 SQLITE_CACHE_KIB = 64 * 1024
 
 _DUE_COLUMNS = (
-    # id and next_run come back as the driver gives them (no per-row type
-    # processing): hex text and timestamp text on SQLite, UUID and datetime on
-    # PostgreSQL. They are written back unchanged (bulk passes both through).
-    type_coerce(schedules.c.id, String).label("id"),
+    # After the id (see due_query). next_run comes back as the driver gives it
+    # (no per-row type processing): timestamp text on SQLite, a datetime on
+    # PostgreSQL; it is written back unchanged as the compare-and-set value.
     schedules.c.tenant,
     schedules.c.stack,
     schedules.c.environment,
@@ -68,6 +77,12 @@ _DUE_COLUMNS = (
     schedules.c.overlap,
     type_coerce(schedules.c.next_run, String).label("next_run"),
 )
+
+# Positions in a due row (Row attribute access costs more than indexing).
+_TENANT, _JOB, _OVERLAP = 1, 5, 10
+# Its strings that are written to items and events: tenant, stack,
+# environment, name, job, payload.
+_WRITTEN_TEXT = (1, 2, 3, 4, 5, 8)
 
 _LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
@@ -114,17 +129,27 @@ def earliest_next_run(conn: Connection) -> datetime | None:
     return value
 
 
-def due_query(now: datetime, limit: int, *, lock: bool) -> Any:
-    """Enabled rows with next_run <= now, earliest first: a range scan of ix_schedules_due."""
+def due_query(now: datetime, limit: int, *, dialect: str) -> Any:
+    """Enabled rows with next_run <= now, earliest first: a range scan of ix_schedules_due.
+
+    The last column is the key the batch's UPDATEs find each row by: the
+    rowid on SQLite (no lookup in the primary-key index; stable inside our
+    write transaction), the id on PostgreSQL.
+    """
+    is_pg = dialect == "postgresql"
+    # PostgreSQL: the id as text, which COPY takes as it is (a UUID object
+    # would be formatted per row).
+    sid = cast(schedules.c.id, Text) if is_pg else type_coerce(schedules.c.id, String)
+    key: Any = sid if is_pg else literal_column("schedules.rowid")
     query = (
-        select(*_DUE_COLUMNS)
+        select(sid.label("id"), *_DUE_COLUMNS, key.label("row_key"))
         # `enabled` renders as `enabled = 1` on SQLite, matching the partial index.
         .where(schedules.c.enabled, schedules.c.next_run <= now)
         .order_by(schedules.c.next_run)
         .limit(limit)
     )
     # A row being edited is skipped, not waited for: the next tick sees it.
-    return query.with_for_update(skip_locked=True) if lock else query
+    return query.with_for_update(skip_locked=True) if is_pg else query
 
 
 def _active(conn: Connection, ids: Sequence[Any]) -> set[Any]:
@@ -133,8 +158,10 @@ def _active(conn: Connection, ids: Sequence[Any]) -> set[Any]:
         return set()
     status = "status IN ('queued', 'running')"
     if conn.dialect.name == "postgresql":
+        # Text ids in and out, as due_query reads them.
         sql = (
-            f"SELECT DISTINCT schedule_id FROM queue_items WHERE {status} AND schedule_id = ANY(%s)"
+            f"SELECT DISTINCT schedule_id::text FROM queue_items WHERE {status} "
+            "AND schedule_id = ANY(CAST(%b AS uuid[]))"
         )
         return {row[0] for row in conn.exec_driver_sql(sql, (list(ids),))}
     found: set[Any] = set()
@@ -151,8 +178,8 @@ def _active(conn: Connection, ids: Sequence[Any]) -> set[Any]:
 
 def _job_options(conn: Connection, rows: Sequence[Any]) -> dict[tuple[str, str, str], Any]:
     """Active jobs of the rows, keyed (tenant, stack, name) → options."""
-    tenants = {row.tenant for row in rows}
-    names = {row.job for row in rows}
+    tenants = {row[_TENANT] for row in rows}
+    names = {row[_JOB] for row in rows}
     found = conn.execute(
         select(jobs.c.tenant, jobs.c.stack, jobs.c.name, jobs.c.options).where(
             jobs.c.tenant.in_(tenants), jobs.c.name.in_(names), jobs.c.status == "active"
@@ -161,15 +188,17 @@ def _job_options(conn: Connection, rows: Sequence[Any]) -> dict[tuple[str, str, 
     return {(j.tenant, j.stack, j.name): j.options or {} for j in found}
 
 
-# Schedule row changes, each a compare-and-set on the next_run the batch read.
-_FIRED = (("last_run", "next_run"), ("id", "next_run"), "")
-_ADVANCED = (("next_run",), ("id", "next_run"), "")
-_DISABLED = (
-    ("next_run", "updated_at"),
-    ("id", "next_run"),
+# Schedule row changes, per outcome: the columns set (their values come from
+# the plan) and any further assignment. Each is a compare-and-set on the
+# next_run the batch read.
+_ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
+    Outcome.FIRE: (("last_run", "next_run"), ""),
+    Outcome.SKIPPED_OVERLAP: (("next_run",), ""),
+    Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
+    Outcome.JOB_MISSING: (("next_run",), ""),
     # Disabling is a definition change (unlike a fire), so it bumps the revision.
-    "enabled = false, revision = revision + 1",
-)
+    Outcome.CALC_FAILED: (("next_run", "updated_at"), "enabled = false, revision = revision + 1"),
+}
 
 
 # The columns a fire writes; the others keep their NULL defaults.
@@ -205,49 +234,62 @@ def fire_batch(
         # on random pages, and SQLite's default 2 MB page cache turns a large
         # batch into page churn. A bigger cache for this connection only.
         conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
-    rows = conn.execute(due_query(now, limit, lock=is_pg)).all()
+    rows = conn.execute(due_query(now, limit, dialect=conn.dialect.name)).all()
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
     if not rows:
         return result
     options = _job_options(conn, rows)
-    active = _active(conn, [row.id for row in rows if row.overlap == "skip"])
-    rows_out = _Rows(conn.dialect.name, now, fencing.term)
-    next_after = _Occurrences(occurrences)
-    for row in rows:
-        due = rows_out.instant(row.next_run)
-        job_options = options.get((row.tenant, row.stack, row.job))
-        decision = decide(
-            DueRow(due, row.misfire_grace, row.overlap),
-            now=now,
-            next_after=next_after.of(row.cron, row.timezone),
-            job_active=job_options is not None,
-            previous_active=row.id in active,
-        )
-        result.counts[decision.outcome] += 1
-        if decision.enqueues:
-            assert job_options is not None
-            rows_out.fire(row, due, decision, job_options)
-            result.fired_for.append(decision.scheduled_for)
-        else:
-            rows_out.skip(row, due, decision)
+    active = _active(conn, [row[0] for row in rows if row[_OVERLAP] == "skip"])
+    rows_out = _Rows(conn.dialect.name, now, fencing.term, _Occurrences(occurrences))
+    # In schedule-id order: the inserts into the indexes keyed by schedule id
+    # (the unique occurrence key, the overlap index, the ledger's index) then
+    # walk each index in order instead of landing on random pages.
+    ordered = sorted(rows, key=itemgetter(0))
+    rows_out.add(_copy_safe(ordered) if is_pg else ordered, options, active)
+    for plan in rows_out.plans.values():
+        result.counts[plan.decision.outcome] += plan.count
+    result.fired_for = rows_out.fired_for
 
-    bulk.insert_tuples(conn, queue_items, ITEM_COLUMNS, rows_out.items)
+    bulk.insert_rows(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
-    for (set_columns, where_columns, extra), params in (
-        (_FIRED, rows_out.fired),
-        (_ADVANCED, rows_out.advanced),
-        (_DISABLED, rows_out.disabled),
-    ):
-        matched = bulk.update(conn, schedules, set_columns, where_columns, params, extra_set=extra)
+    key_column = "id" if is_pg else "rowid"
+    for plan in rows_out.plans.values():
+        set_columns, extra = _ROW_CHANGES[plan.decision.outcome]
+        matched = bulk.update_in(
+            conn,
+            schedules,
+            set_columns,
+            plan.set_values,
+            match=("next_run", plan.due_raw),
+            key=key_column,
+            keys=plan.keys,
+            extra_set=extra,
+        )
         # The rows are locked (or the whole database is), so the compare-and-set
         # cannot miss; if it ever did, roll the whole batch back.
-        if matched != len(params):
+        if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
-    bulk.insert_tuples(conn, events, EVENT_COLUMNS, rows_out.ledger)
+    bulk.insert_rows(conn, events, EVENT_COLUMNS, rows_out.ledger)
     crash_point("after_events")
     return result
+
+
+def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
+    """PostgreSQL: the rows, with their written strings escaped for COPY if any needs it.
+
+    One scan of the batch's strings; escaping (rare: a payload with a
+    backslash) copies the rows.
+    """
+    fields = itemgetter(*_WRITTEN_TEXT)
+    if not bulk.needs_copy_escape("".join(chain.from_iterable(map(fields, rows)))):
+        return rows
+    escape = bulk.copy_escape
+    return [
+        tuple(escape(value) if n in _WRITTEN_TEXT else value for n, value in enumerate(row))
+        for row in rows
+    ]
 
 
 class _Occurrences:
@@ -290,71 +332,115 @@ class _Occurrences:
             return failing
 
 
+@dataclass(slots=True)
+class _Plan:
+    """One decision shared by every due row with the same inputs, encoded once.
+
+    `decide` is pure, so rows due at one instant with one cron, zone, grace,
+    overlap rule, job state and overlap state get one decision: a burst of
+    10,000 rows is a handful of plans, the per-row work is building two
+    tuples, and the plan's rows get one UPDATE (they all move to one next_run).
+    """
+
+    decision: Decision
+    due_raw: Any  # the next_run read, as stored: the compare-and-set value
+    code: str
+    message: str
+    scheduled_for: Any  # encoded
+    set_values: tuple[Any, ...]  # encoded, in _ROW_CHANGES order
+    detail: Any  # the ledger event's JSON text, encoded
+    keys: list[Any] = field(default_factory=list)  # the rows' keys (due_query)
+
+    @property
+    def count(self) -> int:
+        """Due rows this decision stands for."""
+        return len(self.keys)
+
+
 class _Rows:
     """A batch's writes, encoded for the driver as they are decided."""
 
-    def __init__(self, dialect: str, now: datetime, term: int) -> None:
-        self.enc = bulk.Encoder(dialect)
+    def __init__(self, dialect: str, now: datetime, term: int, next_after: _Occurrences) -> None:
+        # Rows for insert_rows (COPY text on PostgreSQL) and UPDATE parameters.
+        self.enc = bulk.row_encoder(dialect)
+        self.params = bulk.Encoder(dialect)
         self.now = now
         self.term = term
+        self.next_after = next_after
         self.now_value = self.enc.datetime(now)
-        # Rows due together share a few instants: parse and format each once.
-        self._instants: dict[Any, datetime] = {}
-        self._iso: dict[datetime | None, str | None] = {None: None}
+        self.now_param = self.params.datetime(now)
+        self._zero = self.enc.int(0)
+        self.plans: dict[tuple[Any, ...], _Plan] = {}
+        # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
+        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
         self.items: list[tuple[Any, ...]] = []
-        self.fired: list[tuple[Any, ...]] = []
-        self.advanced: list[tuple[Any, ...]] = []
-        self.disabled: list[tuple[Any, ...]] = []
         self.ledger: list[tuple[Any, ...]] = []
+        self.fired_for: list[datetime] = []
 
-    def instant(self, raw: Any) -> datetime:
-        """A next_run as read (text on SQLite, datetime on PostgreSQL) as aware UTC."""
-        value = self._instants.get(raw)
-        if value is None:
-            parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
-            value = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-            self._instants[raw] = value
-        return value
+    def add(
+        self,
+        rows: Sequence[Any],
+        options: dict[tuple[str, str, str], Any],
+        active: set[Any],
+    ) -> None:
+        """Decide and encode every due row.
 
-    def iso(self, value: datetime | None) -> str | None:
-        """ISO text of an instant, memoized."""
-        text = self._iso.get(value)
-        if text is None and value is not None:
-            text = self._iso[value] = value.isoformat()
-        return text
+        Written as one flat loop over plain locals because it runs once per
+        fire: per-row method calls, attribute lookups and encoding were most
+        of a batch's Python time.
+        """
+        now_value, zero, null = self.now_value, self._zero, self.enc.null
+        plans, plan_for, job_plan_for = self.plans, self._plan, self._job_plan
+        items, ledger, fired_for = self.items, self.ledger, self.fired_for
+        item_ids = iter(new_item_hexes(self.now, len(rows)))
+        fire = Outcome.FIRE
+        # Column order of due_query; the id and next_run are the stored values.
+        for (
+            sid, tenant, stack, environment, name, job, cron, timezone, payload, grace, overlap,
+            next_raw, row_key,
+        ) in rows:  # fmt: skip
+            job_key = (tenant, stack, job)
+            job_options = options.get(job_key)
+            key = (next_raw, cron, timezone, grace, overlap, sid in active, job_options is not None)
+            plan = plans.get(key)
+            if plan is None:
+                plan = plans[key] = plan_for(key)
+            plan.keys.append(row_key)
+            item_id = null
+            if plan.decision.outcome is fire:
+                assert job_options is not None  # FIRE implies an active job
+                priority, expires, max_attempts = job_plan_for(job_key, job_options)
+                item_id = next(item_ids)
+                items.append(
+                    (
+                        item_id, tenant, stack, environment, job, payload, "schedule", sid,
+                        plan.scheduled_for, priority, "queued", now_value, expires, zero,
+                        max_attempts, now_value, now_value,
+                    )
+                )  # fmt: skip
+                fired_for.append(plan.decision.scheduled_for)
+            ledger.append(
+                (
+                    plan.code, tenant, stack, environment, sid, name, item_id, ACTOR, plan.message,
+                    plan.scheduled_for, now_value, now_value, plan.detail,
+                )
+            )  # fmt: skip
 
-    def fire(self, row: Any, due: datetime, decision: Decision, options: dict[str, Any]) -> None:
-        enc = self.enc
-        item_id = new_item_id(self.now)
-        expiry = options.get("expires_after")
-        expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
-        self.items.append(
-            (
-                enc.uuid(item_id), row.tenant, row.stack, row.environment, row.job,
-                row.payload_text, "schedule", enc.uuid(row.id),
-                enc.datetime(decision.scheduled_for),
-                int(options.get("priority", DEFAULT_PRIORITY)), "queued", self.now_value,
-                enc.datetime(expires), 0, int(options.get("max_attempts", 3)),
-                self.now_value, self.now_value,
-            )
-        )  # fmt: skip
-        self.fired.append((self.now, decision.next_run, row.id, row.next_run))
-        self._ledger(row, due, decision, item_id)
-
-    def skip(self, row: Any, due: datetime, decision: Decision) -> None:
-        if decision.disables:
-            self.disabled.append((None, self.now, row.id, row.next_run))
-        else:
-            self.advanced.append((decision.next_run, row.id, row.next_run))
-        self._ledger(row, due, decision, None)
-
-    def _ledger(self, row: Any, due: datetime, decision: Decision, item_id: UUID | None) -> None:
-        enc = self.enc
+    def _plan(self, key: tuple[Any, ...]) -> _Plan:
+        next_raw, cron, timezone, grace, overlap, previous_active, job_active = key
+        due = _instant(next_raw)
+        decision = decide(
+            DueRow(due, grace, overlap),
+            now=self.now,
+            next_after=self.next_after.of(cron, timezone),
+            job_active=job_active,
+            previous_active=previous_active,
+        )
         code, message = _LEDGER[decision.outcome]
         detail: dict[str, Any] = {
             "coalesced": decision.coalesced,
-            "first_due": self.iso(due),
-            "next_run": self.iso(decision.next_run),
+            "first_due": due.isoformat(),
+            "next_run": None if decision.next_run is None else decision.next_run.isoformat(),
             # The leader term that fired: audits which leader wrote each occurrence.
             "term": self.term,
         }
@@ -362,10 +448,39 @@ class _Rows:
             detail["coalesced_at_least"] = True
         if decision.error is not None:
             detail["error"] = decision.error
-        self.ledger.append(
-            (
-                code.text, row.tenant, row.stack, row.environment, enc.uuid(row.id), row.name,
-                enc.uuid(item_id), ACTOR, message, enc.datetime(decision.scheduled_for),
-                self.now_value, self.now_value, enc.json(detail),
+        enc, params = self.enc, self.params
+        set_values: tuple[Any, ...]
+        if decision.enqueues:  # last_run, next_run
+            set_values = (self.now_param, params.datetime(decision.next_run))
+        elif decision.disables:  # next_run, updated_at
+            set_values = (None, self.now_param)
+        else:  # next_run
+            set_values = (params.datetime(decision.next_run),)
+        return _Plan(
+            decision,
+            next_raw,
+            code.text,
+            message,
+            enc.datetime(decision.scheduled_for),
+            set_values,
+            enc.json(detail),
+        )
+
+    def _job_plan(self, key: tuple[str, str, str], options: dict[str, Any]) -> tuple[Any, Any, Any]:
+        found = self._job_plans.get(key)
+        if found is None:
+            expiry = options.get("expires_after")
+            expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
+            enc = self.enc
+            found = self._job_plans[key] = (
+                enc.int(int(options.get("priority", DEFAULT_PRIORITY))),
+                enc.datetime(expires),
+                enc.int(int(options.get("max_attempts", 3))),
             )
-        )  # fmt: skip
+        return found
+
+
+def _instant(raw: Any) -> datetime:
+    """A next_run as read (text on SQLite, datetime on PostgreSQL) as aware UTC."""
+    parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

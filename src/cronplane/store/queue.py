@@ -96,6 +96,25 @@ def new_item_id(now: datetime) -> UUID:
     return UUID(int=value)
 
 
+_RAND_B = (1 << 62) - 1
+
+
+def new_item_hexes(now: datetime, count: int) -> list[str]:
+    """`count` ids of the `new_item_id` layout as 32 hex digits: one fire batch's worth.
+
+    Hand-rolled because a batch of thousands made per-item UUID objects a
+    visible share of the fire path: here one random draw serves the batch,
+    each id keeps 62 random bits of its own, and the ids are sorted, so a
+    batch still appends to the primary-key index in order. Hex text is what
+    SQLite stores and what PostgreSQL's COPY accepts for a uuid.
+    """
+    millis = int(now.timestamp() * 1000) & (2**48 - 1)
+    rand_a = int.from_bytes(os.urandom(2), "big") & 0xFFF
+    high = (millis << 80) | (0x7 << 76) | (rand_a << 64) | (0x2 << 62)  # version 7, variant
+    draws = memoryview(os.urandom(8 * count)).cast("Q")
+    return [f"{high | low:032x}" for low in sorted(draw & _RAND_B for draw in draws)]
+
+
 def item_from_row(row: Row[Any]) -> QueueItem:
     """Map a `queue_items` row to the frozen record."""
     m = row._mapping
