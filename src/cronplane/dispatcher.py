@@ -40,7 +40,13 @@ from cronplane.core.firing import NextAfter, Outcome
 from cronplane.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
-from cronplane.store.dispatch import Fencing, crash_point, earliest_next_run, fire_batch
+from cronplane.store.dispatch import (
+    Fencing,
+    checkpoint,
+    crash_point,
+    earliest_next_run,
+    fire_batch,
+)
 from cronplane.store.events import append_event
 
 log = logging.getLogger(__name__)
@@ -193,7 +199,12 @@ class Dispatcher:
             # transaction, and so no lock or commit, is needed at all.
             now, earliest = self._earliest()
             if earliest is not None and earliest <= now:
-                if self._fire_all(counts, batches):
+                try:
+                    fenced = self._fire_all(counts, batches)
+                finally:
+                    if batches:
+                        self._checkpoint()
+                if fenced:
                     self._failures = 0
                     return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
                 now, earliest = self._earliest()
@@ -249,6 +260,16 @@ class Dispatcher:
                 )
             if result.selected < self.batch_size:
                 return False
+
+    def _checkpoint(self) -> None:
+        """Once a burst is committed, the SQLite checkpoint its batches deferred."""
+        if self.database.dialect != "sqlite":
+            return
+        try:
+            with self.database.read() as conn:
+                checkpoint(conn)
+        except SQLAlchemyError as error:  # housekeeping: the next commit checkpoints anyway
+            log.warning("WAL checkpoint after a burst failed: %s", error)
 
     def _earliest(self) -> tuple[datetime, datetime | None]:
         """(now, the earliest next_run of an enabled schedule)."""

@@ -12,7 +12,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import Connection, update
+from sqlalchemy.exc import OperationalError
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
@@ -236,3 +237,39 @@ def test_insert_rows_of_more_than_one_statement(database: Database) -> None:
     stored = items(database)
     assert sorted(item.payload["n"] for item in stored) == list(range(2_345))
     assert {item.created_at for item in stored} == {START}
+
+
+def test_sqlite_checkpoints_once_after_a_burst(
+    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fire transactions defer SQLite's checkpoint; the dispatcher runs it after the burst."""
+    import cronplane.dispatcher as dispatcher_module
+    from cronplane.store import dispatch
+
+    calls: list[str] = []
+
+    def checkpoint(conn: Connection) -> None:
+        calls.append("checkpoint")
+        dispatch.checkpoint(conn)
+
+    monkeypatch.setattr(dispatcher_module, "checkpoint", checkpoint)
+    clock = FakeClock(START)
+    add_job(sqlite_database)
+    add_schedules(
+        sqlite_database,
+        [schedule_row(f"s{i}", next_run=START, overlap="allow") for i in range(25)],
+    )
+    leader = dispatcher(sqlite_database, clock, batch_size=10)
+    assert leader.tick().fired == 25
+    # One checkpoint for three batches, after the last commit.
+    assert len(calls) == 1
+    assert leader.tick().fired == 0
+    assert len(calls) == 1  # nothing fired, nothing to checkpoint
+
+    def failing(conn: Connection) -> None:
+        raise OperationalError("PRAGMA wal_checkpoint", None, Exception("busy"))
+
+    monkeypatch.setattr(dispatcher_module, "checkpoint", failing)
+    clock.advance(60)
+    report = leader.tick()
+    assert report.fired == 25 and report.error is None  # housekeeping, not a tick failure

@@ -59,6 +59,9 @@ CRASH_POINTS = (
 )
 ACTOR = "dispatcher"
 SQLITE_CACHE_KIB = 64 * 1024
+# WAL pages a fire connection lets accumulate before its commit checkpoints
+# (SQLite's default is 1,000, about 4 MB): room for a burst of ~25,000 fires.
+SQLITE_FIRE_CHECKPOINT_PAGES = 10_000
 
 _DUE_COLUMNS = (
     # After the id (see due_query). next_run comes back as the driver gives it
@@ -127,6 +130,17 @@ def earliest_next_run(conn: Connection) -> datetime | None:
         select(func.min(schedules.c.next_run)).where(schedules.c.enabled)
     ).scalar()
     return value
+
+
+def checkpoint(conn: Connection) -> None:
+    """After a burst on SQLite: move the WAL into the database file (PASSIVE: never waits).
+
+    Fire transactions defer SQLite's automatic checkpoint (see fire_batch),
+    so its fsyncs come after the burst's last commit, not between its batches.
+    A no-op on PostgreSQL.
+    """
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def due_query(now: datetime, limit: int, *, dialect: str) -> Any:
@@ -234,6 +248,13 @@ def fire_batch(
         # on random pages, and SQLite's default 2 MB page cache turns a large
         # batch into page churn. A bigger cache for this connection only.
         conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+        # A checkpoint waits on fsync (60-90 ms here); at the default interval
+        # every second commit of a burst ran one. The dispatcher checkpoints
+        # once the burst is committed instead (`checkpoint`). Durability is
+        # unchanged for a crashed process; after a power loss, WAL + NORMAL
+        # can lose the commits since the last checkpoint, now up to this many
+        # pages instead of 1,000.
+        conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {SQLITE_FIRE_CHECKPOINT_PAGES}")
     rows = conn.execute(due_query(now, limit, dialect=conn.dialect.name)).all()
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
