@@ -10,10 +10,11 @@ import pytest
 
 from cronplane import events
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.model import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec, Scope
 from cronplane.errors import InvalidManifest
 from cronplane.manifest import parse_manifest
 from cronplane.service import ScheduleService
+from cronplane.service.sync import BULK_LOAD_ROWS
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
 from service_support import counts, snapshot
@@ -248,3 +249,25 @@ def test_concurrent_syncs_in_processes_end_as_one(pg_database: Database, clock: 
     assert len(service.list_schedules("acme", limit=1000).items) == 60
     with pg_database.read() as conn:
         assert len(list_events(conn, tenant="acme", codes=[events.APP_SYNCED.text])) == 1
+
+
+def test_a_large_sync_refreshes_the_planner_statistics(
+    pg_database: Database, clock: FakeClock
+) -> None:
+    # Without it, PostgreSQL plans with the empty table's estimates until
+    # autovacuum runs, and a tenant listing sorts every row.
+    service = ScheduleService(pg_database, clock)
+    service.register_job("bulk", "app", JobSpec(name="report", target="python:m:f"), actor="t")
+
+    def analyzed() -> int:
+        with pg_database.read() as conn:
+            query = "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'schedules'"
+            return int(conn.exec_driver_sql(query).scalar_one())
+
+    before = analyzed()
+    small = {f"s{n}": CronDeclaration(cron="@daily", job="report") for n in range(10)}
+    service.sync(Scope("bulk", "app", "small"), small, actor="t")
+    assert analyzed() == before
+    large = {f"s{n}": CronDeclaration(cron="@daily", job="report") for n in range(BULK_LOAD_ROWS)}
+    service.sync(Scope("bulk", "app", "large"), large, actor="t")
+    assert analyzed() == before + 1

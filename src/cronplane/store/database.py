@@ -108,6 +108,15 @@ class Database:
             yield conn
             tx.rollback()
 
+    def refresh_statistics(self, *tables: str) -> None:
+        """ANALYZE `tables` (PostgreSQL; SQLite keeps its planner's defaults)."""
+        if self.dialect != "postgresql":
+            return
+        with self.engine.connect() as conn:
+            for table in tables:
+                conn.exec_driver_sql(f'ANALYZE "{table}"')
+            conn.commit()
+
     def now(self) -> datetime:
         """The database's clock (PostgreSQL); the process clock for SQLite (one machine)."""
         if self.dialect != "postgresql":
