@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from sqlalchemy import Connection
 
@@ -53,6 +53,7 @@ from cronplane.errors import (
     StaleRevision,
 )
 from cronplane.events import Event
+from cronplane.ids import time_ordered_id
 from cronplane.service.base import ServiceBase, Transaction, checked_scope, json_value
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
@@ -164,7 +165,7 @@ def _new_row(
     payload = dict(job.payload) if item.payload is None else item.payload
     validation.validate_against_schema(payload, job.payload_schema)
     return Schedule(
-        id=uuid4(),
+        id=time_ordered_id(tx.now),
         tenant=item.scope.tenant,
         stack=item.scope.stack,
         environment=item.scope.environment,

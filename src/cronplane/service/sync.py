@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import uuid4
 
 from sqlalchemy import Connection
 
@@ -33,6 +32,7 @@ from cronplane.core.reconcile import (
     rows_to_inspect,
 )
 from cronplane.errors import InvalidManifest
+from cronplane.ids import time_ordered_id
 from cronplane.manifest import Manifest
 from cronplane.service.base import Transaction, checked_scope
 from cronplane.service.jobs import JobUseCases, checked_job, job_changes, new_job
@@ -237,7 +237,7 @@ class SyncUseCases(JobUseCases):
 
         new_rows = [
             Schedule(
-                id=uuid4(),
+                id=time_ordered_id(now),
                 tenant=scope.tenant,
                 stack=scope.stack,
                 environment=scope.environment,

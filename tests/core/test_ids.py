@@ -1,0 +1,29 @@
+"""Time-ordered ids: version 7 layout, ordered by their instant, unique."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cronplane.ids import time_ordered_id
+
+instants = st.datetimes(
+    min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
+)
+
+
+@given(instants, st.integers(min_value=1, max_value=10**9))
+def test_a_later_millisecond_always_sorts_after(now: datetime, later_ms: int) -> None:
+    first, second = time_ordered_id(now), time_ordered_id(now + timedelta(milliseconds=later_ms))
+    assert first.version == second.version == 7
+    assert first.variant == second.variant == uuid.RFC_4122
+    assert first.int >> 80 == int(now.timestamp() * 1000)
+    assert first < second and first.hex < second.hex  # SQLite stores the hex
+
+
+def test_ids_of_one_instant_are_unique() -> None:
+    now = datetime(2026, 1, 5, 12, tzinfo=UTC)
+    assert len({time_ordered_id(now) for _ in range(10_000)}) == 10_000
