@@ -53,7 +53,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GROUP = "dispatcher"
 DEFAULT_TTL = 10.0
-DEFAULT_BATCH = 2000
+# Fires per transaction. Each batch pays a fence, three lookups and a commit;
+# 5,000 instead of 2,000 made a burst of 10,000 about 10 % faster on both
+# databases. A batch holds SQLite's write lock for about a quarter second.
+DEFAULT_BATCH = 5000
 DEFAULT_MAX_SLEEP = 1.0
 
 

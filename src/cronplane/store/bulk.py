@@ -383,16 +383,25 @@ def update_in(
         assignments.append(extra_set)
     head = f"UPDATE {table.name} SET {', '.join(assignments)} WHERE {match[0]} = {mark} AND {key}"
     if conn.dialect.name == "postgresql":
-        # One binary array parameter (see _unnest), whatever the group's size;
-        # cast, so text keys work for a uuid column.
-        sql = f"{head} = ANY(CAST(%b AS {_pg_type(table.c[key].type)}[]))"
-        return int(conn.exec_driver_sql(sql, (*values, match[1], list(keys))).rowcount)
+        # One array parameter whatever the group's size, cast, so text keys
+        # work for a uuid column.
+        sql = f"{head} = ANY(CAST(%s AS {_pg_type(table.c[key].type)}[]))"
+        return int(conn.exec_driver_sql(sql, (*values, match[1], pg_array(keys))).rowcount)
     matched = 0
     for start in range(0, len(keys), _SQLITE_IN_CHUNK):
         chunk = keys[start : start + _SQLITE_IN_CHUNK]
         sql = f"{head} IN ({', '.join('?' * len(chunk))})"
         matched += int(conn.exec_driver_sql(sql, (*values, match[1], *chunk)).rowcount)
     return matched
+
+
+def pg_array(values: Sequence[UUID | str | int]) -> str:
+    """A PostgreSQL array literal of uuids or integers, for `CAST(%s AS uuid[])`.
+
+    One string built by `join` instead of an array parameter that psycopg
+    dumps element by element in Python. Only for values that need no quoting.
+    """
+    return "{" + ",".join(map(str, values)) + "}"
 
 
 def _pg_update(

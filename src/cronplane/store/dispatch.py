@@ -175,9 +175,9 @@ def _active(conn: Connection, ids: Sequence[Any]) -> set[Any]:
         # Text ids in and out, as due_query reads them.
         sql = (
             f"SELECT DISTINCT schedule_id::text FROM queue_items WHERE {status} "
-            "AND schedule_id = ANY(CAST(%b AS uuid[]))"
+            "AND schedule_id = ANY(CAST(%s AS uuid[]))"
         )
-        return {row[0] for row in conn.exec_driver_sql(sql, (list(ids),))}
+        return {row[0] for row in conn.exec_driver_sql(sql, (bulk.pg_array(ids),))}
     found: set[Any] = set()
     # Chunks stay under SQLite's bound-parameter limit.
     for start in range(0, len(ids), 10_000):
