@@ -355,11 +355,26 @@ def has_active(conn: Connection, schedule_ids: list[UUID]) -> set[UUID]:
 
 
 def prune(conn: Connection, before: datetime) -> tuple[int, int]:
-    """Delete finished items and events older than `before`; return (items, events)."""
+    """Delete finished items and events older than `before`; return (items, events).
+
+    Events go by id range, with no index on `created_at`: ids grow with time,
+    so the old events are the oldest ids, up to the first event that is not
+    old yet. Finding that one walks the primary key from the start and passes
+    only rows about to be deleted. An event written out of time order (older
+    `created_at` than an event before it) waits for a later prune.
+    """
     items = conn.execute(
         delete(queue_items).where(
             queue_items.c.status.in_(FINISHED), queue_items.c.finished_at < before
         )
     ).rowcount
-    old_events = conn.execute(delete(events).where(events.c.created_at < before)).rowcount
+    first_kept = conn.execute(
+        select(events.c.id).where(events.c.created_at >= before).order_by(events.c.id).limit(1)
+    ).scalar()
+    # created_at is still checked: an id below the bound may belong to a
+    # transaction that committed after the lookup, with a fresh event.
+    old = delete(events).where(events.c.created_at < before)
+    if first_kept is not None:
+        old = old.where(events.c.id < first_kept)
+    old_events = conn.execute(old).rowcount
     return int(items), int(old_events)

@@ -130,7 +130,9 @@ events = Table(
 # "Did it run, and if not, why?": a schedule's ledger, newest first.
 Index("ix_events_schedule", events.c.schedule_id, events.c.id)
 Index("ix_events_tenant", events.c.tenant, events.c.id)
-Index("ix_events_created", events.c.created_at)
+# No index on created_at: pruning deletes an id range (ids grow with time, see
+# queue.prune), and each event, a fire's ledger row among them, writes one
+# index fewer (migration 0003).
 
 queue_items = Table(
     "queue_items",
