@@ -10,7 +10,8 @@ A tick:
    is due, runs fire transactions (:func:`store.dispatch.fire_batch`) of up
    to `batch_size` rows until none is left, renewing the lease between
    batches; a fenced transaction (our term is gone) commits nothing and we
-   become a follower;
+   become a follower; on SQLite, a PASSIVE WAL checkpoint once the burst is
+   committed (the fire transactions defer it);
 4. returns how long to sleep: until the earliest next_run, capped by
    `max_sleep` and by the next renewal.
 

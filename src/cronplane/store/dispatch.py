@@ -8,10 +8,11 @@ fires. Its steps, in order (each followed by a crash point, see
     select    due rows by ix_schedules_due (enabled AND next_run <= now),
               locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite)
     lookup    the rows' jobs (status, options) and which schedules have an item active
-    decide    core.firing.decide per row (pure)
-    insert    queue items, one statement        (UNIQUE(schedule_id, scheduled_for))
-    update    schedules: last_run/next_run, compare-and-set on the next_run read
-    events    the occurrence ledger, one statement
+    decide    core.firing.decide once per distinct input (pure; rows share the result)
+    insert    queue items: multi-row VALUES / COPY   (UNIQUE(schedule_id, scheduled_for))
+    update    schedules: last_run/next_run, one compare-and-set UPDATE per decision
+              on the next_run read (by rowid on SQLite, by id on PostgreSQL)
+    events    the occurrence ledger: multi-row VALUES / COPY
     commit
 
 Reading the due rows inside the fire transaction *is* the re-read SPEC §6
