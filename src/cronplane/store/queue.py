@@ -19,7 +19,6 @@ status `running`), so a worker whose item was recovered records nothing.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +26,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
+from cronplane.ids import time_ordered_hexes, time_ordered_id
 from cronplane.store.tables import events, queue_items
 
 ACTIVE = ("queued", "running")
@@ -83,36 +83,10 @@ class QueueItem:
         return out
 
 
-def new_item_id(now: datetime) -> UUID:
-    """A time-ordered UUID (version 7 layout: 48-bit Unix ms, then 74 random bits).
-
-    Items created together get neighbouring keys, so a batch of thousands
-    appends to the primary-key index instead of touching random pages.
-    """
-    value = (int(now.timestamp() * 1000) & (2**48 - 1)) << 80
-    value |= int.from_bytes(os.urandom(10), "big")
-    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    return UUID(int=value)
-
-
-_RAND_B = (1 << 62) - 1
-
-
-def new_item_hexes(now: datetime, count: int) -> list[str]:
-    """`count` ids of the `new_item_id` layout as 32 hex digits: one fire batch's worth.
-
-    Hand-rolled because a batch of thousands made per-item UUID objects a
-    visible share of the fire path: here one random draw serves the batch,
-    each id keeps 62 random bits of its own, and the ids are sorted, so a
-    batch still appends to the primary-key index in order. Hex text is what
-    SQLite stores and what PostgreSQL's COPY accepts for a uuid.
-    """
-    millis = int(now.timestamp() * 1000) & (2**48 - 1)
-    rand_a = int.from_bytes(os.urandom(2), "big") & 0xFFF
-    high = (millis << 80) | (0x7 << 76) | (rand_a << 64) | (0x2 << 62)  # version 7, variant
-    draws = memoryview(os.urandom(8 * count)).cast("Q")
-    return [f"{high | low:032x}" for low in sorted(draw & _RAND_B for draw in draws)]
+# Queue items are made in thousands per fire batch: time-ordered ids keep the
+# primary key appending (see cronplane.ids).
+new_item_id = time_ordered_id
+new_item_hexes = time_ordered_hexes
 
 
 def item_from_row(row: Row[Any]) -> QueueItem:
