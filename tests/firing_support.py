@@ -14,6 +14,7 @@ from uuid import UUID
 from sqlalchemy import insert, select
 
 from cronplane.core.firing import NextAfter
+from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, jobs, queue_items, schedules
 
@@ -219,3 +220,26 @@ def check_exactly_once(database: Database) -> dict[str, int]:
             expected = step(event.scheduled_for)  # type: ignore[assignment]
         assert row.next_run == expected, f"{row.name}: next_run {row.next_run} != {expected}"
     return {"occurrences": total, "max_coalesced": max_coalesced}
+
+
+def item_row(
+    job: str = "job", *, now: datetime, source: str = "api", **values: Any
+) -> dict[str, Any]:
+    """A queue item's values in acme/default/default (`queue.item_values`, empty payload)."""
+    return queue.item_values(
+        tenant="acme",
+        stack="default",
+        environment="default",
+        job=job,
+        payload={},
+        source=source,
+        now=now,
+        **values,
+    )
+
+
+def enqueue_items(database: Database, rows: list[dict[str, Any]]) -> None:
+    """Insert queue items (made by `item_row`) in one transaction."""
+    with database.begin() as conn:
+        for row in rows:
+            queue.enqueue(conn, row)

@@ -14,7 +14,17 @@ from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import schedules
-from firing_support import START, add_job, add_schedule, items, ledger, occurrences, schedule
+from firing_support import (
+    START,
+    add_job,
+    add_schedule,
+    enqueue_items,
+    item_row,
+    items,
+    ledger,
+    occurrences,
+    schedule,
+)
 
 
 @pytest.fixture
@@ -215,19 +225,11 @@ def test_unique_key_forbids_second_item_for_an_occurrence(
     sid = add_schedule(database)
     dispatcher(database, clock).tick()
     (item,) = items(database)
-    values = queue.item_values(
-        tenant="acme",
-        stack="default",
-        environment="default",
-        job="job",
-        payload={},
-        source="schedule",
-        now=clock.now(),
-        schedule_id=sid,
-        scheduled_for=item.scheduled_for,
+    again = item_row(
+        source="schedule", now=clock.now(), schedule_id=sid, scheduled_for=item.scheduled_for
     )
-    with pytest.raises(IntegrityError), database.begin() as conn:
-        queue.enqueue(conn, values)
+    with pytest.raises(IntegrityError):
+        enqueue_items(database, [again])
 
 
 def test_a_duplicate_occurrence_in_a_fire_batch_rolls_the_whole_batch_back(
@@ -239,19 +241,10 @@ def test_a_duplicate_occurrence_in_a_fire_batch_rolls_the_whole_batch_back(
     # overlap=allow, so the fire reaches the insert instead of skipping for overlap.
     sid = add_schedule(database, overlap="allow")
     # An item for this occurrence already exists (as if another leader's fire had landed).
-    values = queue.item_values(
-        tenant="acme",
-        stack="default",
-        environment="default",
-        job="job",
-        payload={},
-        source="schedule",
-        now=clock.now(),
-        schedule_id=sid,
-        scheduled_for=START,
+    enqueue_items(
+        database,
+        [item_row(source="schedule", now=clock.now(), schedule_id=sid, scheduled_for=START)],
     )
-    with database.begin() as conn:
-        queue.enqueue(conn, values)
     clock.advance(0.25)
     report = dispatcher(database, clock).tick()
     # Reported as a database error (the loop backs off), not raised as a crash.

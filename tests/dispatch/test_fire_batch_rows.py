@@ -27,6 +27,8 @@ from firing_support import (
     add_job,
     add_schedules,
     check_exactly_once,
+    enqueue_items,
+    item_row,
     items,
     ledger,
     occurrences,
@@ -60,21 +62,13 @@ def test_a_mixed_batch_decides_every_row_on_its_own(database: Database) -> None:
     ]
     add_schedules(database, rows)
     by_name = {row["name"]: row for row in rows}
-    with database.begin() as conn:
-        for name in ("i", "j"):
-            queue.enqueue(
-                conn,
-                queue.item_values(
-                    tenant="acme",
-                    stack="default",
-                    environment="default",
-                    job="job",
-                    payload={},
-                    source="manual",
-                    now=START,
-                    schedule_id=by_name[name]["id"],
-                ),
-            )
+    enqueue_items(
+        database,
+        [
+            item_row(source="manual", now=START, schedule_id=by_name[name]["id"])
+            for name in ("i", "j")
+        ],
+    )
 
     report = dispatcher(database, clock).tick()
     assert report.error is None and len(report.batches) == 1

@@ -13,7 +13,7 @@ from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, queue_items, schedules
 from cronplane.worker import Worker
-from firing_support import START
+from firing_support import START, enqueue_items, item_row
 
 
 def test_system_schedules_are_registered_once(database: Database) -> None:
@@ -38,19 +38,7 @@ def test_system_schedules_are_registered_once(database: Database) -> None:
 def test_expiry_sweep_runs_from_its_schedule(database: Database) -> None:
     clock = FakeClock(START)
     housekeeping.ensure_system_schedules(database, clock)
-    with database.begin() as conn:
-        queue.enqueue(
-            conn,
-            queue.item_values(
-                tenant="acme",
-                stack="default",
-                environment="default",
-                job="stale",
-                payload={},
-                source="api",
-                now=START - timedelta(hours=6),
-            ),
-        )
+    enqueue_items(database, [item_row("stale", now=START - timedelta(hours=6))])
     clock.advance(61)
     assert Dispatcher(database, clock, holder="d").tick().fired == 1
     worker = Worker(database, clock, heartbeat=False)

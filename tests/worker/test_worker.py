@@ -19,7 +19,15 @@ from cronplane.store.tables import events
 from cronplane.targets import RunContext, Targets, UnknownTargetKind
 from cronplane.targets.python import PythonTarget, load_callable
 from cronplane.worker import Worker
-from firing_support import START, add_job, add_schedule, items, occurrences
+from firing_support import (
+    START,
+    add_job,
+    add_schedule,
+    enqueue_items,
+    item_row,
+    items,
+    occurrences,
+)
 
 
 @pytest.fixture
@@ -94,19 +102,7 @@ def test_unknown_target_kind_fails_the_item(database: Database, clock: FakeClock
 
 
 def test_missing_job_fails_without_retry(database: Database, clock: FakeClock) -> None:
-    with database.begin() as conn:
-        queue.enqueue(
-            conn,
-            queue.item_values(
-                tenant="acme",
-                stack="default",
-                environment="default",
-                job="gone",
-                payload={},
-                source="api",
-                now=clock.now(),
-            ),
-        )
+    enqueue_items(database, [item_row("gone", now=clock.now())])
     worker(database, clock).run_once()
     (item,) = items(database)
     assert item.status == "failed" and item.error.startswith("job missing")
@@ -121,21 +117,14 @@ def test_non_json_result_is_stored_as_repr(database: Database, clock: FakeClock)
 
 
 def test_claim_order_priority_then_age(database: Database, clock: FakeClock) -> None:
-    with database.begin() as conn:
-        for job, priority, age in (("low", 0, 30), ("high", 5, 0), ("old-low", 0, 60)):
-            queue.enqueue(
-                conn,
-                queue.item_values(
-                    tenant="acme",
-                    stack="default",
-                    environment="default",
-                    job=job,
-                    payload={},
-                    source="api",
-                    now=clock.now() - timedelta(seconds=age),
-                    priority=priority,
-                ),
-            )
+    ages = (("low", 0, 30), ("high", 5, 0), ("old-low", 0, 60))
+    enqueue_items(
+        database,
+        [
+            item_row(job, now=clock.now() - timedelta(seconds=age), priority=priority)
+            for job, priority, age in ages
+        ],
+    )
     order = []
     for _ in range(3):
         with database.begin() as conn:
@@ -147,20 +136,7 @@ def test_claim_order_priority_then_age(database: Database, clock: FakeClock) -> 
 
 def test_concurrent_claims_never_share_an_item(database: Database) -> None:
     clock = FakeClock(START)
-    with database.begin() as conn:
-        for n in range(40):
-            queue.enqueue(
-                conn,
-                queue.item_values(
-                    tenant="acme",
-                    stack="default",
-                    environment="default",
-                    job=f"j{n}",
-                    payload={},
-                    source="api",
-                    now=clock.now(),
-                ),
-            )
+    enqueue_items(database, [item_row(f"j{n}", now=clock.now()) for n in range(40)])
     claimed: list[str] = []
     lock = threading.Lock()
 
