@@ -254,7 +254,10 @@ class ScheduleUseCases(ServiceBase):
                 append_events(tx.conn, created)
                 if created:
                     tx.schedules_changed()
-        return [result for result in results if result is not None]
+        answers = [result for result in results if result is not None]
+        if len(answers) != len(requests):  # an unanswered request would shift the others'
+            raise RuntimeError("a create request was left without an answer")
+        return answers
 
     def get_schedule(self, scope: Scope, name: str) -> Schedule:
         """The schedule with this key; ScheduleNotFound otherwise."""
