@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronplane.ids import time_ordered_id
+from cronplane.ids import time_ordered_hexes, time_ordered_id
 
 instants = st.datetimes(
     min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
@@ -24,6 +24,18 @@ def test_a_later_millisecond_always_sorts_after(now: datetime, later_ms: int) ->
     assert first < second and first.hex < second.hex  # SQLite stores the hex
 
 
+NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
+
+
 def test_ids_of_one_instant_are_unique() -> None:
-    now = datetime(2026, 1, 5, 12, tzinfo=UTC)
-    assert len({time_ordered_id(now) for _ in range(10_000)}) == 10_000
+    assert len({time_ordered_id(NOW) for _ in range(10_000)}) == 10_000
+
+
+def test_item_hexes_are_sorted_uuid7_with_the_time_prefix() -> None:
+    ids = time_ordered_hexes(NOW, 2_000)
+    parsed = [uuid.UUID(hex=value) for value in ids]
+    assert ids == sorted(ids) and len(set(ids)) == 2_000
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in parsed)
+    assert {value[:12] for value in ids} == {time_ordered_id(NOW).hex[:12]}
+    later = time_ordered_hexes(NOW + timedelta(milliseconds=1), 1)[0]
+    assert later > ids[-1]

@@ -52,13 +52,3 @@ def test_bulk_update_compare_and_set(database: Database) -> None:
     with database.read() as conn:
         rows = dict(conn.execute(select(schedules.c.id, schedules.c.next_run)).all())
     assert rows == {sid: later, other["id"]: START}
-
-
-def test_item_ids_are_time_ordered_uuid7() -> None:
-    from cronplane.store.queue import new_item_id
-
-    first = new_item_id(START)
-    later = new_item_id(START + timedelta(milliseconds=1))
-    assert first.version == 7 and first.variant == uuid.RFC_4122
-    assert first.hex < later.hex and first.int < later.int
-    assert len({new_item_id(START) for _ in range(1000)}) == 1000

@@ -19,7 +19,7 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import DueRow, Outcome, decide
 from cronplane.dispatcher import Dispatcher
-from cronplane.store import bulk, queue
+from cronplane.store import bulk
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items, schedules
 from firing_support import (
@@ -185,16 +185,6 @@ def test_a_changed_row_fails_the_compare_and_set(database: Database) -> None:
             keys=keys,
         )
     assert matched == 2
-
-
-def test_item_hexes_are_sorted_uuid7_with_the_time_prefix() -> None:
-    ids = queue.new_item_hexes(START, 2_000)
-    parsed = [uuid.UUID(hex=value) for value in ids]
-    assert ids == sorted(ids) and len(set(ids)) == 2_000
-    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in parsed)
-    assert {value[:12] for value in ids} == {queue.new_item_id(START).hex[:12]}
-    later = queue.new_item_hexes(START + timedelta(milliseconds=1), 1)[0]
-    assert later > ids[-1]
 
 
 @pytest.mark.parametrize(

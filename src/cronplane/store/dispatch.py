@@ -45,8 +45,9 @@ from sqlalchemy import (
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
+from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, lease
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY, new_item_hexes
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
 from cronplane.store.tables import events, jobs, queue_items, schedules
 
 CRASH_ENV = "CRONPLANE_CRASH_AT"
@@ -414,7 +415,7 @@ class _Rows:
         now_value, zero, null = self.now_value, self._zero, self.enc.null
         plans, plan_for, job_plan_for = self.plans, self._plan, self._job_plan
         items, ledger, fired_for = self.items, self.ledger, self.fired_for
-        item_ids = iter(new_item_hexes(self.now, len(rows)))
+        item_ids = iter(time_ordered_hexes(self.now, len(rows)))
         fire = Outcome.FIRE
         # Column order of due_query; the id and next_run are the stored values.
         for (

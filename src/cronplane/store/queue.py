@@ -26,7 +26,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
-from cronplane.ids import time_ordered_hexes, time_ordered_id
+from cronplane.ids import time_ordered_id
 from cronplane.store.tables import events, queue_items
 
 ACTIVE = ("queued", "running")
@@ -83,12 +83,6 @@ class QueueItem:
         return out
 
 
-# Queue items are made in thousands per fire batch: time-ordered ids keep the
-# primary key appending (see cronplane.ids).
-new_item_id = time_ordered_id
-new_item_hexes = time_ordered_hexes
-
-
 def item_from_row(row: Row[Any]) -> QueueItem:
     """Map a `queue_items` row to the frozen record."""
     m = row._mapping
@@ -113,7 +107,7 @@ def item_values(
 ) -> dict[str, Any]:
     """One new queued item's column values (for single or batched inserts)."""
     return {
-        "id": item_id or new_item_id(now),
+        "id": item_id or time_ordered_id(now),
         "tenant": tenant,
         "stack": stack,
         "environment": environment,
