@@ -1,0 +1,253 @@
+"""A fire batch's rows, built in SQL or by the driver, against the row-by-row rule.
+
+The batch groups rows by their decision inputs and job; these tests put
+several jobs and several decisions in one group or batch, odd payloads and
+names, and a row changed under the batch, on both databases.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from cronplane import events as ev
+from cronplane.clock import FakeClock
+from cronplane.core.firing import Decision, DueRow, Outcome, decide
+from cronplane.dispatcher import Dispatcher
+from cronplane.store import lease
+from cronplane.store.database import Database
+from cronplane.store.dispatch import BatchResult, Fencing, fire_batch
+from firing_support import (
+    START,
+    add_job,
+    add_schedules,
+    check_exactly_once,
+    enqueue_items,
+    item_row,
+    items,
+    ledger,
+    occurrences,
+    schedule,
+    schedule_row,
+)
+
+
+def dispatcher(database: Database, clock: FakeClock, **kw: Any) -> Dispatcher:
+    return Dispatcher(database, clock, holder="node-a", occurrences=occurrences, **kw)
+
+
+def expected(row: dict[str, Any], now: datetime, *, job_active: bool, active: bool) -> Decision:
+    """The row decided on its own (a failing cron fails each call)."""
+    try:
+        next_after = occurrences(row["cron"], "UTC")
+    except ValueError as error:
+        message = str(error)
+
+        def failing(_after: object) -> None:
+            raise ValueError(message)
+
+        next_after = failing
+    return decide(
+        DueRow(row["next_run"], row["misfire_grace"], row["overlap"]),
+        now=now,
+        next_after=next_after,
+        job_active=job_active,
+        previous_active=active,
+    )
+
+
+def test_one_decision_shared_by_rows_of_several_jobs(database: Database) -> None:
+    clock = FakeClock(START + timedelta(seconds=30))
+    now = clock.now()
+    add_job(database)
+    add_job(database, "fast", options={"priority": 7, "expires_after": 60, "max_attempts": 5})
+    add_job(database, "off", status="inactive")
+    # The same job name in another stack, with its own options.
+    add_job(database, "job", stack="blue", options={"priority": 2})
+    jobs = ["job", "fast", "off", "job", "absent"]
+    stacks = ["default", "default", "default", "blue", "default"]
+    rows = [
+        schedule_row(f"s{n}", next_run=START, job=jobs[n % 5], stack=stacks[n % 5])
+        for n in range(25)
+    ]
+    add_schedules(database, rows)
+
+    report = dispatcher(database, clock).tick()
+    assert report.fired == 15 and report.counts[Outcome.JOB_MISSING] == 10
+    options = {
+        ("default", "job"): (0, timedelta(hours=5), 3),
+        ("default", "fast"): (7, timedelta(seconds=60), 5),
+        ("blue", "job"): (2, timedelta(hours=5), 3),
+    }
+    for row in rows:
+        (event,) = ledger(database, row["id"])
+        found = items(database, row["id"])
+        job_options = options.get((row["stack"], row["job"]))
+        if job_options is None:
+            assert found == [] and event.item_id is None
+            assert event.code == ev.JOB_MISSING.text, row["name"]
+            continue
+        (item,) = found
+        priority, expiry, max_attempts = job_options
+        assert (item.stack, item.job, item.priority) == (row["stack"], row["job"], priority)
+        assert item.expires_at == now + expiry and item.max_attempts == max_attempts
+        assert event.code == ev.SCHEDULE_FIRED.text and event.item_id == item.id
+        assert event.stack == row["stack"] and event.schedule_name == row["name"]
+    check_exactly_once(database)
+
+
+def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Database) -> None:
+    clock = FakeClock(START + timedelta(minutes=10, seconds=20))
+    now = clock.now()
+    add_job(database)
+    crons = ["* * * * *", "*/5 * * * *", "@every 7s", "broken", "never-again"]
+    graces = [None, 0, 30, 3_600]
+    rows = [
+        schedule_row(
+            f"s{n}",
+            # Spread over ten minutes: most rows have a next_run of their own.
+            next_run=START + timedelta(seconds=3 * n),
+            cron=crons[n % 5],
+            misfire_grace=graces[n % 4],
+            overlap="allow" if n % 3 == 0 else "skip",
+            job="job" if n % 11 else "absent",
+        )
+        for n in range(200)
+    ]
+    add_schedules(database, rows)
+    busy = {row["id"] for row in rows[::7]}
+    enqueue_items(database, [item_row(now=START, schedule_id=sid) for sid in busy])
+
+    report = dispatcher(database, clock, batch_size=500).tick()
+    assert report.error is None and len(report.batches) == 1
+
+    fired_for = []
+    for row in rows:
+        decision = expected(row, now, job_active=row["job"] == "job", active=row["id"] in busy)
+        (event,) = ledger(database, row["id"])
+        stored = schedule(database, row["id"])
+        assert event.scheduled_for == decision.scheduled_for, row["name"]
+        assert event.detail["coalesced"] == decision.coalesced, row["name"]
+        assert event.detail.get("coalesced_at_least", False) is not decision.coalesced_exact
+        assert stored.next_run == decision.next_run, row["name"]
+        assert stored.enabled is (decision.outcome is not Outcome.CALC_FAILED)
+        fired = [item for item in items(database, row["id"]) if item.source == "schedule"]
+        if decision.outcome is Outcome.FIRE:
+            (item,) = fired
+            assert event.item_id == item.id and item.scheduled_for == decision.scheduled_for
+            assert stored.last_run == now
+            fired_for.append(decision.scheduled_for)
+        else:
+            assert fired == [] and event.item_id is None, row["name"]
+            assert stored.last_run == START - timedelta(hours=1)
+    assert sorted(report.batches[0].fired_for) == sorted(fired_for)
+    assert report.fired == len(fired_for) and 0 < report.fired < 200
+    assert {outcome for outcome, count in report.counts.items() if count} == set(Outcome)
+
+
+def fire(database: Database, now: datetime, limit: int) -> BatchResult:
+    """One fire transaction as the leader (taking the lease when needed)."""
+    with database.begin() as conn:
+        term = lease.acquire(
+            conn, "dispatch", "node-a", known_term=None, now=now, ttl=timedelta(seconds=30)
+        )
+        if term is None:
+            term = lease.read(conn, "dispatch").term  # type: ignore[union-attr]
+    with database.begin() as conn:
+        return fire_batch(
+            conn,
+            fencing=Fencing("dispatch", "node-a", term),
+            now=now,
+            limit=limit,
+            occurrences=occurrences,
+        )
+
+
+def test_item_ids_are_uuid7_of_the_instant_unique_across_batches(database: Database) -> None:
+    now = START + timedelta(milliseconds=123)
+    add_job(database)
+    add_schedules(database, [schedule_row(f"s{n}", next_run=START) for n in range(250)])
+    batches = []
+    # Three batches at one instant: their ids share the millisecond.
+    for _ in range(3):
+        done = {item.id for item in items(database)}
+        assert fire(database, now, 100).counts[Outcome.FIRE] > 0
+        batches.append([item for item in items(database) if item.id not in done])
+    assert [len(batch) for batch in batches] == [100, 100, 50]
+    ids = [item.id for item in items(database)]
+    assert len(set(ids)) == 250
+    millis = int(now.timestamp() * 1000)
+    assert all(i.version == 7 and i.variant == uuid.RFC_4122 for i in ids)
+    assert {i.int >> 80 for i in ids} == {millis}
+    for batch in batches:
+        # Within a batch, ids rise with the schedule id (the order rows are written in).
+        by_id = sorted(batch, key=lambda item: item.id)
+        assert [i.schedule_id for i in by_id] == sorted(i.schedule_id for i in batch)
+    for event in ledger(database):
+        assert event.item_id in ids
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"text": "tab\there\nnew line\\backslash\rcr", "quote": 'it\'s "q"'},
+        {"é": "ü", "emoji": "\U0001f600", "nul-ish": "\\u0000", "n": [1, None, 2.5, True]},
+        {},
+        {"nested": {"deep": [{"a": "b\\n"}]}, "long": "x" * 5_000},
+    ],
+)
+def test_payloads_and_names_are_copied_as_stored(
+    database: Database, payload: dict[str, Any]
+) -> None:
+    clock = FakeClock(START)
+    add_job(database)
+    rows = [
+        schedule_row('odd\'name\t"x"\\', next_run=START, payload=payload),
+        schedule_row("plain", next_run=START, payload={"other": 1}),
+    ]
+    add_schedules(database, rows)
+    assert dispatcher(database, clock).tick().fired == 2
+    for row in rows:
+        (item,) = items(database, row["id"])
+        (event,) = ledger(database, row["id"])
+        assert item.payload == row["payload"]
+        assert event.schedule_name == row["name"]
+
+
+def _move_next_run_on_insert(database: Database, sid: uuid.UUID) -> None:
+    """A trigger: the item insert for `sid` moves its schedule's next_run (a racing writer)."""
+    with database.begin() as conn:
+        if database.dialect == "sqlite":
+            conn.exec_driver_sql(
+                "CREATE TRIGGER move_next_run AFTER INSERT ON queue_items "
+                f"WHEN NEW.schedule_id = '{sid.hex}' BEGIN "
+                "UPDATE schedules SET next_run = '2000-01-01 00:00:00.000000' "
+                "WHERE id = NEW.schedule_id; END"
+            )
+        else:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION move_next_run() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN UPDATE schedules SET next_run = '2000-01-01Z' WHERE id = NEW.schedule_id; "
+                "RETURN NULL; END $$"
+            )
+            conn.exec_driver_sql(
+                "CREATE TRIGGER move_next_run AFTER INSERT ON queue_items FOR EACH ROW "
+                f"WHEN (NEW.schedule_id = '{sid}') EXECUTE FUNCTION move_next_run()"
+            )
+
+
+def test_a_row_changed_under_the_batch_rolls_the_batch_back(database: Database) -> None:
+    add_job(database)
+    rows = [schedule_row(f"s{n}", next_run=START, overlap="allow") for n in range(5)]
+    add_schedules(database, rows)
+    _move_next_run_on_insert(database, rows[2]["id"])
+    with pytest.raises(RuntimeError, match="changed under a fire"):
+        fire(database, START + timedelta(seconds=1), 100)
+    assert items(database) == [] and ledger(database) == []
+    assert {schedule(database, row["id"]).next_run for row in rows} == {START}
+    with database.read() as conn:
+        assert conn.execute(text("SELECT count(*) FROM queue_items")).scalar() == 0
