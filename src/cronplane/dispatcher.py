@@ -9,11 +9,19 @@ A tick:
 3. as the leader, reads the earliest next_run (one index lookup); when a row
    is due, runs fire transactions (:func:`store.dispatch.fire_batch`) of up
    to `batch_size` rows until none is left, renewing the lease between
-   batches; a fenced transaction (our term is gone) commits nothing and we
+   rounds; a fenced transaction (our term is gone) commits nothing and we
    become a follower; on SQLite, a PASSIVE WAL checkpoint once the burst is
    committed (the fire transactions defer it);
 4. returns how long to sleep: until the earliest next_run, capped by
    `max_sleep` and by the next renewal.
+
+**Lanes.** On PostgreSQL a round of a large burst is several fire
+transactions at once (`lanes`, default 2), each on its own connection over
+disjoint due rows (FOR UPDATE SKIP LOCKED): the server runs each on its own
+process, so a burst uses more than one core, and a fire transaction's time is
+mostly the server's (index maintenance), not ours. The lanes share the fence
+(a shared lock on the lease row), so a takeover still waits for all of them.
+SQLite has one writer: there `lanes` is always 1.
 
 `run` sleeps through the clock, woken early by :meth:`wake` (the service's
 `on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
@@ -29,9 +37,11 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from sqlalchemy import Connection, func, literal, select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from cronplane import events as ev
@@ -42,6 +52,7 @@ from cronplane.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (
+    BatchResult,
     Fencing,
     checkpoint,
     crash_point,
@@ -49,8 +60,21 @@ from cronplane.store.dispatch import (
     fire_batch,
 )
 from cronplane.store.events import append_event
+from cronplane.store.tables import schedules
 
 log = logging.getLogger(__name__)
+
+
+def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
+    """How many enabled rows are due at `now`, counting no further than `cap`."""
+    due = (
+        select(literal(1))
+        .where(schedules.c.enabled, schedules.c.next_run <= now)
+        .limit(cap)
+        .subquery()
+    )
+    return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
+
 
 DEFAULT_GROUP = "dispatcher"
 DEFAULT_TTL = 10.0
@@ -59,6 +83,27 @@ DEFAULT_TTL = 10.0
 # databases. A batch holds SQLite's write lock for about a quarter second.
 DEFAULT_BATCH = 5000
 DEFAULT_MAX_SLEEP = 1.0
+# Parallel fire transactions on PostgreSQL. Two measured 1.7x the fires/s of
+# one on a 2-core machine (10,000 due: 1.15 s -> 0.67 s).
+DEFAULT_PG_LANES = 2
+# A lane's least share of a round: below it, a second transaction's fixed
+# cost (fence, lookups, commit) outweighs the overlap.
+LANE_MIN_ROWS = 500
+
+
+def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
+    """The row limits of one round's fire transactions for `due` rows due now.
+
+    Rows are split evenly over as many lanes as have at least LANE_MIN_ROWS
+    (or a whole batch, when batches are smaller) each; one lane takes a
+    whole batch, as a dispatcher without lanes does.
+    """
+    if due <= 0:
+        return []
+    least = min(batch_size, LANE_MIN_ROWS)
+    share = min(batch_size, max(-(-due // lanes), least))
+    count = min(lanes, -(-due // share))
+    return [batch_size] if count == 1 else [share] * count
 
 
 def default_occurrences(cron: str, timezone: str) -> NextAfter:
@@ -117,11 +162,12 @@ class Dispatcher:
         ttl: float = DEFAULT_TTL,
         batch_size: int = DEFAULT_BATCH,
         max_sleep: float = DEFAULT_MAX_SLEEP,
+        lanes: int | None = None,
         occurrences: Callable[[str, str], NextAfter] = default_occurrences,
         on_tick: Callable[[TickReport], None] | None = None,
     ) -> None:
-        if ttl <= 0 or batch_size < 1 or max_sleep <= 0:
-            raise ValueError("ttl, batch_size and max_sleep must be positive")
+        if ttl <= 0 or batch_size < 1 or max_sleep <= 0 or (lanes is not None and lanes < 1):
+            raise ValueError("ttl, batch_size, lanes and max_sleep must be positive")
         self.database = database
         self.clock = clock
         self.group = group
@@ -129,6 +175,12 @@ class Dispatcher:
         self.ttl = timedelta(seconds=ttl)
         self.batch_size = batch_size
         self.max_sleep = max_sleep
+        # SQLite serializes writers: parallel fire transactions would only queue.
+        if database.dialect == "postgresql":
+            self.lanes = DEFAULT_PG_LANES if lanes is None else lanes
+        else:
+            self.lanes = 1
+        self._pool: ThreadPoolExecutor | None = None
         self.occurrences = occurrences
         # Called by `run` with every report (metrics); never by `tick` itself.
         self.on_tick = on_tick
@@ -227,43 +279,86 @@ class Dispatcher:
         return TickReport(True, self.term, sleep, counts, tuple(batches))
 
     def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:
-        """Run fire transactions until no due row is left; True when fenced."""
+        """Run rounds of fire transactions until no due row is left; True when fenced."""
         while True:
             if self._renew_due() and self._lease_step() is not None:
                 return True
             assert self.term is not None
             fencing = Fencing(self.group, self.holder, self.term)
-            started = self.clock.monotonic()
             now = self.clock.now()
-            try:
-                with self.database.begin() as conn:
-                    lease.guard(conn, self.ttl)
-                    result = fire_batch(
-                        conn,
-                        fencing=fencing,
-                        now=now,
-                        limit=self.batch_size,
-                        occurrences=self.occurrences,
-                    )
-            except lease.Fenced as error:
-                log.warning("dispatcher %s fenced: %s", self.holder, error)
+            limits = self._round_limits(now)
+            full, fenced = False, False
+            failure: Exception | None = None
+            for limit, outcome in zip(limits, self._run_lanes(fencing, now, limits), strict=True):
+                if isinstance(outcome, lease.Fenced):
+                    log.warning("dispatcher %s fenced: %s", self.holder, outcome)
+                    fenced = True
+                elif isinstance(outcome, Exception):
+                    failure = failure or outcome
+                else:
+                    # A lane that committed is reported even when a sibling failed.
+                    result, committed = outcome
+                    for kind, count in result.counts.items():
+                        counts[kind] += count
+                    if result.selected:
+                        batches.append(
+                            BatchReport(
+                                result.selected,
+                                result.counts[Outcome.FIRE],
+                                tuple(result.fired_for),
+                                committed,
+                            )
+                        )
+                    full = full or result.selected >= limit
+            if fenced:
                 self.term = None
                 return True
-            crash_point("after_commit")
-            committed = now + timedelta(seconds=self.clock.monotonic() - started)
-            for outcome, count in result.counts.items():
-                counts[outcome] += count
-            if result.selected:
-                batches.append(
-                    BatchReport(
-                        result.selected,
-                        result.counts[Outcome.FIRE],
-                        tuple(result.fired_for),
-                        committed,
-                    )
-                )
-            if result.selected < self.batch_size:
+            if failure is not None:
+                raise failure
+            if not full:
                 return False
+
+    def _round_limits(self, now: datetime) -> list[int]:
+        """The row limits of this round's fire transactions (one per lane)."""
+        if self.lanes == 1:
+            return [self.batch_size]
+        with self.database.read() as conn:
+            due = count_due(conn, now, cap=self.lanes * self.batch_size)
+        return lane_plan(due, lanes=self.lanes, batch_size=self.batch_size)
+
+    def _run_lanes(
+        self, fencing: Fencing, now: datetime, limits: list[int]
+    ) -> list[tuple[BatchResult, datetime] | Exception]:
+        """Run one fire transaction per limit, all at once; each one's result or error."""
+        futures: list[Future[tuple[BatchResult, datetime]]] = []
+        if len(limits) > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.lanes - 1, thread_name_prefix="cronplane-lane"
+                )
+            futures = [self._pool.submit(self._fire_one, fencing, now, n) for n in limits[1:]]
+        outcomes: list[tuple[BatchResult, datetime] | Exception] = []
+        for n, limit in enumerate(limits):
+            try:
+                outcomes.append(
+                    self._fire_one(fencing, now, limit) if n == 0 else futures[n - 1].result()
+                )
+            except Exception as error:  # reported after every lane has ended
+                outcomes.append(error)
+        return outcomes
+
+    def _fire_one(
+        self, fencing: Fencing, now: datetime, limit: int
+    ) -> tuple[BatchResult, datetime]:
+        """One fire transaction; its result and when it committed."""
+        started = self.clock.monotonic()
+        with self.database.begin() as conn:
+            lease.guard(conn, self.ttl)
+            result = fire_batch(
+                conn, fencing=fencing, now=now, limit=limit, occurrences=self.occurrences
+            )
+        crash_point("after_commit")
+        return result, now + timedelta(seconds=self.clock.monotonic() - started)
 
     def _checkpoint(self) -> None:
         """Once a burst is committed, the SQLite checkpoint its batches deferred."""
@@ -327,6 +422,13 @@ class Dispatcher:
             if listener is not None:
                 listener.stop()
             self.release()
+            self.close()
+
+    def close(self) -> None:
+        """Stop the lanes' threads (a later tick starts them again)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def release(self) -> None:
         """Give the lease up so a follower takes over without waiting for expiry."""

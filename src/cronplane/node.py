@@ -36,6 +36,8 @@ class NodeOptions:
     workers: int = 1
     ttl: float = DEFAULT_TTL
     batch_size: int = DEFAULT_BATCH
+    # Parallel fire transactions (PostgreSQL; None: the dispatcher's default).
+    lanes: int | None = None
     retention_days: int = DEFAULT_RETENTION_DAYS
 
 
@@ -55,6 +57,7 @@ class Node:
                 self.clock,
                 ttl=options.ttl,
                 batch_size=options.batch_size,
+                lanes=options.lanes,
                 on_tick=self._on_tick,
             )
             if options.dispatcher

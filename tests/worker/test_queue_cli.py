@@ -37,6 +37,24 @@ def test_dispatcher_once_then_worker_once(db: Database) -> None:
     assert item.status == "succeeded"
 
 
+def test_dispatcher_lanes_must_be_positive(db: Database) -> None:
+    add_job(db, target="python:worker_handlers:ok")
+    add_schedule(db, next_run=db.now())
+    result = run(db, "dispatcher", "--once", "--lanes", "0")
+    assert result.exit_code == 2 and "--lanes" in result.output  # type: ignore[attr-defined]
+    assert items(db) == []
+
+
+@pytest.mark.postgres
+def test_dispatcher_once_with_lanes_on_postgres(pg_database: Database) -> None:
+    add_job(pg_database, target="python:worker_handlers:ok")
+    add_schedule(pg_database, next_run=pg_database.now())
+    result = run(pg_database, "dispatcher", "--once", "--lanes", "3")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert "fire=1" in result.output  # type: ignore[attr-defined]
+    assert len(items(pg_database)) == 1
+
+
 def test_schedule_run_wait_reports_failure(db: Database) -> None:
     add_job(db, target="python:worker_handlers:boom", options={"max_attempts": 1})
     add_schedule(db, "nightly")

@@ -70,6 +70,12 @@ BATCH = click.option(
     show_default=True,
     help="Fires per transaction.",
 )
+LANES = click.option(
+    "--lanes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fire transactions run at once on PostgreSQL [default: 2]; SQLite always runs one.",
+)
 RETENTION = click.option(
     "--retention-days",
     type=int,
@@ -85,19 +91,32 @@ VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log at INFO.")
 @click.option("--once", is_flag=True, help="Run one tick, print its report, exit.")
 @TTL
 @BATCH
+@LANES
 @RETENTION
 @VERBOSE
 @scope_options
 @click.pass_context
 def dispatcher(
-    ctx: click.Context, once: bool, ttl: float, batch_size: int, retention_days: int, verbose: bool
+    ctx: click.Context,
+    once: bool,
+    ttl: float,
+    batch_size: int,
+    lanes: int | None,
+    retention_days: int,
+    verbose: bool,
 ) -> None:
     """Fire due schedules (only the lease holder fires; run one per node)."""
     _logging(verbose)
     database = _database(ctx)
     node = Node(
         database,
-        NodeOptions(workers=0, ttl=ttl, batch_size=batch_size, retention_days=retention_days),
+        NodeOptions(
+            workers=0,
+            ttl=ttl,
+            batch_size=batch_size,
+            lanes=lanes,
+            retention_days=retention_days,
+        ),
     )
     if not once:
         _until_signal(node)
@@ -141,6 +160,7 @@ def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
 @click.option("--workers", type=int, default=2, show_default=True, help="Worker threads.")
 @TTL
 @BATCH
+@LANES
 @RETENTION
 @VERBOSE
 @scope_options
@@ -154,6 +174,7 @@ def serve(
     workers: int,
     ttl: float,
     batch_size: int,
+    lanes: int | None,
     retention_days: int,
     verbose: bool,
 ) -> None:
@@ -168,6 +189,7 @@ def serve(
         workers=workers,
         ttl=ttl,
         batch_size=batch_size,
+        lanes=lanes,
         retention_days=retention_days,
     )
     parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"

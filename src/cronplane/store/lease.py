@@ -3,12 +3,13 @@
 - **Acquire / renew** is one conditional UPDATE: it succeeds when we already
   hold the current term, or when the lease has expired (or was never held).
   A takeover increments `term`; a renewal keeps it.
-- **Fence**: every fire transaction runs :func:`fence` first, an UPDATE that
+- **Fence**: every fire transaction runs :func:`fence` first, a read that
   matches only while our (holder, term) is current and unexpired. On
-  PostgreSQL it also takes the lease row's lock, so a concurrent takeover
-  waits for our commit and then sees our writes; on SQLite the write
-  transaction (BEGIN IMMEDIATE) already serializes everything. A deposed
-  leader's fence matches nothing, and its whole transaction rolls back.
+  PostgreSQL it also takes a shared lock on the lease row, so a concurrent
+  takeover waits for our commit and then sees our writes; on SQLite the
+  write transaction (BEGIN IMMEDIATE) already serializes everything. A
+  deposed leader's fence matches nothing, and its whole transaction rolls
+  back.
 - "now" is an argument: the dispatcher reads it from the database's clock on
   PostgreSQL (`DatabaseClock`), so node clock skew cannot decide who leads.
 """
@@ -119,19 +120,25 @@ def acquire(
 
 
 def fence(conn: Connection, name: str, holder: str, term: int, now: datetime) -> None:
-    """Inside a fire transaction: raise Fenced unless (holder, term) is current and unexpired."""
-    result = conn.execute(
-        update(leases)
+    """Inside a fire transaction: raise Fenced unless (holder, term) is current and unexpired.
+
+    On PostgreSQL the read takes a shared lock on the lease row (FOR SHARE)
+    until the transaction ends: a takeover's UPDATE waits for it and then
+    sees our writes, while the leader's sibling fire transactions (lanes)
+    share the lock instead of queueing behind one another. On SQLite the
+    write transaction (BEGIN IMMEDIATE) already excludes every other writer.
+    """
+    current = conn.execute(
+        select(leases.c.term)
         .where(
             leases.c.name == name,
             leases.c.holder == holder,
             leases.c.term == term,
             leases.c.expires_at > now,
         )
-        # A no-op write: its point is the row lock and the matched-row count.
-        .values(renewed_at=leases.c.renewed_at)
-    )
-    if result.rowcount != 1:
+        .with_for_update(read=True)
+    ).first()
+    if current is None:
         raise Fenced(f"lease {name!r}: term {term} of {holder!r} is no longer current")
 
 
