@@ -14,15 +14,15 @@ permission) -> whatever the route answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 import fastapi.routing
-from fastapi import Depends, FastAPI, Request, Security
+from fastapi import Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.base import SecurityBase
 from starlette.concurrency import run_in_threadpool
 
 from cronplane.api.context import context_of
@@ -36,8 +36,6 @@ bearer = HTTPBearer(
 )
 RULE_ATTRIBUTE: Final = "cronplane_rule"
 PUBLIC: Final = "public"
-
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
 
 
 async def authenticate(
@@ -54,26 +52,34 @@ async def authenticate(
     principal = tokens.cached(credentials.credentials)
     if principal is None:
         principal = await run_in_threadpool(tokens.authenticate, credentials.credentials)
-    request.state.principal = principal
     return principal
 
 
-def _authorizer(
-    action: Action, *, tenant_in_body: bool = False
-) -> Callable[..., Coroutine[Any, Any, Principal]]:
-    async def authorize(request: Request, credentials: Credentials) -> Principal:
-        principal = await authenticate(request, credentials)
-        if tenant_in_body:
+class Authorizer(SecurityBase):
+    """A route's access rule as one dependency: read the bearer token, authenticate, `check`.
+
+    It is a security scheme itself (`bearer`'s OpenAPI model and name), so a
+    route solves one dependency for its rule instead of two (the rule, and
+    `bearer` beneath it); FastAPI's bookkeeping per dependency is a visible
+    share of a create's CPU.
+    """
+
+    def __init__(self, action: Action, *, tenant_in_body: bool = False) -> None:
+        self.model = bearer.model
+        self.scheme_name = bearer.scheme_name
+        self.action = action
+        self.tenant_in_body = tenant_in_body
+        setattr(self, RULE_ATTRIBUTE, action)
+
+    async def __call__(self, request: Request) -> Principal:
+        principal = await authenticate(request, await bearer(request))
+        if self.tenant_in_body:
             # The route runs `check` itself once the body names the tenant, so
             # another tenant is still 404 before any role is judged.
             return principal
         tenant = request.path_params.get("tenant")
-        check(principal, tenant if isinstance(tenant, str) else None, action)
+        check(principal, tenant if isinstance(tenant, str) else None, self.action)
         return principal
-
-    authorize.__name__ = f"authorize_{action.value}"
-    setattr(authorize, RULE_ATTRIBUTE, action)
-    return authorize
 
 
 async def _public() -> None:
@@ -82,17 +88,17 @@ async def _public() -> None:
 
 setattr(_public, RULE_ATTRIBUTE, PUBLIC)
 
-CanRead = Annotated[Principal, Depends(_authorizer(Action.READ))]
-CanCreate = Annotated[Principal, Depends(_authorizer(Action.CREATE))]
-CanUpdate = Annotated[Principal, Depends(_authorizer(Action.UPDATE))]
-CanToggle = Annotated[Principal, Depends(_authorizer(Action.TOGGLE))]
-CanDelete = Annotated[Principal, Depends(_authorizer(Action.DELETE))]
-CanRun = Annotated[Principal, Depends(_authorizer(Action.RUN))]
-CanSync = Annotated[Principal, Depends(_authorizer(Action.SYNC))]
+CanRead = Annotated[Principal, Depends(Authorizer(Action.READ))]
+CanCreate = Annotated[Principal, Depends(Authorizer(Action.CREATE))]
+CanUpdate = Annotated[Principal, Depends(Authorizer(Action.UPDATE))]
+CanToggle = Annotated[Principal, Depends(Authorizer(Action.TOGGLE))]
+CanDelete = Annotated[Principal, Depends(Authorizer(Action.DELETE))]
+CanRun = Annotated[Principal, Depends(Authorizer(Action.RUN))]
+CanSync = Annotated[Principal, Depends(Authorizer(Action.SYNC))]
 # For the seed's path, whose tenant is in the body: the route must call `check`.
-CanSyncBodyTenant = Annotated[Principal, Depends(_authorizer(Action.SYNC, tenant_in_body=True))]
+CanSyncBodyTenant = Annotated[Principal, Depends(Authorizer(Action.SYNC, tenant_in_body=True))]
 # A valid credential, whatever its tenant or role (tenant-free helpers).
-Authenticated = Annotated[Principal, Depends(_authorizer(Action.USE))]
+Authenticated = Annotated[Principal, Depends(Authorizer(Action.USE))]
 Public = Depends(_public)
 
 
