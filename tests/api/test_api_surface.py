@@ -49,6 +49,22 @@ def test_metrics_expose_the_product_series_without_tenants(seeded: Api) -> None:
     assert "acme" not in text and "globex" not in text
 
 
+def _requests_counted(text: str, route: str, status: int) -> float:
+    prefix = f'cronplane_http_requests_total{{method="GET",route="{route}",status="{status}"}} '
+    return sum(float(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix))
+
+
+def test_metrics_count_every_request_of_a_route(seeded: Api) -> None:
+    route = "/api/v1/tenants/{tenant}/schedules"
+    before = _requests_counted(seeded.client.get("/metrics").text, route, 200)
+    for _ in range(3):
+        assert seeded.call("GET", "/tenants/acme/schedules").status_code == 200
+    assert seeded.call("GET", "/tenants/acme/schedules", tenant="globex").status_code == 404
+    text = seeded.client.get("/metrics").text
+    assert _requests_counted(text, route, 200) == before + 3
+    assert _requests_counted(text, route, 404) >= 1
+
+
 def test_openapi_and_docs_are_served(api: Api) -> None:
     document = api.client.get(f"{V1}/openapi.json").json()
     assert document["info"]["title"] == "cronplane"
