@@ -155,15 +155,16 @@ class TokenService:
 
     def cached(self, secret: str) -> Principal | None:
         """The principal of a token remembered as valid (no I/O); None when not remembered."""
-        if len(secret) > MAX_TOKEN_LENGTH:
+        if self.cache_seconds <= 0 or len(secret) > MAX_TOKEN_LENGTH:
             return None
         return self._remembered(hash_token(secret))
 
     def _remembered(self, digest: str) -> Principal | None:
         if self.cache_seconds <= 0:
             return None
-        with self._cache_lock:
-            cached = self._cache.get(digest)
+        # No lock to read: one dict.get is atomic, and writers (under the lock)
+        # only add whole entries or clear; this runs on the API's event loop.
+        cached = self._cache.get(digest)
         if cached is not None and cached[1] > self.clock.monotonic():
             return cached[0]
         return None
