@@ -11,10 +11,10 @@ import json
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 
 from cronplane.api.auth import CanCreate, CanDelete, CanRead, CanToggle, CanUpdate
-from cronplane.api.context import ApiContext, current_context
+from cronplane.api.context import ApiContext, context_of, current_context
 from cronplane.api.cron import explain
 from cronplane.api.events import render_event
 from cronplane.api.revisions import etag, if_match, set_etag
@@ -58,6 +58,10 @@ def schedule_json(schedule: Schedule) -> dict[str, Any]:
     return row
 
 
+# Built once: `json.dumps` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_answer(
     body: dict[str, Any], status_code: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
@@ -69,7 +73,7 @@ def json_answer(
     costs. The OpenAPI schema still comes from `response_model`, and the API
     tests check that these answers match what the model path answers.
     """
-    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    content = _ENCODER.encode(body).encode()
     return Response(content, status_code, headers, media_type="application/json")
 
 
@@ -114,13 +118,16 @@ def list_schedules(
     summary="Create a schedule",
 )
 async def create_schedule(
-    ctx: Context, principal: CanCreate, tenant: Segment, body: ScheduleCreate
+    request: Request, principal: CanCreate, tenant: Segment, body: ScheduleCreate
 ) -> Response:
     """Create a `user` schedule; every rule is checked before anything is written.
 
     Concurrent creates share a transaction (`cronplane.api.grouping`); each
     still gets its own answer, sent after the commit.
     """
+    # The context straight from the request, not as a dependency: one
+    # dependency fewer for FastAPI to solve on the hottest route.
+    ctx = context_of(request)
     spec = ScheduleSpec(
         job=body.job,
         cron=body.cron,
