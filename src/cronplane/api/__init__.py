@@ -7,6 +7,8 @@ worker report through it). Layout::
     app.py       the factory: context, middleware, error handlers, routers
     context.py   what every route reaches: database, clock, services, limits
     auth.py      bearer tokens -> Principal; the per-route access rule
+    direct.py    the create route's short way past FastAPI's generic handling
+    grouping.py  group commit: concurrent single creates share a transaction
     errors.py    every failure -> {"code","message","detail"} with its status
     limits.py    request body size and JSON depth, before any parsing
     metrics.py   Prometheus: fires, skips, lateness, leader, queue, worker, HTTP
