@@ -9,6 +9,7 @@ of dirtying a random page per row: for the API's grouped creates that was
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -22,19 +23,37 @@ def time_ordered_id(now: datetime) -> UUID:
     return UUID(int=value)
 
 
-_RAND_B = (1 << 62) - 1
+@dataclass(frozen=True, slots=True)
+class IdRun:
+    """Consecutive ids of one instant: `prefix`, then the counter `first + n` as 15 hex digits.
+
+    RFC 9562's "monotonic random" method: one random draw, then +1 per id,
+    so a batch's ids are unique and ascending. The prefix is the
+    millisecond, version 7, 12 random bits and the variant nibble (with 2
+    random bits); the counter starts at a random point of its 60 bits, far
+    enough from the top that `count` ids fit.
+    """
+
+    prefix: str
+    first: int
+
+    def hex(self, n: int) -> str:
+        """The n-th id (from 0) as 32 hex digits."""
+        return f"{self.prefix}{self.first + n:015x}"
+
+
+def time_ordered_run(now: datetime, count: int) -> IdRun:
+    """Room for `count` ids of the `time_ordered_id` layout at `now`, one random draw."""
+    millis = int(now.timestamp() * 1000) & (2**48 - 1)
+    draw = int.from_bytes(os.urandom(10), "big")
+    rand_a, variant, counter = draw >> 68 & 0xFFF, 0x8 | draw >> 60 & 0x3, draw & (2**60 - 1)
+    return IdRun(f"{millis:012x}7{rand_a:03x}{variant:x}", counter % (2**60 - count))
 
 
 def time_ordered_hexes(now: datetime, count: int) -> list[str]:
-    """`count` ids of the `time_ordered_id` layout as 32 hex digits: one fire batch's worth.
+    """`count` ids of the `time_ordered_id` layout as 32 hex digits, ascending: one fire batch's.
 
-    One random draw serves the batch (per-id UUID objects were a visible
-    share of the fire path); each id keeps 62 random bits of its own and the
-    list is sorted, so a batch appends to the primary key in order. Hex text
-    is what SQLite stores and what PostgreSQL's COPY accepts for a uuid.
+    Hex text is what SQLite stores and what PostgreSQL's COPY accepts for a uuid.
     """
-    millis = int(now.timestamp() * 1000) & (2**48 - 1)
-    rand_a = int.from_bytes(os.urandom(2), "big") & 0xFFF
-    high = (millis << 80) | (0x7 << 76) | (rand_a << 64) | (0x2 << 62)  # version 7, variant
-    draws = memoryview(os.urandom(8 * count)).cast("Q")
-    return [f"{high | low:032x}" for low in sorted(draw & _RAND_B for draw in draws)]
+    run = time_ordered_run(now, count)
+    return [f"{run.prefix}{value:015x}" for value in range(run.first, run.first + count)]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronplane.ids import time_ordered_hexes, time_ordered_id
+from cronplane.ids import time_ordered_hexes, time_ordered_id, time_ordered_run
 
 instants = st.datetimes(
     min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
@@ -39,3 +39,14 @@ def test_item_hexes_are_sorted_uuid7_with_the_time_prefix() -> None:
     assert {value[:12] for value in ids} == {time_ordered_id(NOW).hex[:12]}
     later = time_ordered_hexes(NOW + timedelta(milliseconds=1), 1)[0]
     assert later > ids[-1]
+
+
+@given(instants, st.integers(min_value=1, max_value=5_000))
+def test_a_run_is_consecutive_uuid7_ids_of_the_instant(now: datetime, count: int) -> None:
+    run = time_ordered_run(now, count)
+    first, last = uuid.UUID(hex=run.hex(0)), uuid.UUID(hex=run.hex(count - 1))
+    assert len(run.prefix) == 17 and last.int - first.int == count - 1
+    for value in (first, last):
+        assert value.version == 7 and value.variant == uuid.RFC_4122
+        assert value.int >> 80 == int(now.timestamp() * 1000)
+    assert len(run.hex(count - 1)) == 32  # the counter never carries into the prefix

@@ -196,7 +196,14 @@ def insert_rows(
         _pg_copy_data(conn, table, columns, data + "\n")
         return
     _, marks = _plan(table, columns, conn.dialect.name)
-    _sqlite_insert(conn, table, columns, marks, rows)
+    _sqlite_insert(conn, table.name, columns, marks, rows)
+
+
+def insert_values(
+    conn: Connection, table: str, columns: tuple[str, ...], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """SQLite: INSERT rows of plain driver values into `table` (any table, a temporary one too)."""
+    _sqlite_insert(conn, table, columns, ("?",) * len(columns), rows)
 
 
 def insert_tuples(
@@ -212,7 +219,7 @@ def insert_tuples(
         _pg_copy(conn, table, columns, rows)
         return
     _, marks = _plan(table, columns, conn.dialect.name)
-    _sqlite_insert(conn, table, columns, marks, rows)
+    _sqlite_insert(conn, table.name, columns, marks, rows)
 
 
 # SQLite's limit on bound parameters in one statement.
@@ -221,7 +228,7 @@ _SQLITE_MAX_PARAMS = 32_766
 
 def _sqlite_insert(
     conn: Connection,
-    table: Table,
+    table: str,
     columns: tuple[str, ...],
     marks: tuple[str, ...],
     rows: Sequence[Sequence[Any]],
@@ -233,7 +240,7 @@ def _sqlite_insert(
     loops inside SQLite; a fire batch's inserts took about a third less time.
     """
     per_statement = max(1, min(1_000, _SQLITE_MAX_PARAMS // len(columns)))
-    head = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES "
+    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
     one = f"({', '.join(marks)})"
     for start in range(0, len(rows), per_statement):
         chunk = rows[start : start + per_statement]
@@ -316,7 +323,7 @@ def insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) ->
         sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
         conn.exec_driver_sql(sql, tuples)
     else:
-        _sqlite_insert(conn, table, columns, _plan(table, columns, "sqlite")[1], tuples)
+        _sqlite_insert(conn, table.name, columns, _plan(table, columns, "sqlite")[1], tuples)
 
 
 def update(
