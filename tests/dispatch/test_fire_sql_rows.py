@@ -251,3 +251,29 @@ def test_a_row_changed_under_the_batch_rolls_the_batch_back(database: Database) 
     assert {schedule(database, row["id"]).next_run for row in rows} == {START}
     with database.read() as conn:
         assert conn.execute(text("SELECT count(*) FROM queue_items")).scalar() == 0
+
+
+def test_odd_characters_in_the_decision_inputs_still_find_their_job(database: Database) -> None:
+    """On SQLite the inputs travel as a JSON array: quotes, backslashes and unicode survive."""
+    add_job(database, 'jöb"x\\', stack="st'ack\t", options={"priority": 4})
+    rows = [
+        schedule_row(f"s{n}", next_run=START, job='jöb"x\\', stack="st'ack\t") for n in range(3)
+    ]
+    add_schedules(database, rows)
+    result = fire(database, START, 10)
+    assert result.counts[Outcome.FIRE] == 3
+    assert {(item.job, item.stack, item.priority) for item in items(database)} == {
+        ('jöb"x\\', "st'ack\t", 4)
+    }
+
+
+def test_a_limited_batch_takes_the_earliest_rows_first(database: Database) -> None:
+    add_job(database)
+    early = [schedule_row(f"e{n}", next_run=START - timedelta(minutes=1)) for n in range(3)]
+    late = [schedule_row(f"l{n}", next_run=START) for n in range(3)]
+    add_schedules(database, late + early)
+    result = fire(database, START, 4)
+    assert result.selected == 4 and result.counts[Outcome.FIRE] == 4
+    fired = {item.schedule_id for item in items(database)}
+    assert {row["id"] for row in early} <= fired
+    assert sum(schedule(database, row["id"]).next_run == START for row in late) == 2

@@ -256,7 +256,13 @@ def _fire_postgresql(conn: Connection, planner: _Planner, limit: int) -> BatchRe
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
     # walk each index in order instead of landing on random pages.
-    rows_out.add(_copy_safe(sorted(rows, key=itemgetter(0))), options, active)
+    ordered = sorted(rows, key=itemgetter(0))
+    safe = _copy_safe(ordered)
+    if safe is not ordered:
+        # The rows' names are now COPY text: look their jobs up the same way.
+        escape = bulk.copy_escape
+        options = {(escape(t), escape(s), escape(n)): v for (t, s, n), v in options.items()}
+    rows_out.add(safe, options, active)
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
@@ -368,9 +374,9 @@ def _fire_sqlite(conn: Connection, planner: _Planner, limit: int) -> BatchResult
     due row) and writes one plan row for each; every write is one INSERT …
     SELECT or UPDATE … FROM joining the due rows to their plan.
     """
-    # Items and events are keyed by random UUIDs: their index inserts land
-    # on random pages, and SQLite's default 2 MB page cache turns a large
-    # batch into page churn. A bigger cache for this connection only.
+    # The indexes keyed by (random) schedule ids take a batch's inserts all
+    # over, and SQLite's default 2 MB page cache turns a large batch into
+    # page churn. A bigger cache for this connection only.
     conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
     # A checkpoint waits on fsync (60-90 ms here); at the default interval
     # every second commit of a burst ran one. The dispatcher checkpoints
@@ -393,7 +399,7 @@ def _fire_sqlite(conn: Connection, planner: _Planner, limit: int) -> BatchResult
     groups = conn.exec_driver_sql(_GROUPS).all()
     # inputs: [next_run, cron, timezone, misfire_grace, overlap, active, tenant, stack, job]
     decoded = [json.loads(inputs) for inputs, _count in groups]
-    options = _job_options(conn, {d[6] for d in decoded}, {d[8] for d in decoded})
+    options = _job_options(conn, {v[6] for v in decoded}, {v[8] for v in decoded})
     plan_rows = []
     for (inputs, count), values in zip(groups, decoded, strict=True):
         next_raw, cron, timezone, grace, overlap, active, tenant, stack, job = values
@@ -404,15 +410,15 @@ def _fire_sqlite(conn: Connection, planner: _Planner, limit: int) -> BatchResult
         )
         decision = plan.decision
         result.counts[decision.outcome] += count
-        item: tuple[Any, Any, Any] = (None, None, None)
+        item_options: tuple[Any, Any, Any] = (None, None, None)  # priority, expiry, attempts
         if decision.enqueues:
             assert job_options is not None  # FIRE implies an active job
-            item = planner.job_plan(job_key, job_options)
+            item_options = planner.job_plan(job_key, job_options)
             result.fired_for.extend([decision.scheduled_for] * count)
         plan_rows.append(
             (
                 inputs, decision.enqueues, plan.code, plan.message, plan.detail,
-                plan.scheduled_for, *item, now if decision.enqueues else None,
+                plan.scheduled_for, *item_options, now if decision.enqueues else None,
                 planner.enc.datetime(decision.next_run), decision.disables,
             )
         )  # fmt: skip
