@@ -56,4 +56,4 @@ def time_ordered_hexes(now: datetime, count: int) -> list[str]:
     Hex text is what SQLite stores and what PostgreSQL's COPY accepts for a uuid.
     """
     run = time_ordered_run(now, count)
-    return [f"{run.prefix}{value:015x}" for value in range(run.first, run.first + count)]
+    return [run.hex(n) for n in range(count)]
