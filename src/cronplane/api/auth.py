@@ -73,13 +73,17 @@ class Authorizer(SecurityBase):
 
     async def __call__(self, request: Request) -> Principal:
         principal = await authenticate(request, await bearer(request))
+        self.admit(principal, request)
+        return principal
+
+    def admit(self, principal: Principal, request: Request) -> None:
+        """Raise unless `principal` may do this route's action in the path's tenant."""
         if self.tenant_in_body:
             # The route runs `check` itself once the body names the tenant, so
             # another tenant is still 404 before any role is judged.
-            return principal
+            return
         tenant = request.path_params.get("tenant")
         check(principal, tenant if isinstance(tenant, str) else None, self.action)
-        return principal
 
 
 async def _public() -> None:

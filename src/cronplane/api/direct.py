@@ -32,7 +32,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from cronplane.api.auth import Authorizer
 from cronplane.api.context import context_of
-from cronplane.core.access import Principal, permits, sees
+from cronplane.core.access import Principal
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 PARAMETERS = ("request", "principal", "tenant", "body")
@@ -100,14 +100,10 @@ async def _direct_arguments(
         return None
     principal = context_of(request).tokens.cached(secret)
     tenant = request.path_params.get("tenant")
-    if (
-        principal is None
-        or not isinstance(tenant, str)
-        or not sees(principal, tenant)
-        or not permits(principal.role, shape.authorizer.action)
-    ):
+    if principal is None or not isinstance(tenant, str):
         return None
     try:
+        shape.authorizer.admit(principal, request)  # the rule the standard path applies
         shape.tenant.validate_python(tenant)
         # As Starlette's `Request.json()`, then FastAPI's body validation.
         body = shape.body.validate_python(json.loads(await request.body()), from_attributes=True)
