@@ -41,7 +41,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, func, literal, select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from cronplane import events as ev
@@ -55,26 +54,14 @@ from cronplane.store.dispatch import (
     BatchResult,
     Fencing,
     checkpoint,
+    count_due,
     crash_point,
     earliest_next_run,
     fire_batch,
 )
 from cronplane.store.events import append_event
-from cronplane.store.tables import schedules
 
 log = logging.getLogger(__name__)
-
-
-def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
-    """How many enabled rows are due at `now`, counting no further than `cap`."""
-    due = (
-        select(literal(1))
-        .where(schedules.c.enabled, schedules.c.next_run <= now)
-        .limit(cap)
-        .subquery()
-    )
-    return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
-
 
 DEFAULT_GROUP = "dispatcher"
 DEFAULT_TTL = 10.0

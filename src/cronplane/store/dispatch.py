@@ -49,6 +49,7 @@ from sqlalchemy import (
     Text,
     cast,
     func,
+    literal,
     select,
     type_coerce,
 )
@@ -142,6 +143,17 @@ def earliest_next_run(conn: Connection) -> datetime | None:
         select(func.min(schedules.c.next_run)).where(schedules.c.enabled)
     ).scalar()
     return value
+
+
+def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
+    """How many enabled rows are due at `now`, counting no further than `cap`."""
+    due = (
+        select(literal(1))
+        .where(schedules.c.enabled, schedules.c.next_run <= now)
+        .limit(cap)
+        .subquery()
+    )
+    return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
 
 
 def checkpoint(conn: Connection) -> None:
