@@ -13,7 +13,9 @@ from uuid import UUID
 
 from sqlalchemy import insert, select
 
-from cronplane.core.firing import NextAfter
+from cronplane.clock import Clock
+from cronplane.core.firing import Decision, DueRow, NextAfter, decide
+from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, jobs, queue_items, schedules
@@ -45,6 +47,34 @@ def occurrences(cron: str, timezone: str) -> NextAfter:
         return datetime.fromtimestamp(seconds, UTC)
 
     return next_after
+
+
+def dispatcher(database: Database, clock: Clock, **options: Any) -> Dispatcher:
+    """A dispatcher (holder `node-a` unless given) over the test occurrences."""
+    options.setdefault("holder", "node-a")
+    return Dispatcher(database, clock, occurrences=occurrences, **options)
+
+
+def decided_alone(
+    row: dict[str, Any], now: datetime, *, job_active: bool, active: bool
+) -> Decision:
+    """The oracle: a schedule row decided on its own (a failing cron fails each call)."""
+    try:
+        next_after = occurrences(row["cron"], "UTC")
+    except ValueError as error:
+        message = str(error)
+
+        def failing(_after: datetime) -> datetime | None:
+            raise ValueError(message)
+
+        next_after = failing
+    return decide(
+        DueRow(row["next_run"], row["misfire_grace"], row["overlap"]),
+        now=now,
+        next_after=next_after,
+        job_active=job_active,
+        previous_active=active,
+    )
 
 
 def add_job(

@@ -10,7 +10,6 @@ from sqlalchemy import update
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
-from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import schedules
@@ -18,11 +17,11 @@ from firing_support import (
     START,
     add_job,
     add_schedule,
+    dispatcher,
     enqueue_items,
     item_row,
     items,
     ledger,
-    occurrences,
     schedule,
 )
 
@@ -30,11 +29,6 @@ from firing_support import (
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(START)
-
-
-def dispatcher(database: Database, clock: FakeClock, **kw: object) -> Dispatcher:
-    kw.setdefault("holder", "node-a")
-    return Dispatcher(database, clock, occurrences=occurrences, **kw)  # type: ignore[arg-type]
 
 
 def test_due_schedule_fires_once_with_ledger(database: Database, clock: FakeClock) -> None:

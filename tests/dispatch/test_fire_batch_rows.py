@@ -17,8 +17,7 @@ from sqlalchemy.exc import OperationalError
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.core.firing import DueRow, Outcome, decide
-from cronplane.dispatcher import Dispatcher
+from cronplane.core.firing import Outcome
 from cronplane.store import bulk
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items, schedules
@@ -27,18 +26,15 @@ from firing_support import (
     add_job,
     add_schedules,
     check_exactly_once,
+    decided_alone,
+    dispatcher,
     enqueue_items,
     item_row,
     items,
     ledger,
-    occurrences,
     schedule,
     schedule_row,
 )
-
-
-def dispatcher(database: Database, clock: FakeClock, **kw: object) -> Dispatcher:
-    return Dispatcher(database, clock, holder="node-a", occurrences=occurrences, **kw)  # type: ignore[arg-type]
 
 
 def test_a_mixed_batch_decides_every_row_on_its_own(database: Database) -> None:
@@ -76,22 +72,7 @@ def test_a_mixed_batch_decides_every_row_on_its_own(database: Database) -> None:
     active = {by_name["i"]["id"], by_name["j"]["id"]}
     for row in rows:
         job_active = row["job"] in ("job", "other") and row["tenant"] == "acme"
-        try:
-            next_after = occurrences(row["cron"], "UTC")
-        except ValueError as error:
-            message = str(error)
-
-            def failing(_after: object, message: str = message) -> None:
-                raise ValueError(message)
-
-            next_after = failing
-        expected = decide(
-            DueRow(row["next_run"], row["misfire_grace"], row["overlap"]),
-            now=now,
-            next_after=next_after,
-            job_active=job_active,
-            previous_active=row["id"] in active,
-        )
+        expected = decided_alone(row, now, job_active=job_active, active=row["id"] in active)
         (event,) = ledger(database, row["id"])
         stored = schedule(database, row["id"])
         assert event.scheduled_for == expected.scheduled_for, row["name"]

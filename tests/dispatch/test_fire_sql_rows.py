@@ -16,8 +16,7 @@ from sqlalchemy import text
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.core.firing import Decision, DueRow, Outcome, decide
-from cronplane.dispatcher import Dispatcher
+from cronplane.core.firing import Outcome
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import BatchResult, Fencing, fire_batch
@@ -26,6 +25,8 @@ from firing_support import (
     add_job,
     add_schedules,
     check_exactly_once,
+    decided_alone,
+    dispatcher,
     enqueue_items,
     item_row,
     items,
@@ -34,30 +35,6 @@ from firing_support import (
     schedule,
     schedule_row,
 )
-
-
-def dispatcher(database: Database, clock: FakeClock, **kw: Any) -> Dispatcher:
-    return Dispatcher(database, clock, holder="node-a", occurrences=occurrences, **kw)
-
-
-def expected(row: dict[str, Any], now: datetime, *, job_active: bool, active: bool) -> Decision:
-    """The row decided on its own (a failing cron fails each call)."""
-    try:
-        next_after = occurrences(row["cron"], "UTC")
-    except ValueError as error:
-        message = str(error)
-
-        def failing(_after: object) -> None:
-            raise ValueError(message)
-
-        next_after = failing
-    return decide(
-        DueRow(row["next_run"], row["misfire_grace"], row["overlap"]),
-        now=now,
-        next_after=next_after,
-        job_active=job_active,
-        previous_active=active,
-    )
 
 
 def test_one_decision_shared_by_rows_of_several_jobs(database: Database) -> None:
@@ -127,7 +104,7 @@ def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Databas
 
     fired_for = []
     for row in rows:
-        decision = expected(row, now, job_active=row["job"] == "job", active=row["id"] in busy)
+        decision = decided_alone(row, now, job_active=row["job"] == "job", active=row["id"] in busy)
         (event,) = ledger(database, row["id"])
         stored = schedule(database, row["id"])
         assert event.scheduled_for == decision.scheduled_for, row["name"]
