@@ -39,6 +39,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+import machine
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobSpec, Scope
 from cronplane.service import ScheduleService
@@ -308,6 +309,7 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("the load comes from wrk: apt-get install wrk")
+    print(machine.header("api bench"), flush=True)
     failed = False
     rows: list[str] = []
     with tempfile.TemporaryDirectory() as folder:

@@ -41,6 +41,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+import machine
 from cronplane.clock import SystemClock
 from cronplane.dispatcher import Dispatcher
 from cronplane.store.database import Database, DatabaseClock
@@ -364,8 +365,7 @@ def main() -> None:
     idle_sizes = [int(s) for s in args.idle.split(",") if s]
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-bench-"))
     urls = databases(args, workdir)
-    print(f"# dispatch bench  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  cpus={os.cpu_count()}")
-    print(f"# load average at start: {os.getloadavg()}")
+    print(machine.header("dispatch bench"))
 
     print("\n## burst: N schedules due at one instant\n")
     print("| system | N | fires/s | lateness p50 (s) | p99 (s) | CPU (s) |")

@@ -1,0 +1,37 @@
+"""What the machine was like when a benchmark ran, printed at its head.
+
+The bench machine is shared and its speed drifts (the same interpreter loop
+took 0.7 s on one evening and 2.8 s on the afternoon before), so a figure is
+only readable next to the speed and load it was taken at. Peers are run in
+the same invocation for the same reason.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from datetime import UTC, datetime
+
+LOOP = 10_000_000
+
+
+def loop_seconds() -> float:
+    """Seconds the interpreter takes for a bare 10,000,000-step loop (best of 3)."""
+    best = float("inf")
+    for _ in range(3):
+        started, count = time.perf_counter(), 0
+        for _ in range(LOOP):
+            count += 1
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def header(name: str) -> str:
+    """Two comment lines: when, where, how loaded and how fast the machine was."""
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    return (
+        f"# {name}  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  cpus={os.cpu_count()}  "
+        f"python {platform.python_version()}\n"
+        f"# load average at start: {load}; 10M-step Python loop: {loop_seconds():.2f} s"
+    )
