@@ -1,0 +1,187 @@
+"""A batch's decisions, one per distinct input, encoded once for both fire paths.
+
+Rows due at one instant mostly share their decision inputs, so each path asks
+the planner once per input rather than once per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cronplane import events as ev
+from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
+from cronplane.store import bulk
+from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
+
+_LEDGER = {
+    Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
+    Outcome.SKIPPED_OVERLAP: (ev.SKIPPED_OVERLAP, "skipped: previous item still queued or running"),
+    Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: later than misfire_grace"),
+    Outcome.JOB_MISSING: (ev.JOB_MISSING, "not fired: job missing or inactive"),
+    Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
+}
+
+# Schedule row changes, per outcome: the columns set (their values come from
+# the plan) and any further assignment. Each is a compare-and-set on the
+# next_run the batch read.
+ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
+    Outcome.FIRE: (("last_run", "next_run"), ""),
+    Outcome.SKIPPED_OVERLAP: (("next_run",), ""),
+    Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
+    Outcome.JOB_MISSING: (("next_run",), ""),
+    # Disabling is a definition change (unlike a fire), so it bumps the revision.
+    Outcome.CALC_FAILED: (("next_run", "updated_at"), "enabled = false, revision = revision + 1"),
+}
+
+
+class Occurrences:
+    """Occurrence functions for one batch, memoized on (cron, zone, instant).
+
+    Rows due at one instant often share an expression (`*/15 * * * *`), so a
+    batch computes each distinct next occurrence once. A cron or zone that
+    fails to load fails each of its rows' calls (the row is then disabled).
+    """
+
+    def __init__(self, occurrences: Callable[[str, str], NextAfter]) -> None:
+        self._occurrences = occurrences
+        self._functions: dict[tuple[str, str], NextAfter] = {}
+        self._memo: dict[tuple[str, str, datetime], datetime | None] = {}
+
+    def of(self, cron: str, timezone: str) -> NextAfter:
+        key = (cron, timezone)
+        function = self._functions.get(key)
+        if function is None:
+            function = self._functions[key] = self._load(cron, timezone)
+        memo = self._memo
+
+        def next_after(after: datetime) -> datetime | None:
+            memo_key = (cron, timezone, after)
+            if memo_key not in memo:
+                memo[memo_key] = function(after)
+            return memo[memo_key]
+
+        return next_after
+
+    def _load(self, cron: str, timezone: str) -> NextAfter:
+        try:
+            return self._occurrences(cron, timezone)
+        except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
+            message = f"{type(error).__name__}: {error}"
+
+            def failing(_after: datetime) -> datetime | None:
+                raise ValueError(message)
+
+            return failing
+
+
+@dataclass(slots=True)
+class Plan:
+    """One decision shared by every due row with the same inputs, encoded once.
+
+    `decide` is pure, so rows due at one instant with one cron, zone, grace,
+    overlap rule, job state and overlap state get one decision: a burst of
+    10,000 rows is a handful of plans. On PostgreSQL a plan's rows get one
+    UPDATE (they all move to one next_run); `set_values` and `keys` are that
+    path's.
+    """
+
+    decision: Decision
+    due_raw: Any  # the next_run read, as stored: the compare-and-set value
+    code: str
+    message: str
+    scheduled_for: Any  # encoded
+    set_values: tuple[Any, ...]  # encoded, in ROW_CHANGES order
+    detail: Any  # the ledger event's JSON text, encoded
+    keys: list[Any] = field(default_factory=list)  # the rows' keys (due_query)
+
+    @property
+    def count(self) -> int:
+        """Due rows this decision stands for."""
+        return len(self.keys)
+
+
+class Planner:
+    """A batch's decisions, one per distinct input, and its jobs' item options, encoded."""
+
+    def __init__(self, dialect: str, now: datetime, term: int, next_after: Occurrences) -> None:
+        # Values for inserted rows (COPY text on PostgreSQL) and for UPDATE parameters.
+        self.enc = bulk.row_encoder(dialect)
+        self.params = bulk.Encoder(dialect)
+        self.now = now
+        self.term = term
+        self.next_after = next_after
+        self.now_value = self.enc.datetime(now)
+        self.now_param = self.params.datetime(now)
+        self.plans: dict[tuple[Any, ...], Plan] = {}
+        # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
+        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
+
+    def plan(self, key: tuple[Any, ...]) -> Plan:
+        """The decision for (next_run as read, cron, zone, grace, overlap, active, job active)."""
+        found = self.plans.get(key)
+        if found is None:
+            found = self.plans[key] = self._plan(key)
+        return found
+
+    def _plan(self, key: tuple[Any, ...]) -> Plan:
+        next_raw, cron, timezone, grace, overlap, previous_active, job_active = key
+        due = _instant(next_raw)
+        decision = decide(
+            DueRow(due, grace, overlap),
+            now=self.now,
+            next_after=self.next_after.of(cron, timezone),
+            job_active=job_active,
+            previous_active=previous_active,
+        )
+        code, message = _LEDGER[decision.outcome]
+        detail: dict[str, Any] = {
+            "coalesced": decision.coalesced,
+            "first_due": due.isoformat(),
+            "next_run": None if decision.next_run is None else decision.next_run.isoformat(),
+            # The leader term that fired: audits which leader wrote each occurrence.
+            "term": self.term,
+        }
+        if not decision.coalesced_exact:
+            detail["coalesced_at_least"] = True
+        if decision.error is not None:
+            detail["error"] = decision.error
+        enc, params = self.enc, self.params
+        set_values: tuple[Any, ...]
+        if decision.enqueues:  # last_run, next_run
+            set_values = (self.now_param, params.datetime(decision.next_run))
+        elif decision.disables:  # next_run, updated_at
+            set_values = (None, self.now_param)
+        else:  # next_run
+            set_values = (params.datetime(decision.next_run),)
+        return Plan(
+            decision,
+            next_raw,
+            code.text,
+            message,
+            enc.datetime(decision.scheduled_for),
+            set_values,
+            enc.json(detail),
+        )
+
+    def job_plan(self, key: tuple[str, str, str], options: dict[str, Any]) -> tuple[Any, Any, Any]:
+        """A job's item (priority, expires_at, max_attempts), encoded."""
+        found = self._job_plans.get(key)
+        if found is None:
+            expiry = options.get("expires_after")
+            expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
+            enc = self.enc
+            found = self._job_plans[key] = (
+                enc.int(int(options.get("priority", DEFAULT_PRIORITY))),
+                enc.datetime(expires),
+                enc.int(int(options.get("max_attempts", 3))),
+            )
+        return found
+
+
+def _instant(raw: Any) -> datetime:
+    """A next_run as read (text on SQLite, datetime on PostgreSQL) as aware UTC."""
+    parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

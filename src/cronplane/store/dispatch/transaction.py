@@ -1,0 +1,43 @@
+"""What a fire transaction is on either database: its fence, its report, its rows.
+
+Shared by the SQLite and PostgreSQL fire paths (and the dispatcher, which
+passes the fencing and reads the result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cronplane.core.firing import Outcome
+
+ACTOR = "dispatcher"
+
+# The columns a fire writes; the others keep their NULL defaults.
+ITEM_COLUMNS = (
+    "id", "tenant", "stack", "environment", "job", "payload", "source", "schedule_id",
+    "scheduled_for", "priority", "status", "available_at", "expires_at", "attempts",
+    "max_attempts", "created_at", "updated_at",
+)  # fmt: skip
+EVENT_COLUMNS = (
+    "code", "tenant", "stack", "environment", "schedule_id", "schedule_name", "item_id",
+    "actor", "message", "scheduled_for", "fired_at", "created_at", "detail",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Fencing:
+    """Who we are as leader: checked at the start of every fire transaction."""
+
+    lease_name: str
+    holder: str
+    term: int
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What one fire transaction did (counts per outcome, fired occurrences)."""
+
+    selected: int = 0
+    counts: dict[Outcome, int] = field(default_factory=lambda: dict.fromkeys(Outcome, 0))
+    fired_for: list[datetime] = field(default_factory=list)
