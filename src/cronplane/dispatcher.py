@@ -340,7 +340,7 @@ class Dispatcher:
         """One fire transaction; its result and when it committed."""
         started = self.clock.monotonic()
         with self.database.begin() as conn:
-            lease.guard(conn, self.ttl)
+            lease.guard(conn, self.ttl, firing=self.group)
             result = fire_batch(
                 conn, fencing=fencing, now=now, limit=limit, occurrences=self.occurrences
             )

@@ -10,19 +10,30 @@
   write transaction (BEGIN IMMEDIATE) already serializes everything. A
   deposed leader's fence matches nothing, and its whole transaction rolls
   back.
+- **Cut-off**: a takeover of an expired lease first ends, on PostgreSQL, the
+  server sessions still inside the old holder's fire transactions (they are
+  tagged, see :func:`guard`). A holder frozen with its session *idle* is cut
+  off by the server after half a TTL anyway; frozen in the middle of a COPY,
+  its session stays *active* and no timeout ends it, so without the cut-off
+  the takeover would wait behind its lock until it resumed.
 - "now" is an argument: the dispatcher reads it from the database's clock on
   PostgreSQL (`DatabaseClock`), so node clock skew cannot decide who leads.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, or_, select, update
+from sqlalchemy import Connection, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 
 from cronplane.store.tables import leases
+
+log = logging.getLogger(__name__)
 
 
 class Fenced(Exception):
@@ -61,7 +72,7 @@ def read(conn: Connection, name: str) -> LeaseState | None:
     return LeaseState(row.name, row.holder, row.term, row.expires_at)
 
 
-def guard(conn: Connection, ttl: timedelta) -> None:
+def guard(conn: Connection, ttl: timedelta, *, firing: str | None = None) -> None:
     """Bound how long this transaction may sit idle on the server (PostgreSQL).
 
     Lease-holding transactions lock the lease row (see :func:`fence`). A
@@ -69,13 +80,56 @@ def guard(conn: Connection, ttl: timedelta) -> None:
     ever and block every takeover; with this, the server ends its session
     after half a TTL of idleness, the lock goes, and a follower can take over
     within about one TTL. The frozen client's commit then fails: it writes
-    nothing. SQLite has no server to end a frozen writer: there other writers
-    time out (busy timeout) until it resumes or dies; standby nodes are
-    PostgreSQL's job.
+    nothing. `firing` (the group) also tags a fire transaction's session, so
+    that a takeover can end it even when it is not idle (:func:`acquire`).
+    SQLite has no server to end a frozen writer: there other writers time out
+    (busy timeout) until it resumes or dies; standby nodes are PostgreSQL's job.
     """
     if conn.dialect.name == "postgresql":
-        millis = max(500, int(ttl.total_seconds() * 1000 / 2))
-        conn.exec_driver_sql(f"SET LOCAL idle_in_transaction_session_timeout = {millis}")
+        idle = str(max(500, int(ttl.total_seconds() * 1000 / 2)))
+        if firing is None:
+            conn.execute(_BOUND_IDLE, {"idle": idle})
+        else:
+            conn.execute(_BOUND_IDLE_AND_TAG, {"idle": idle, "tag": fire_tag(firing)})
+
+
+_BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
+_BOUND_IDLE_AND_TAG = text(
+    "SELECT set_config('idle_in_transaction_session_timeout', :idle, true), "
+    "set_config('application_name', :tag, true)"
+)
+
+
+def fire_tag(group: str) -> str:
+    """The application_name of a fire transaction's session (under PostgreSQL's 63 bytes)."""
+    return "cronplane-fire:" + hashlib.sha256(group.encode()).hexdigest()[:24]
+
+
+def cut_off(conn: Connection, group: str, wait: timedelta) -> int:
+    """End the server sessions inside fire transactions of `group`; how many ended.
+
+    Called only by a takeover of an expired lease: every such session
+    belongs to a holder whose term is over, and must not commit. Waits (up to
+    `wait`) until they are gone, so the takeover's UPDATE finds the lease row
+    free. Without the right to signal them (another role), the takeover
+    waits for their locks as before.
+    """
+    try:
+        with conn.begin_nested():
+            ended = conn.execute(
+                text(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, :wait)) "
+                    "FROM pg_stat_activity "
+                    "WHERE application_name = :tag AND pid <> pg_backend_pid()"
+                ),
+                {"tag": fire_tag(group), "wait": int(wait.total_seconds() * 1000)},
+            ).scalar_one()
+    except DBAPIError as error:
+        log.warning("could not end the old holder's fire sessions: %s", error)
+        return 0
+    if ended:
+        log.warning("ended %d fire session(s) of the expired holder of %r", ended, group)
+    return int(ended)
 
 
 def acquire(
@@ -103,6 +157,10 @@ def acquire(
         ).first()
         if renewal is not None:
             return int(renewal.term)
+    if conn.dialect.name == "postgresql":
+        state = read(conn, name)
+        if state is not None and state.expires_at is not None and state.expires_at <= now:
+            cut_off(conn, name, ttl / 2)
     expired = or_(leases.c.expires_at.is_(None), leases.c.expires_at <= now)
     takeover = conn.execute(
         update(leases)
