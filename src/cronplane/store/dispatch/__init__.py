@@ -4,7 +4,8 @@ One call of :func:`fire_batch` is one transaction holding up to `limit`
 fires. Its steps, in order (each followed by a crash point, see
 :func:`crash_point`)::
 
-    fence     UPDATE leases … WHERE holder, term current and unexpired  → else Fenced, roll back
+    fence     SELECT leases … WHERE holder, term current and unexpired FOR SHARE
+              (shared by the leader's lanes, waited for by a takeover) → else Fenced, roll back
     select    due rows by ix_schedules_due (enabled AND next_run <= now),
               locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite)
     lookup    the rows' jobs (status, options) and which schedules have an item active
