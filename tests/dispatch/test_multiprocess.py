@@ -4,6 +4,9 @@
   Bounded by CRONPLANE_CHAOS_SECONDS (default 60; longer runs by hand).
 - pause: the leader is SIGSTOPped past its lease, a follower takes over, the
   old leader resumes: it must commit nothing under its old term.
+- pauses mid-burst: 1,200 schedules keep the leader in fire rounds; it is
+  paused at random moments, each time a follower must lead within a few
+  TTLs while it is still stopped (a third of the chaos time).
 
 Then the exactly-once checks (`firing_support.check_exactly_once`): no
 occurrence twice, none missing beyond coalescing, items and fired events one
@@ -176,3 +179,36 @@ def test_paused_leader_is_fenced(pg_database: Database) -> None:
     # Every write under a's term happened before b's takeover committed.
     assert max(row.id for row in fires if row.detail["term"] == 1) < b_took_over
     assert any(row.detail["term"] == 2 for row in fires)
+
+
+def test_leader_paused_repeatedly_mid_burst(pg_database: Database) -> None:
+    """Pauses that land anywhere in a fire round (between statements, inside a
+    lane's COPY): each time another process leads within a few TTLs while the
+    paused one is still stopped, and nothing fires twice."""
+    database = pg_database
+    seed(database, count=1_200)  # about 700 due a second: rounds of lanes all the time
+    procs = {f"p{n}": spawn(database, f"p{n}") for n in range(3)}
+    takeovers: list[float] = []
+    try:
+        end = time.monotonic() + CHAOS_SECONDS / 3
+        rng = random.Random(7)
+        while time.monotonic() < end:
+            leader = wait_for_leader(database)
+            time.sleep(rng.uniform(0.2, 1.2))
+            if holder_now(database) != leader:
+                continue
+            procs[leader].send_signal(signal.SIGSTOP)
+            paused = time.monotonic()
+            while holder_now(database) in (None, leader):
+                assert time.monotonic() - paused < 8 * TTL, (
+                    f"no takeover while {leader} is paused ({time.monotonic() - paused:.1f}s)"
+                )
+                time.sleep(0.02)
+            takeovers.append(time.monotonic() - paused)
+            procs[leader].send_signal(signal.SIGCONT)
+    finally:
+        stop_all(procs)
+    catch_up(database)
+    counts = check_exactly_once(database)
+    assert len(takeovers) >= 5, takeovers
+    assert counts["occurrences"] > CHAOS_SECONDS / 3 * 300
