@@ -28,30 +28,42 @@ pytestmark = pytest.mark.postgres
 TTL = timedelta(seconds=2)
 
 
-def test_a_frozen_leader_is_cut_off_and_a_follower_takes_over(pg_database: Database) -> None:
-    clock = FakeClock(START)
-    with pg_database.begin() as conn:
-        term = lease.acquire(conn, "g", "a", known_term=None, now=clock.now(), ttl=TTL)
-    assert term == 1
+def lead(database: Database, clock: FakeClock, holder: str = "a") -> int:
+    """Take the lease of group g for `holder`; its term."""
+    with database.begin() as conn:
+        term = lease.acquire(conn, "g", holder, known_term=None, now=clock.now(), ttl=TTL)
+    assert term is not None
+    return term
 
+
+def take_over(database: Database, clock: FakeClock) -> tuple[bool, list[int | None]]:
+    """A follower `b` tries to take the lease; (whether it finished in time, its term)."""
     took_over: list[int | None] = []
 
     def follower() -> None:
-        with pg_database.begin() as conn:
+        with database.begin() as conn:
             lease.guard(conn, TTL)
             took_over.append(
                 lease.acquire(conn, "g", "b", known_term=None, now=clock.now(), ttl=TTL)
             )
 
+    thread = threading.Thread(target=follower, daemon=True)
+    thread.start()
+    thread.join(timeout=3 * TTL.total_seconds())
+    return not thread.is_alive(), took_over
+
+
+def test_a_frozen_leader_is_cut_off_and_a_follower_takes_over(pg_database: Database) -> None:
+    clock = FakeClock(START)
+    term = lead(pg_database, clock)
+    assert term == 1
     frozen = pg_database.engine.connect()
     transaction = frozen.begin()
     lease.guard(frozen, TTL)
     lease.fence(frozen, "g", "a", term, clock.now())  # holds the lease row's lock
     clock.advance(seconds=TTL.total_seconds() + 1)  # the lease expires; "a" stays frozen
-    thread = threading.Thread(target=follower)
-    thread.start()
-    thread.join(timeout=3 * TTL.total_seconds())
-    assert not thread.is_alive(), "the follower still waits behind the frozen leader's lock"
+    finished, took_over = take_over(pg_database, clock)
+    assert finished, "the follower still waits behind the frozen leader's lock"
     assert took_over == [2]
     # The frozen leader's transaction was ended by the server: it commits nothing.
     with pytest.raises(DBAPIError):
@@ -66,10 +78,7 @@ def test_a_leader_frozen_in_the_middle_of_a_copy_is_cut_off(pg_database: Databas
     """Frozen while the server waits for COPY data: the session is *active*, not
     idle, so no server timeout ends it; the takeover itself must cut it off."""
     clock = FakeClock(START)
-    with pg_database.begin() as conn:
-        term = lease.acquire(conn, "g", "a", known_term=None, now=clock.now(), ttl=TTL)
-    assert term is not None
-
+    term = lead(pg_database, clock)
     frozen = pg_database.engine.connect()
     frozen.begin()
     lease.guard(frozen, TTL, firing="g")
@@ -81,21 +90,9 @@ def test_a_leader_frozen_in_the_middle_of_a_copy_is_cut_off(pg_database: Databas
     assert pgconn.get_result().status == pq.ExecStatus.COPY_IN
     pgconn.put_copy_data(b"019cadfd-8900-7186-85de-af9466626ded")
     pgconn.flush()
-
     clock.advance(seconds=TTL.total_seconds() + 1)
-    took_over: list[int | None] = []
-
-    def follower() -> None:
-        with pg_database.begin() as conn:
-            lease.guard(conn, TTL)
-            took_over.append(
-                lease.acquire(conn, "g", "b", known_term=None, now=clock.now(), ttl=TTL)
-            )
-
-    thread = threading.Thread(target=follower, daemon=True)
-    thread.start()
-    thread.join(timeout=3 * TTL.total_seconds())
-    assert not thread.is_alive(), "the follower still waits behind a leader frozen mid-COPY"
+    finished, took_over = take_over(pg_database, clock)
+    assert finished, "the follower still waits behind a leader frozen mid-COPY"
     assert took_over == [2]
     frozen.invalidate()  # its transaction is gone on the server; nothing of it committed
     with pg_database.read() as conn:
@@ -105,9 +102,7 @@ def test_a_leader_frozen_in_the_middle_of_a_copy_is_cut_off(pg_database: Databas
 
 def test_a_follower_never_cuts_off_a_live_leader(pg_database: Database) -> None:
     clock = FakeClock(START)
-    with pg_database.begin() as conn:
-        term = lease.acquire(conn, "g", "a", known_term=None, now=clock.now(), ttl=TTL)
-    assert term is not None
+    term = lead(pg_database, clock)
     with pg_database.engine.connect() as leader:
         transaction = leader.begin()
         lease.guard(leader, TTL, firing="g")
