@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -63,6 +64,18 @@ def wait_for_leader(database: Database, timeout: float = 15.0) -> str:
             return holder
         time.sleep(0.05)
     raise AssertionError("no leader within the timeout")
+
+
+def leaders_to_strike(
+    database: Database, seconds: float, rng: random.Random, wait: tuple[float, float]
+) -> Iterator[str]:
+    """For `seconds`: the leader, at a random moment of its leadership (`wait` after it led)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        leader = wait_for_leader(database)
+        time.sleep(rng.uniform(*wait))
+        if holder_now(database) == leader:
+            yield leader
 
 
 def seed(database: Database, count: int = 30) -> None:
@@ -117,13 +130,7 @@ def test_leader_killed_repeatedly(pg_database: Database) -> None:
     kills = 0
     next_name = 3
     try:
-        end = time.monotonic() + CHAOS_SECONDS
-        rng = random.Random(4)
-        while time.monotonic() < end:
-            leader = wait_for_leader(database)
-            time.sleep(rng.uniform(1.0, 3.5))
-            if holder_now(database) != leader:
-                continue
+        for leader in leaders_to_strike(database, CHAOS_SECONDS, random.Random(4), (1.0, 3.5)):
             procs[leader].send_signal(signal.SIGKILL)
             procs[leader].wait()
             kills += 1
@@ -190,13 +197,8 @@ def test_leader_paused_repeatedly_mid_burst(pg_database: Database) -> None:
     procs = {f"p{n}": spawn(database, f"p{n}") for n in range(3)}
     takeovers: list[float] = []
     try:
-        end = time.monotonic() + CHAOS_SECONDS / 3
-        rng = random.Random(7)
-        while time.monotonic() < end:
-            leader = wait_for_leader(database)
-            time.sleep(rng.uniform(0.2, 1.2))
-            if holder_now(database) != leader:
-                continue
+        strikes = leaders_to_strike(database, CHAOS_SECONDS / 3, random.Random(7), (0.2, 1.2))
+        for leader in strikes:
             procs[leader].send_signal(signal.SIGSTOP)
             paused = time.monotonic()
             while holder_now(database) in (None, leader):
