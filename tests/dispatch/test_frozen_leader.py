@@ -13,6 +13,7 @@ import threading
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 import pytest
 from psycopg import pq
 from sqlalchemy import event
@@ -132,3 +133,16 @@ def test_fire_transactions_are_tagged_for_the_cut_off(pg_database: Database) -> 
     assert tags == [lease.fire_tag("g")]
     with pg_database.read() as conn:  # the tag ends with the transaction
         assert conn.exec_driver_sql("SHOW application_name").scalar_one() != tags[0]
+
+
+def test_the_cut_off_spares_the_same_group_in_another_database(
+    pg_database: Database, pg_admin_url: str
+) -> None:
+    """pg_stat_activity spans the cluster: another deployment's dispatcher group
+    of the same name, in another database, is not ours to end."""
+    plain = pg_admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as other:
+        other.execute("SELECT set_config('application_name', %s, false)", [lease.fire_tag("g")])
+        with pg_database.begin() as conn:
+            assert lease.cut_off(conn, "g", timedelta(seconds=1)) == 0
+        assert other.execute("SELECT 1").fetchone() == (1,)

@@ -120,7 +120,8 @@ def cut_off(conn: Connection, group: str, wait: timedelta) -> int:
                 text(
                     "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, :wait)) "
                     "FROM pg_stat_activity "
-                    "WHERE application_name = :tag AND pid <> pg_backend_pid()"
+                    "WHERE datname = current_database() AND application_name = :tag "
+                    "AND pid <> pg_backend_pid()"
                 ),
                 {"tag": fire_tag(group), "wait": int(wait.total_seconds() * 1000)},
             ).scalar_one()
