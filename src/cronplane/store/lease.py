@@ -158,9 +158,13 @@ def acquire(
         ).first()
         if renewal is not None:
             return int(renewal.term)
-    if conn.dialect.name == "postgresql":
-        state = read(conn, name)
-        if state is not None and state.expires_at is not None and state.expires_at <= now:
+    # A plain read first: a lease another node holds is the common case, and
+    # then there is nothing to take (and no one to cut off).
+    state = read(conn, name)
+    if state is not None and state.expires_at is not None:
+        if state.expires_at > now:
+            return None
+        if conn.dialect.name == "postgresql":
             cut_off(conn, name, ttl / 2)
     expired = or_(leases.c.expires_at.is_(None), leases.c.expires_at <= now)
     takeover = conn.execute(
