@@ -22,6 +22,7 @@ from sqlalchemy import event
 
 from cronplane.clock import FakeClock
 from cronplane.store.database import Database
+from cronplane.store.listener import plain_url
 from firing_support import (
     START,
     add_job,
@@ -39,8 +40,7 @@ class Assassin:
     """Terminates, from the server side, the connection about to run the armed statement."""
 
     def __init__(self, database: Database) -> None:
-        url = database.engine.url.set(drivername="postgresql")
-        self.admin = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
+        self.admin = psycopg.connect(plain_url(database), autocommit=True)
         self.lock = threading.Lock()
         self.countdown: int | None = None
         self.kills = 0
