@@ -6,7 +6,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, String, Text, cast, func, literal, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    String,
+    Text,
+    cast,
+    func,
+    literal,
+    select,
+    type_coerce,
+)
 
 from cronplane.store import bulk
 from cronplane.store.tables import jobs, schedules
@@ -30,6 +40,11 @@ _DUE_COLUMNS = (
 )
 
 
+def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """What "due" means (the partial index ix_schedules_due answers it)."""
+    return (schedules.c.enabled, schedules.c.next_run <= now)
+
+
 def earliest_next_run(conn: Connection) -> datetime | None:
     """The earliest next_run of an enabled schedule (an index lookup)."""
     value: datetime | None = conn.execute(
@@ -40,12 +55,7 @@ def earliest_next_run(conn: Connection) -> datetime | None:
 
 def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
     """How many enabled rows are due at `now`, counting no further than `cap`."""
-    due = (
-        select(literal(1))
-        .where(schedules.c.enabled, schedules.c.next_run <= now)
-        .limit(cap)
-        .subquery()
-    )
+    due = select(literal(1)).where(*_due(now)).limit(cap).subquery()
     return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
 
 
@@ -59,7 +69,7 @@ def due_query(now: datetime, limit: int) -> Any:
     sid = cast(schedules.c.id, Text)
     query = (
         select(sid.label("id"), *_DUE_COLUMNS, sid.label("row_key"))
-        .where(schedules.c.enabled, schedules.c.next_run <= now)
+        .where(*_due(now))
         .order_by(schedules.c.next_run)
         .limit(limit)
     )
