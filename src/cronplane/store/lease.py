@@ -1,8 +1,9 @@
 """The leader lease: one row per dispatcher group, with a fencing term.
 
-- **Acquire / renew** is one conditional UPDATE: it succeeds when we already
+- **Acquire / renew** is a conditional UPDATE: it succeeds when we already
   hold the current term, or when the lease has expired (or was never held).
-  A takeover increments `term`; a renewal keeps it.
+  A takeover increments `term`; a renewal keeps it. A follower reads the row
+  first and stops there while another holder's lease is unexpired.
 - **Fence**: every fire transaction runs :func:`fence` first, a read that
   matches only while our (holder, term) is current and unexpired. On
   PostgreSQL it also takes a shared lock on the lease row, so a concurrent
