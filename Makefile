@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# `make run HOST=0.0.0.0 PORT=9000 DB=sqlite:///var/other.db` overrides these.
+HOST ?= 127.0.0.1
+PORT ?= 8080
+DB ?= sqlite:///var/cronplane.db
 
 .PHONY: run test lint typecheck pytest docs bench clean
 
@@ -16,7 +20,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	mkdir -p var
 	$(BIN)/cronplane --version
-	CRONPLANE_DATABASE_URL=sqlite:///var/cronplane.db bash examples/run.sh
+	CRONPLANE_DATABASE_URL=$(DB) CRONPLANE_BIN=$(BIN) HOST=$(HOST) PORT=$(PORT) bash examples/run.sh
 
 ## test: ruff, mypy --strict on src/, then pytest.
 test: lint typecheck pytest
