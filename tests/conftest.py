@@ -12,23 +12,11 @@ from sqlalchemy import text
 
 from cronplane.store.database import Database
 from cronplane.store.tables import metadata
+from required_services import require_service
 
 PG_ADMIN_URL = os.environ.get(
     "CRONPLANE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
-
-
-def under_ci() -> bool:
-    """CI sets CI=true: there a missing service fails the test instead of skipping it."""
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def require_service(name: str, error: Exception) -> None:
-    """Skip locally when a service is missing; fail under CI."""
-    message = f"{name} is not reachable: {error}"
-    if under_ci():
-        pytest.fail(message + " (CI=true: services must run)", pytrace=False)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

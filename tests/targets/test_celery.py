@@ -3,7 +3,6 @@ real `celery worker` process (tests/targets/celery_app.py) consumes the task."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -14,7 +13,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,23 +25,11 @@ from cronplane.targets import Targets
 from cronplane.targets.celery import CeleryTarget, publish_options, task_arguments
 from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, items, occurrences
+from required_services import require_service
 
 HERE = Path(__file__).parent
 
 
-def _load_root_conftest() -> ModuleType:
-    # `import conftest` would find whichever conftest.py was imported last
-    # (tests/service/ has one too); load the root one by its path.
-    spec = importlib.util.spec_from_file_location(
-        "cronplane_root_conftest", HERE.parent / "conftest.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-require_service = _load_root_conftest().require_service
 BROKERS = {
     "rabbitmq": os.environ.get("CRONPLANE_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//"),
     "redis": os.environ.get("CRONPLANE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),

@@ -16,6 +16,7 @@ import pytest
 from ui_support import World, serving, sign_in
 
 from cronplane.core.access import Role
+from required_services import require_service
 
 CHROMIUM = os.environ.get("CRONPLANE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -27,14 +28,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-def require_service(name: str, error: BaseException) -> None:
-    """Skip locally when a service is missing; fail under CI (tests/conftest.py's rule)."""
-    message = f"{name} is not available: {error}"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(message + " (CI=true: the browser tests must run)", pytrace=False)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
