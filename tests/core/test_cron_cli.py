@@ -1,4 +1,4 @@
-"""`cronplane cron next|explain`: the edge over cronplane.cron."""
+"""`cronplane cron next|explain`: the edge over cronplane.core.cron."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 from cronplane.api.auth import Authenticated
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_CRON, MAX_NAME, MAX_ZONE, ExplainBody, Preview
-from cronplane.cron import known_zone, parse
+from cronplane.core.cron import known_zone, parse
 from cronplane.errors import CronRejected, ScheduleSyntax
 
 router = APIRouter(prefix="/cron", tags=["cron"])

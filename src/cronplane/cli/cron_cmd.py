@@ -12,7 +12,7 @@ from datetime import UTC, datetime, tzinfo
 import click
 
 from cronplane.clock import SystemClock
-from cronplane.cron import known_zone, parse, start_instant
+from cronplane.core.cron import known_zone, parse, start_instant
 
 
 def _iso_utc(instant: datetime) -> str:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from cronplane.cron import known_zone, parse
+from cronplane.core.cron import known_zone, parse
 
 Source = Literal["app", "user", "system"]
 Overlap = Literal["skip", "allow"]

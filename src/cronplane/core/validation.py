@@ -17,7 +17,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from cronplane import cron as cron_engine
+from cronplane.core import cron as cron_engine
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,

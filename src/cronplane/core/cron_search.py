@@ -1,4 +1,7 @@
-"""When a schedule fires: the next occurrence strictly after an instant.
+"""The search: the next instant a compiled expression fires, strictly after another.
+
+`core/occurrences.py` says what a schedule's next run is in product terms
+(`next_run`, `first_run`); this module is the evaluator under it.
 
 Hand-written rather than delegated to cronsim or croniter, for two reasons:
 speed (the dispatcher computes one next occurrence per fire and the preview
@@ -27,7 +30,7 @@ from bisect import bisect_left
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final
 
-from cronplane.core.cron import CronExpr, Expression, IntervalExpr
+from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
 from cronplane.core.cron_zones import (
     DAY,
     MAX_TS,
