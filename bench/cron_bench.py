@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 from cronsim import CronSim
 
-from cronplane import cron as cp
+from cronplane.core import cron as cp
 from cronplane.core.cron_fields import compile_field
 
 ZONES = ("UTC", "America/New_York")

@@ -38,7 +38,7 @@ from typing import Any, Final
 
 import yaml
 
-from cronplane import cron as cron_engine
+from cronplane.core import cron as cron_engine
 from cronplane.errors import InvalidRequest, ScheduleSyntax
 
 DAY: Final = 86400

@@ -47,6 +47,7 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
+from cronplane.core.occurrences import next_run_function
 from cronplane.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
@@ -91,16 +92,6 @@ def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
     share = min(batch_size, max(-(-due // lanes), least))
     count = min(lanes, -(-due // share))
     return [batch_size] if count == 1 else [share] * count
-
-
-def default_occurrences(cron: str, timezone: str) -> NextAfter:
-    """A stored schedule's occurrence function, from the cron parser."""
-    from cronplane.core.model import compute_next_run
-
-    def next_after(after: datetime) -> datetime | None:
-        return compute_next_run(cron, timezone, after)
-
-    return next_after
 
 
 def default_holder() -> str:
@@ -150,7 +141,7 @@ class Dispatcher:
         batch_size: int = DEFAULT_BATCH,
         max_sleep: float = DEFAULT_MAX_SLEEP,
         lanes: int | None = None,
-        occurrences: Callable[[str, str], NextAfter] = default_occurrences,
+        occurrences: Callable[[str, str], NextAfter] = next_run_function,
         on_tick: Callable[[TickReport], None] | None = None,
     ) -> None:
         if ttl <= 0 or batch_size < 1 or max_sleep <= 0 or (lanes is not None and lanes < 1):

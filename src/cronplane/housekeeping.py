@@ -24,7 +24,8 @@ from sqlalchemy import update
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.model import Job, Schedule, compute_next_run
+from cronplane.core.model import Job, Schedule
+from cronplane.core.occurrences import next_run
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
@@ -98,7 +99,7 @@ def ensure_system_schedules(
                             misfire_grace=None,
                             overlap="skip",
                             last_run=now,
-                            next_run=compute_next_run(cron, "UTC", now),
+                            next_run=next_run(cron, "UTC", now),
                             created_at=now,
                             updated_at=now,
                             revision=1,

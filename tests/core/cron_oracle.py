@@ -20,7 +20,7 @@ from __future__ import annotations
 import calendar
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from cronplane.core.cron import CronExpr, Expression, IntervalExpr
+from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
 
 MINUTE = timedelta(minutes=1)
 

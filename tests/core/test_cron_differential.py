@@ -20,7 +20,7 @@ import pytest
 from cron_oracle import fires
 from cronsim import CronSim, CronSimError
 
-from cronplane.cron import parse
+from cronplane.core.cron import parse
 from cronplane.errors import ScheduleSyntax
 
 CASES = 12_000

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from cron_oracle import fires
 
-from cronplane.cron import parse
+from cronplane.core.cron import parse
 
 NY, LON, LHI = "America/New_York", "Europe/London", "Australia/Lord_Howe"
 

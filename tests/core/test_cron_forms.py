@@ -1,4 +1,4 @@
-"""Every SPEC §3 form and how it normalizes; the public contract of cronplane.cron."""
+"""Every SPEC §3 form and how it normalizes; the public contract of cronplane.core.cron."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cronplane.cron import Cron, known_zone, next_fire_times, parse
+from cronplane.core.cron import Cron, known_zone, next_fire_times, parse
 from cronplane.errors import ScheduleSyntax, UnknownZone
 
 T0 = datetime(2026, 3, 4, 10, 17, 23, tzinfo=UTC)  # a Wednesday

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronplane.cron import parse
+from cronplane.core.cron import parse
 from cronplane.errors import CronplaneError, ScheduleSyntax
 
 INVALID = [

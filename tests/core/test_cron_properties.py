@@ -20,7 +20,7 @@ from cron_oracle import fires
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cronplane.cron import parse
+from cronplane.core.cron import parse
 from cronplane.errors import ScheduleSyntax
 
 # Each zone with its 2026 DST changes (UTC), to start searches right next to them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cronplane.cron import next_fire_times, parse
+from cronplane.core.cron import next_fire_times, parse
 
 
 def test_a_naive_start_is_utc_when_no_zone_is_given() -> None:

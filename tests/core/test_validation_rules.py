@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cronplane.core import validation
+from cronplane.core.occurrences import first_run
 from cronplane.errors import (
     CronRejected,
     InvalidName,
@@ -69,7 +70,7 @@ def test_cron_zone_and_horizon() -> None:
     assert validation.validate_zone("America/New_York") == "America/New_York"
     now = datetime(2096, 3, 1, tzinfo=UTC)
     with pytest.raises(CronRejected, match="five years"):
-        validation.first_fire("0 0 29 2 *", "UTC", now)
+        first_run("0 0 29 2 *", "UTC", now)
 
 
 @pytest.mark.parametrize(

@@ -10,36 +10,23 @@ from fastapi import APIRouter, Depends, Query
 from cronplane.api.auth import Authenticated
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_CRON, MAX_NAME, MAX_ZONE, ExplainBody, Preview
-from cronplane.cron import known_zone, parse
-from cronplane.errors import CronRejected, ScheduleSyntax
+from cronplane.core.explain import explain
 
 router = APIRouter(prefix="/cron", tags=["cron"])
 Context = Annotated[ApiContext, Depends(current_context)]
 
 
-def explain(
+def preview(
     expression: str, timezone: str, after: datetime, count: int, seed: str | None = None
 ) -> Preview:
-    """Normalize, describe and preview `expression` in `timezone`.
-
-    A rejected expression is CronRejected (X400001CRNINV, quoting it), the
-    code a create would answer; a naive `after` is a wall time in the zone.
-    """
-    zone = known_zone(timezone)
-    try:
-        cron = parse(expression, seed)
-    except ScheduleSyntax as error:
-        raise CronRejected(
-            f"cron {expression!r} rejected: {error.message}",
-            {"field": "cron", "cron": expression, **error.detail},
-        ) from error
-    start = after.replace(tzinfo=zone) if after.tzinfo is None else after
+    """`core.explain.explain` as the API's body; its errors are the answer's (X400001CRNINV)."""
+    found = explain(expression, timezone, after, count, seed)
     return Preview(
-        expression=expression,
-        normalized=cron.normalized,
-        description=cron.describe(),
-        timezone=timezone,
-        next=cron.upcoming(start, count, zone),
+        expression=found.expression,
+        normalized=found.normalized,
+        description=found.description,
+        timezone=found.timezone,
+        next=list(found.next),
     )
 
 
@@ -47,7 +34,7 @@ def explain(
 def explain_post(body: ExplainBody, ctx: Context, _: Authenticated) -> Preview:
     """Normalized form, English description and the next `count` occurrences."""
     after = body.after or ctx.clock.now()
-    return explain(body.expression, body.timezone, after, body.count, body.seed)
+    return preview(body.expression, body.timezone, after, body.count, body.seed)
 
 
 @router.get("/explain", response_model=Preview, summary="Explain an expression (query form)")
@@ -61,4 +48,4 @@ def explain_get(
     seed: Annotated[str | None, Query(max_length=MAX_NAME)] = None,
 ) -> Preview:
     """The same as POST, for links and quick checks."""
-    return explain(expression, timezone, after or ctx.clock.now(), count, seed)
+    return preview(expression, timezone, after or ctx.clock.now(), count, seed)

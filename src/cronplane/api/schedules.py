@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 
 from cronplane.api.auth import CanCreate, CanDelete, CanRead, CanToggle, CanUpdate
 from cronplane.api.context import ApiContext, context_of, current_context
-from cronplane.api.cron import explain
+from cronplane.api.cron import preview
 from cronplane.api.direct import DirectRoute
 from cronplane.api.events import render_event
 from cronplane.api.revisions import etag, if_match, set_etag
@@ -297,4 +297,4 @@ def preview_schedule(
     """The stored expression described, with its next `count` occurrences in its zone."""
     schedule = ctx.service.get_schedule(Scope(tenant, stack, environment), name)
     start = after or ctx.clock.now()
-    return explain(schedule.cron, schedule.timezone, start, count)
+    return preview(schedule.cron, schedule.timezone, start, count)

@@ -1,8 +1,10 @@
 """`cronplane cron next|explain`: try an expression without touching any schedule.
 
-Thin edge: parse options, call `cronplane.cron`, print. Errors are coded
-(`ScheduleSyntax`, `UnknownZone`) and `cli.main` prints `CODE: message` and
-exits 2.
+Thin edge: parse options, call the core, print. `next` is the parser's own
+answer (`cronplane.core.cron`: a bad expression is X400003INVSCH); `explain`
+is `cronplane.core.explain`, the answer the API's `cron/explain` and the
+editor give (X400001CRNINV). Errors are coded and `cli.main` prints
+`CODE: message` and exits 2.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from datetime import UTC, datetime, tzinfo
 import click
 
 from cronplane.clock import SystemClock
-from cronplane.cron import known_zone, parse, start_instant
+from cronplane.core.cron import known_zone, parse, start_instant
+from cronplane.core.explain import explain as explain_expression
 
 
 def _iso_utc(instant: datetime) -> str:
@@ -70,7 +73,8 @@ def next_(expr: str, after: str | None, count: int, tz: str, seed: str | None) -
 def explain(expr: str, after: str | None, tz: str, seed: str | None) -> None:
     """Show EXPR normalized, described, and its next 5 occurrences (zone and UTC)."""
     zone = known_zone(tz)
-    schedule = parse(expr, seed)
+    explained = explain_expression(expr, tz, _start(after, zone), 5, seed)
+    schedule = explained.cron
     if schedule.is_interval:
         rule = "exact interval from the Unix epoch (zone-independent)"
     elif schedule.fixed_time:
@@ -78,11 +82,11 @@ def explain(expr: str, after: str | None, tz: str, seed: str | None) -> None:
     else:
         rule = "every matching wall minute: both copies of a repeated hour, none in a gap"
     click.echo(f"expression:  {expr}")
-    click.echo(f"normalized:  {schedule.normalized}")
-    click.echo(f"description: {schedule.describe()}")
+    click.echo(f"normalized:  {explained.normalized}")
+    click.echo(f"description: {explained.description}")
     click.echo(f"time zone:   {tz}")
     click.echo(f"DST rule:    {rule}")
     click.echo(f"next 5 ({tz} | UTC):")
-    for instant in schedule.upcoming(_start(after, zone), 5, zone):
+    for instant in explained.next:
         local = instant.astimezone(zone)
         click.echo(f"  {local.isoformat()} {local.tzname() or ''}  |  {_iso_utc(instant)}")

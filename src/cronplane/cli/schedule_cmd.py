@@ -10,8 +10,8 @@ import click
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.core.cron import parse
 from cronplane.core.model import ScheduleSpec
-from cronplane.cron import parse
 
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."

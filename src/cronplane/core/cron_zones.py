@@ -1,5 +1,6 @@
-"""A zone's UTC offsets as constant stretches, and the calendar arithmetic under them.
+"""Time zones: the IANA lookup, a zone's offsets as constant stretches, the calendar.
 
+`known_zone` is the one way a zone name becomes a zone (UnknownZone otherwise).
 zoneinfo answers "what is the offset at instant t" but does not list its
 transitions, and the Debian DST rules need them (a skipped wall time fires at
 the first instant after the jump). So a timeline probes the zone every two
@@ -17,10 +18,36 @@ from bisect import bisect_right
 from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import Final, NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from cronplane.errors import UnknownZone
 
 DAY: Final = 86_400
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _PROBE: Final = 2 * DAY
+
+
+@lru_cache(maxsize=1)
+def _iana_names() -> frozenset[str]:
+    # ZoneInfo alone also opens "right/UTC" (leap-second clocks) or "posixrules";
+    # "localtime" is whatever the node is set to, so a stored schedule would
+    # mean different things on different nodes.
+    return frozenset(available_timezones()) - {"localtime", "posixrules"}
+
+
+@lru_cache(maxsize=4096)
+def known_zone(name: str) -> ZoneInfo:
+    """The IANA zone `name` (zoneinfo + tzdata); `UnknownZone` when there is none."""
+    if not isinstance(name, str) or name not in _iana_names():
+        shown = name if isinstance(name, str) else repr(name)
+        raise UnknownZone(
+            f"unknown time zone {shown[:64]!r}: not an IANA zone name (e.g. Europe/London)",
+            {"timezone": shown[:64]},
+        )
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as error:  # pragma: no cover
+        raise UnknownZone(f"unknown time zone {name!r}", {"timezone": name}) from error
 
 
 def days_from_civil(year: int, month: int, day: int) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cron_descriptor import ExpressionDescriptor, Options
 
-from cronplane.core.cron import CronExpr, Expression, IntervalExpr
+from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
 
 _UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"))
 

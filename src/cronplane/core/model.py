@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from cronplane.cron import known_zone, parse
-
 Source = Literal["app", "user", "system"]
 Overlap = Literal["skip", "allow"]
 JobStatus = Literal["active", "inactive"]
@@ -292,20 +290,6 @@ class Page:
 
     items: tuple[Schedule, ...]
     next_cursor: str | None
-
-
-# -- next run -------------------------------------------------------------------
-
-
-def compute_next_run(cron: str, timezone: str, after: datetime) -> datetime | None:
-    """The first occurrence of a stored (normalized) cron strictly after `after`.
-
-    Pure: the caller passes the instant. Returns aware UTC, or None when the
-    expression never fires again. Raises ScheduleSyntax for an unparsable
-    expression and UnknownZone for an unknown zone. (`parse` caches, so the
-    dispatcher's repeated calls do not re-parse.)
-    """
-    return parse(cron).next_after(after, known_zone(timezone))
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -33,6 +33,7 @@ from cronplane.core.model import (
     Schedule,
     Scope,
 )
+from cronplane.core.occurrences import first_run
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
 
 
@@ -296,7 +297,7 @@ def check_fires(
             todo.append((item.name, cron, timezone))
     for name, cron, timezone in todo:
         try:
-            fires[name] = validation.first_fire(cron, timezone, now)
+            fires[name] = first_run(cron, timezone, now)
         except CronplaneError as error:
             problems.append(f"crons.{name}.cron: {error.code.text} {error.message}")
     return fires, problems

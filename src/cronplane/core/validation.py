@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -17,7 +16,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from cronplane import cron as cron_engine
+from cronplane.core import cron as cron_engine
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,
@@ -34,9 +33,6 @@ MAX_PAYLOAD_DEPTH: Final = 32
 MAX_CRON_LENGTH: Final = 256  # the column's width
 MAX_TITLE_LENGTH: Final = 200
 MAX_TARGET_LENGTH: Final = 1024
-# A schedule must fire at least once within this horizon after its creation,
-# so "30 2 31 2 *" (never) is refused up front rather than sitting idle.
-FIRE_HORIZON: Final = timedelta(days=5 * 366)
 # misfire_grace beyond a year would mean "always fire"; say so with null instead.
 MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 TARGET_SCHEMES: Final = ("python", "webhook", "celery")
@@ -146,10 +142,24 @@ def validate_zone(name: object) -> str:
     return name
 
 
+def cron_rejected(text: str, error: ScheduleSyntax, *, parser_detail: bool = False) -> CronRejected:
+    """The service's answer to a parser rejection: X400001CRNINV quoting `text` (SPEC §3, §9).
+
+    The one place a `ScheduleSyntax` becomes `CronRejected`; raise what it
+    returns, `from error`. `parser_detail` keeps the parser's own detail (the
+    bad field's name in `field`), as `cron/explain` has always answered; a
+    create or an edit names the request's `cron` field instead.
+    """
+    detail: dict[str, Any] = {"field": "cron", "cron": text}
+    if parser_detail:
+        detail.update(error.detail)
+    return CronRejected(f"cron {text!r} rejected: {error.message}", detail)
+
+
 def normalize_cron(text: object, seed: str) -> str:
     """The normalized form of a schedule expression, `H` resolved with `seed`.
 
-    The parser's ScheduleSyntax surfaces as CronRejected, quoting the input.
+    The parser's ScheduleSyntax surfaces as CronRejected (`cron_rejected`).
     """
     if not isinstance(text, str):
         raise CronRejected(f"cron must be a string, not {type(text).__name__}", {"field": "cron"})
@@ -161,23 +171,7 @@ def normalize_cron(text: object, seed: str) -> str:
     try:
         return cron_engine.parse(text, seed=seed).normalized
     except ScheduleSyntax as error:
-        raise CronRejected(
-            f"cron {text!r} rejected: {error.message}", {"field": "cron", "cron": text}
-        ) from error
-
-
-def first_fire(cron: str, timezone: str, now: datetime) -> datetime:
-    """The first occurrence after `now`; CronRejected if none within five years."""
-    try:
-        nxt = cron_engine.parse(cron).next_after(now, cron_engine.known_zone(timezone))
-    except ScheduleSyntax as error:
-        raise CronRejected(f"cron {cron!r} rejected: {error.message}", {"field": "cron"}) from error
-    if nxt is None or nxt - now > FIRE_HORIZON:
-        raise CronRejected(
-            f"cron {cron!r} never fires in the next five years (zone {timezone})",
-            {"field": "cron", "cron": cron},
-        )
-    return nxt
+        raise cron_rejected(text, error) from error
 
 
 def validate_misfire_grace(value: object) -> int | None:

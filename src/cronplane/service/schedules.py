@@ -40,6 +40,7 @@ from cronplane.core.model import (
     Scope,
     Source,
 )
+from cronplane.core.occurrences import first_run
 from cronplane.core.reconcile import restore_declared
 from cronplane.errors import (
     AppOwned,
@@ -75,12 +76,6 @@ def active_job(conn: Connection, scope: Scope, name: str) -> Job:
     if not job.active:
         raise JobInactive(f"job {name!r} is inactive", {"job": name})
     return job
-
-
-def next_run_for(cron: str, timezone: str, last_run: datetime | None, now: datetime) -> datetime:
-    """First occurrence strictly after max(last_run, now); never in the past (no back-fill)."""
-    after = now if last_run is None else max(last_run, now)
-    return validation.first_fire(cron, timezone, after)
 
 
 def encode_cursor(schedule: Schedule) -> str:
@@ -152,7 +147,7 @@ def _new_row(
     tx: Transaction, item: _CheckedCreate, jobs: dict[tuple[str, str, str], Job | CronplaneError]
 ) -> Schedule:
     """The row a checked request creates (job looked up once per transaction, in `jobs`)."""
-    first = validation.first_fire(item.cron, item.timezone, tx.now)
+    first = first_run(item.cron, item.timezone, tx.now)
     key = (item.scope.tenant, item.scope.stack, item.spec.job)
     if key not in jobs:
         try:
@@ -378,7 +373,7 @@ class ScheduleUseCases(ServiceBase):
             ran = tx.now if at is None else at
             next_run = None
             if row.enabled:
-                next_run = validation.first_fire(row.cron, row.timezone, max(ran, tx.now))
+                next_run = first_run(row.cron, row.timezone, max(ran, tx.now))
             values = {"last_run": ran, "next_run": next_run}
             schedule_store.update_schedule(tx.conn, row.id, values)
             updated = replace(row, last_run=ran, next_run=next_run)
@@ -478,7 +473,8 @@ class ScheduleUseCases(ServiceBase):
         values = dict(changes)
         if {"cron", "timezone", "enabled"} & set(changes):
             values["next_run"] = (
-                next_run_for(updated.cron, updated.timezone, updated.last_run, tx.now)
+                # After the last run, but never in the past: no back-fill.
+                first_run(updated.cron, updated.timezone, max(updated.last_run or tx.now, tx.now))
                 if updated.enabled
                 else None
             )

@@ -1,7 +1,7 @@
 """Live feedback for the editor, as htmx partials: the cron explained, the payload checked.
 
-- `GET /ui/cron/explain?cron=&timezone=&seed=`: the API's own `explain` (normalized form,
-  description, next 5 occurrences in the zone) or the coded error
+- `GET /ui/cron/explain?cron=&timezone=&seed=`: core's `explain`, as the API answers it
+  (normalized form, description, next 5 occurrences in the zone) or the coded error
   (X400001CRNINV quoting the input, X400004ZONINV for a zone).
 - `POST /ui/payload/check`: the payload text parsed and checked with the
   service's validators against the chosen job's JSON Schema.
@@ -17,8 +17,8 @@ from fastapi import Form, Query, Request
 from starlette.responses import Response
 
 from cronplane.api.context import context_of
-from cronplane.api.cron import explain
 from cronplane.core import validation
+from cronplane.core.explain import explain
 from cronplane.errors import CronplaneError
 from cronplane.ui.form import ScheduleForm
 from cronplane.ui.pages import error_context, render

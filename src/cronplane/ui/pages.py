@@ -17,7 +17,7 @@ from markupsafe import Markup
 from starlette.responses import Response
 
 from cronplane import __version__
-from cronplane.cron import known_zone
+from cronplane.core.cron import known_zone
 from cronplane.errors import CronplaneError, UnknownZone
 
 TEMPLATE_DIR: Final = Path(__file__).parent / "templates"
