@@ -14,7 +14,10 @@ from typing import Any
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.store import bulk
+from cronplane.store.dispatch.reads import DueInputs
 from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
+
+_INPUTS = len(DueInputs._fields)
 
 _LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
@@ -120,19 +123,20 @@ class Planner:
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for (next_run as read, cron, zone, grace, overlap, active, job active)."""
+        """The decision for a key: the reads.DueInputs fields, item active, job active."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
         return found
 
     def _plan(self, key: tuple[Any, ...]) -> Plan:
-        next_raw, cron, timezone, grace, overlap, previous_active, job_active = key
-        due = _instant(next_raw)
+        inputs = DueInputs._make(key[:_INPUTS])
+        previous_active, job_active = key[_INPUTS:]
+        due = _instant(inputs.next_run)
         decision = decide(
-            DueRow(due, grace, overlap),
+            DueRow(due, inputs.misfire_grace, inputs.overlap),
             now=self.now,
-            next_after=self.next_after.of(cron, timezone),
+            next_after=self.next_after.of(inputs.cron, inputs.timezone),
             job_active=job_active,
             previous_active=previous_active,
         )
@@ -158,7 +162,7 @@ class Planner:
             set_values = (params.datetime(decision.next_run),)
         return Plan(
             decision,
-            next_raw,
+            inputs.next_run,
             code.text,
             message,
             enc.datetime(decision.scheduled_for),

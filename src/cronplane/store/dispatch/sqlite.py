@@ -56,14 +56,19 @@ _FIRE_PLAN = (
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
     "disables INTEGER NOT NULL) WITHOUT ROWID"
 )
+# What the json_array key holds: the decision inputs (reads.DueInputs), then
+# whether an item is active and the job's key.
+_KEY_FIELDS = (*reads.DueInputs._fields, "active", "tenant", "stack", "job")
+_INPUTS = len(reads.DueInputs._fields)
+# The columns the due rows' select reads (the id orders them).
+_READ = dict.fromkeys(("id", "next_run", *reads.DueInputs._fields, "tenant", "stack", "job"))
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
 # overlap rule is an index probe per row (ix_queue_items_schedule).
-_SELECT_DUE = """
+_SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, next_run, inputs)
-SELECT k, next_run,
-    json_array(next_run, cron, timezone, misfire_grace, overlap, active, tenant, stack, job)
+SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
 FROM (
-    SELECT rowid AS k, id, next_run, cron, timezone, misfire_grace, overlap, tenant, stack, job,
+    SELECT rowid AS k, {", ".join(_READ)},
         overlap = 'skip' AND EXISTS (
             SELECT 1 FROM queue_items AS q
             WHERE q.schedule_id = schedules.id AND q.status IN ('queued', 'running')
@@ -140,17 +145,15 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     if not selected:
         return result
     groups = conn.exec_driver_sql(_GROUPS).all()
-    # inputs: [next_run, cron, timezone, misfire_grace, overlap, active, tenant, stack, job]
+    # Each group's key: _KEY_FIELDS.
     decoded = [json.loads(inputs) for inputs, _count in groups]
-    options = reads.job_options(conn, {v[6] for v in decoded}, {v[8] for v in decoded})
+    options = reads.job_options(conn, {v[-3] for v in decoded}, {v[-1] for v in decoded})
     plan_rows = []
     for (inputs, count), values in zip(groups, decoded, strict=True):
-        next_raw, cron, timezone, grace, overlap, active, tenant, stack, job = values
+        active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
         job_options = options.get(job_key)
-        plan = planner.plan(
-            (next_raw, cron, timezone, grace, overlap, bool(active), job_options is not None)
-        )
+        plan = planner.plan((*values[:_INPUTS], bool(active), job_options is not None))
         decision = plan.decision
         result.counts[decision.outcome] += count
         item_options: tuple[Any, Any, Any] = (None, None, None)  # priority, expiry, attempts
