@@ -310,6 +310,18 @@ def recover_abandoned(conn: Connection, now: datetime, limit: int = 1000) -> int
     return int(requeued) + int(failed)
 
 
+def count_active(conn: Connection) -> dict[str, int]:
+    """How many items are in each active status (every one of ACTIVE, zero included)."""
+    counts = dict.fromkeys(ACTIVE, 0)
+    found = conn.execute(
+        select(queue_items.c.status, func.count())
+        .where(queue_items.c.status.in_(ACTIVE))
+        .group_by(queue_items.c.status)
+    )
+    counts.update({status: int(count) for status, count in found})
+    return counts
+
+
 def has_active(conn: Connection, schedule_ids: list[UUID]) -> set[UUID]:
     """Of `schedule_ids`, those with an item queued or running (the overlap rule)."""
     if not schedule_ids:

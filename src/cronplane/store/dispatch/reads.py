@@ -86,8 +86,8 @@ def earliest_next_run(conn: Connection) -> datetime | None:
     return value
 
 
-def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
-    """How many enabled rows are due at `now`, counting no further than `cap`."""
+def count_due(conn: Connection, now: datetime, *, cap: int | None = None) -> int:
+    """How many enabled rows are due at `now`, counting no further than `cap` (if given)."""
     due = select(literal(1)).where(*_due(now)).limit(cap).subquery()
     return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
 
