@@ -26,14 +26,14 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
+from cronplane.core.items import ItemOptions
 from cronplane.ids import time_ordered_id
 from cronplane.store.tables import events, queue_items
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "expired", "cancelled")
-DEFAULT_EXPIRY = timedelta(hours=5)
-DEFAULT_PRIORITY = 0
-MANUAL_PRIORITY = 5
+# A new item's defaults are core.items' (ItemOptions).
+_DEFAULT = ItemOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +100,15 @@ def item_values(
     now: datetime,
     schedule_id: UUID | None = None,
     scheduled_for: datetime | None = None,
-    priority: int = DEFAULT_PRIORITY,
+    priority: int = _DEFAULT.priority,
     expires_at: datetime | None = None,
-    max_attempts: int = 3,
+    max_attempts: int = _DEFAULT.max_attempts,
     item_id: UUID | None = None,
 ) -> dict[str, Any]:
-    """One new queued item's column values (for single or batched inserts)."""
+    """One new queued item's column values (for single or batched inserts).
+
+    `priority`, `expires_at` and `max_attempts` default to core.items.ItemOptions'.
+    """
     return {
         "id": item_id or time_ordered_id(now),
         "tenant": tenant,
@@ -119,7 +122,7 @@ def item_values(
         "priority": priority,
         "status": "queued",
         "available_at": now,
-        "expires_at": expires_at if expires_at is not None else now + DEFAULT_EXPIRY,
+        "expires_at": expires_at if expires_at is not None else _DEFAULT.expires_at(now),
         "attempts": 0,
         "max_attempts": max_attempts,
         "lease_owner": None,

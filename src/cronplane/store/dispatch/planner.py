@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
+from cronplane.core.items import ItemOptions
 from cronplane.store import bulk
 from cronplane.store.dispatch.reads import DueInputs
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
 
 _INPUTS = len(DueInputs._fields)
 
@@ -174,13 +174,12 @@ class Planner:
         """A job's item (priority, expires_at, max_attempts), encoded."""
         found = self._job_plans.get(key)
         if found is None:
-            expiry = options.get("expires_after")
-            expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
+            item = ItemOptions.scheduled(options)
             enc = self.enc
             found = self._job_plans[key] = (
-                enc.int(int(options.get("priority", DEFAULT_PRIORITY))),
-                enc.datetime(expires),
-                enc.int(int(options.get("max_attempts", 3))),
+                enc.int(item.priority),
+                enc.datetime(item.expires_at(self.now)),
+                enc.int(item.max_attempts),
             )
         return found
 
