@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
 from cronplane.core.items import ItemOptions
 from cronplane.ids import time_ordered_id
+from cronplane.store import dialects
 from cronplane.store.tables import events, queue_items
 
 ACTIVE = ("queued", "running")
@@ -184,8 +185,7 @@ def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> Que
         .order_by(queue_items.c.priority.desc(), queue_items.c.available_at)
         .limit(1)
     )
-    if conn.dialect.name == "postgresql":
-        candidate = candidate.with_for_update(skip_locked=True)
+    candidate = dialects.of(conn).skip_locked(candidate)
     row = conn.execute(
         update(queue_items)
         # `status = 'queued'` again: the guard that makes the claim conditional.

@@ -14,7 +14,7 @@ from typing import Any
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.core.items import ItemOptions
-from cronplane.store import bulk
+from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import DueInputs
 
 _INPUTS = len(DueInputs._fields)
@@ -109,10 +109,10 @@ class Plan:
 class Planner:
     """A batch's decisions, one per distinct input, and its jobs' item options, encoded."""
 
-    def __init__(self, dialect: str, now: datetime, term: int, next_after: Occurrences) -> None:
+    def __init__(self, dialect: Dialect, now: datetime, term: int, next_after: Occurrences) -> None:
         # Values for inserted rows (COPY text on PostgreSQL) and for UPDATE parameters.
-        self.enc = bulk.row_encoder(dialect)
-        self.params = bulk.Encoder(dialect)
+        self.enc = dialect.row_encoder
+        self.params = dialect.params
         self.now = now
         self.term = term
         self.next_after = next_after

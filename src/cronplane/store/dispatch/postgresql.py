@@ -57,11 +57,11 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
 
-    bulk.insert_rows(conn, queue_items, ITEM_COLUMNS, rows_out.items)
+    bulk.pg_copy(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
-        matched = bulk.update_in(
+        matched = bulk.pg_update_in(
             conn,
             schedules,
             set_columns,
@@ -76,7 +76,7 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
         if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
-    bulk.insert_rows(conn, events, EVENT_COLUMNS, rows_out.ledger)
+    bulk.pg_copy(conn, events, EVENT_COLUMNS, rows_out.ledger)
     crash_point("after_events")
     return result
 

@@ -2,7 +2,8 @@
 
 SQLite copies payloads and names itself (INSERT … SELECT, UPDATE … FROM);
 Python only decides, once per distinct input. Also the connection settings
-that path tunes, and the WAL checkpoint it defers to the end of a burst.
+that path tunes, the checkpoint it defers to the end of a burst is the dialect's
+(store.dialects.sqlite, `after_burst`).
 """
 
 from __future__ import annotations
@@ -23,17 +24,6 @@ SQLITE_CACHE_KIB = 64 * 1024
 # WAL pages a fire connection lets accumulate before its commit checkpoints
 # (SQLite's default is 1,000, about 4 MB): room for a burst of ~25,000 fires.
 SQLITE_FIRE_CHECKPOINT_PAGES = 10_000
-
-
-def checkpoint(conn: Connection) -> None:
-    """After a burst on SQLite: move the WAL into the database file (PASSIVE: never waits).
-
-    Fire transactions defer SQLite's automatic checkpoint (see fire_sqlite),
-    so its fsyncs come after the burst's last commit, not between its batches.
-    A no-op on PostgreSQL.
-    """
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 # The batch's due rows in schedule-id order (n counts them from 1): rowid,
@@ -168,7 +158,7 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
                 planner.enc.datetime(decision.next_run), decision.disables,
             )
         )  # fmt: skip
-    bulk.insert_values(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
+    bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
     ids = time_ordered_run(planner.now, selected)
     conn.exec_driver_sql(
         _INSERT_ITEMS, {"id_prefix": ids.prefix, "id_first": ids.first, "now": now}
