@@ -325,18 +325,6 @@ def count_active(conn: Connection) -> dict[str, int]:
     return counts
 
 
-def has_active(conn: Connection, schedule_ids: list[UUID]) -> set[UUID]:
-    """Of `schedule_ids`, those with an item queued or running (the overlap rule)."""
-    if not schedule_ids:
-        return set()
-    rows = conn.execute(
-        select(queue_items.c.schedule_id)
-        .where(queue_items.c.schedule_id.in_(schedule_ids), queue_items.c.status.in_(ACTIVE))
-        .distinct()
-    )
-    return {row.schedule_id for row in rows}
-
-
 def prune(conn: Connection, before: datetime) -> tuple[int, int]:
     """Delete finished items and events older than `before`; return (items, events).
 

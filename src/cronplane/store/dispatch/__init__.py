@@ -47,30 +47,17 @@ from cronplane.core.firing import NextAfter
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.planner import Occurrences, Planner
-from cronplane.store.dispatch.reads import count_due, due_query, earliest_next_run
-from cronplane.store.dispatch.sqlite import SQLITE_CACHE_KIB, SQLITE_FIRE_CHECKPOINT_PAGES
-from cronplane.store.dispatch.transaction import (
-    ACTOR,
-    EVENT_COLUMNS,
-    ITEM_COLUMNS,
-    BatchResult,
-    Fencing,
-)
+from cronplane.store.dispatch.reads import count_due, earliest_next_run
+from cronplane.store.dispatch.transaction import BatchResult, Fencing
 
 __all__ = [
-    "ACTOR",
     "CRASH_ENV",
     "CRASH_POINTS",
-    "EVENT_COLUMNS",
-    "ITEM_COLUMNS",
-    "SQLITE_CACHE_KIB",
-    "SQLITE_FIRE_CHECKPOINT_PAGES",
     "BatchResult",
     "Fencing",
     "checkpoint",
     "count_due",
     "crash_point",
-    "due_query",
     "earliest_next_run",
     "fire_batch",
 ]
