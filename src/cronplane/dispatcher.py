@@ -154,7 +154,7 @@ class Dispatcher:
         self.batch_size = batch_size
         self.max_sleep = max_sleep
         # SQLite serializes writers: parallel fire transactions would only queue.
-        if database.dialect == "postgresql":
+        if database.backend.parallel_fires:
             self.lanes = DEFAULT_PG_LANES if lanes is None else lanes
         else:
             self.lanes = 1
@@ -340,7 +340,7 @@ class Dispatcher:
 
     def _checkpoint(self) -> None:
         """Once a burst is committed, the SQLite checkpoint its batches deferred."""
-        if self.database.dialect != "sqlite":
+        if not self.database.backend.defers_checkpoint:
             return
         try:
             with self.database.read() as conn:
@@ -377,11 +377,8 @@ class Dispatcher:
     def run(self, *, listen: bool = True) -> None:
         """Tick until `stop()`; on PostgreSQL also wake on NOTIFY; release the lease at the end."""
         listener = None
-        if listen and self.database.dialect == "postgresql":
-            from cronplane.store.listener import ChangeListener
-
-            listener = ChangeListener(self.database, self.clock, on_notify=self.wake)
-            listener.start()
+        if listen:
+            listener = self.database.backend.listener(self.database, self.clock, self.wake)
         try:
             while not self._stop.is_set():
                 try:

@@ -12,6 +12,7 @@
     │   ├── InvalidManifest              X400006MANINV
     │   ├── InvalidRequest               X400007REQINV
     │   ├── InvalidTarget                X400008TGTINV
+    │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -155,6 +156,12 @@ class InvalidTarget(InvalidInput):
     """A job target that is not `python:`, `webhook:` or `celery:` well formed."""
 
     code = _code("X400008TGTINV", "job target invalid")
+
+
+class UnsupportedDatabase(InvalidInput):
+    """A database URL naming a database or driver cronplane does not run on (refused at start)."""
+
+    code = _code("X400009DBUNSP", "database unsupported: use sqlite or postgresql (psycopg)")
 
 
 class PayloadTooLarge(InvalidInput):

@@ -20,8 +20,6 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import update
-
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.model import Job, Schedule
@@ -30,8 +28,7 @@ from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
 from cronplane.store.jobs import insert_job
-from cronplane.store.schedules import get_by_key, insert_schedules
-from cronplane.store.tables import schedules
+from cronplane.store.schedules import get_by_key, insert_schedules, set_payload
 
 SYSTEM_TENANT = "_system"
 SYSTEM_STACK = "cronplane"
@@ -109,13 +106,7 @@ def ensure_system_schedules(
                     ],
                 )
             elif row.payload != payloads[name]:
-                conn.execute(
-                    update(schedules)
-                    .where(schedules.c.id == row.id)
-                    .values(
-                        payload=payloads[name], updated_at=now, revision=schedules.c.revision + 1
-                    )
-                )
+                set_payload(conn, row.id, payloads[name], now)
 
 
 def expire(database: Database, clock: Clock) -> dict[str, int]:

@@ -13,11 +13,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from cronplane.clock import Clock, SystemClock
+from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
 from cronplane.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
-from cronplane.store.database import Database, DatabaseClock
+from cronplane.store.database import Database
 from cronplane.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def clock_for(database: Database) -> Clock:
     """The database's clock on PostgreSQL (several nodes), the process clock on SQLite."""
-    return DatabaseClock(database) if database.dialect == "postgresql" else SystemClock()
+    return database.clock()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ report the job's own failure.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 from uuid import UUID
 
 from cronplane import events as ev
 from cronplane.clock import Clock
+from cronplane.core.items import ItemOptions
 from cronplane.core.model import Scope
 from cronplane.errors import (
     InvalidState,
@@ -28,10 +28,9 @@ from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.jobs import get_job
-from cronplane.store.queue import MANUAL_PRIORITY, QueueItem
+from cronplane.store.queue import QueueItem
 from cronplane.store.schedules import get_by_key
 
-MANUAL_EXPIRY = timedelta(hours=5)
 WAIT_POLL = 0.25
 
 
@@ -64,6 +63,7 @@ class RunService:
                 raise JobNotFound(f"job {row.job!r} not found", {"job": row.job})
             if not job.active:
                 raise JobInactive(f"job {row.job!r} is inactive", {"job": row.job})
+            options = ItemOptions.manual(job.options)
             values = queue.item_values(
                 tenant=row.tenant,
                 stack=row.stack,
@@ -73,9 +73,9 @@ class RunService:
                 source="manual",
                 now=now,
                 schedule_id=row.id,
-                priority=MANUAL_PRIORITY,
-                expires_at=now + MANUAL_EXPIRY,
-                max_attempts=int(job.options.get("max_attempts", 3)),
+                priority=options.priority,
+                expires_at=options.expires_at(now),
+                max_attempts=options.max_attempts,
             )
             item_id = queue.enqueue(conn, values)
             append_event(

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane import events as ev
@@ -37,8 +36,9 @@ from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
+from cronplane.store.jobs import get_job
 from cronplane.store.queue import QueueItem
-from cronplane.store.tables import jobs, schedules
+from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.python import PythonTarget
 
@@ -109,21 +109,11 @@ class Worker:
             item = queue.claim(conn, self.name, self.clock.now(), self.lease)
             if item is None:
                 return False
-            job = conn.execute(
-                select(jobs.c.target, jobs.c.options).where(
-                    jobs.c.tenant == item.tenant,
-                    jobs.c.stack == item.stack,
-                    jobs.c.name == item.job,
-                )
-            ).first()
+            job = get_job(conn, item.tenant, item.stack, item.job)
             schedule_name = (
-                conn.execute(
-                    select(schedules.c.name).where(schedules.c.id == item.schedule_id)
-                ).scalar()
-                if item.schedule_id is not None
-                else None
+                name_of(conn, item.schedule_id) if item.schedule_id is not None else None
             )
-        policy = RetryPolicy.from_options(dict(job.options or {}) if job else {})
+        policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
             self._record(item, policy, error="job missing: nothing to run", retry=False)
             return True
@@ -138,7 +128,7 @@ class Worker:
             scheduled_for=item.scheduled_for,
             attempt=item.attempts,
             source=item.source,
-            options=dict(job.options or {}),
+            options=dict(job.options),
         )
         try:
             runner, spec = self.targets.resolve(job.target)

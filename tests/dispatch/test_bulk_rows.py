@@ -1,4 +1,4 @@
-"""The dispatcher's bulk writes store values exactly as SQLAlchemy Core does."""
+"""The dispatcher's bulk writes (store.dialects' insert_rows, update_in) store values as Core does."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from cronplane.store import bulk
 from cronplane.store.database import Database
 from cronplane.store.tables import events, schedules
 from firing_support import START, add_schedule, schedule_row
@@ -16,14 +15,14 @@ from firing_support import START, add_schedule, schedule_row
 def test_bulk_event_reads_back_like_core(database: Database) -> None:
     when = datetime(2026, 3, 2, 10, 0, 0, 123456, tzinfo=UTC)
     sid = uuid.uuid4()
-    enc = bulk.Encoder(database.dialect)
+    enc = database.backend.row_encoder
     with database.begin() as conn:
-        bulk.insert_tuples(
+        database.backend.insert_rows(
             conn,
             events,
             ("code", "tenant", "schedule_id", "actor", "message", "scheduled_for", "created_at",
              "detail"),
-            [("V200610SCHTRG", "acme", enc.uuid(sid), "t", "m", enc.datetime(when),
+            [("V200610SCHTRG", enc.text("acme"), enc.uuid(sid), "t", "m", enc.datetime(when),
               enc.datetime(when), enc.json({"a": [1, "é"]}))],
         )  # fmt: skip
     with database.read() as conn:
@@ -41,14 +40,20 @@ def test_bulk_update_compare_and_set(database: Database) -> None:
     later = START + timedelta(minutes=1)
     with database.begin() as conn:
         conn.execute(schedules.insert(), [other])
-        matched = bulk.update(
-            conn,
-            schedules,
-            ("next_run",),
-            ("id", "next_run"),
-            [(later, sid, START), (later, other["id"], START - timedelta(seconds=1))],
-        )
-    assert matched == 1
+        params = database.backend.params
+        matched = [
+            database.backend.update_in(
+                conn,
+                schedules,
+                ("next_run",),
+                (params.datetime(later),),
+                match=("next_run", params.datetime(due)),
+                key="id",
+                keys=[params.uuid(key)],
+            )
+            for key, due in ((sid, START), (other["id"], START - timedelta(seconds=1)))
+        ]
+    assert matched == [1, 0]
     with database.read() as conn:
         rows = dict(conn.execute(select(schedules.c.id, schedules.c.next_run)).all())
     assert rows == {sid: later, other["id"]: START}

@@ -10,6 +10,7 @@ from sqlalchemy import update
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
+from cronplane.core.items import DEFAULT_EXPIRY
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import schedules
@@ -42,7 +43,7 @@ def test_due_schedule_fires_once_with_ledger(database: Database, clock: FakeCloc
     assert item.schedule_id == sid and item.scheduled_for == START
     assert item.source == "schedule" and item.status == "queued"
     assert item.payload == {"name": "every-minute"}
-    assert item.expires_at == clock.now() + queue.DEFAULT_EXPIRY
+    assert item.expires_at == clock.now() + DEFAULT_EXPIRY
     row = schedule(database, sid)
     assert row.last_run == clock.now()
     assert row.next_run == START + timedelta(minutes=1)

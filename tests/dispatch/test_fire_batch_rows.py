@@ -156,8 +156,8 @@ def test_a_changed_row_fails_the_compare_and_set(database: Database) -> None:
         conn.execute(
             update(schedules).where(schedules.c.id == rows[0]["id"]).values(next_run=later)
         )
-        enc = bulk.Encoder(database.dialect)
-        matched = bulk.update_in(
+        enc = database.backend.params
+        matched = database.backend.update_in(
             conn,
             schedules,
             ("next_run",),
@@ -184,7 +184,7 @@ def test_copy_escape(text: str, field: str) -> None:
 
 
 def test_insert_rows_of_more_than_one_statement(database: Database) -> None:
-    enc = bulk.row_encoder(database.dialect)
+    enc = database.backend.row_encoder
     columns = (
         "id", "tenant", "stack", "environment", "job", "payload", "source", "priority",
         "status", "available_at", "attempts", "max_attempts", "created_at", "updated_at",
@@ -199,7 +199,7 @@ def test_insert_rows_of_more_than_one_statement(database: Database) -> None:
         for n in range(2_345)
     ]  # fmt: skip
     with database.begin() as conn:
-        bulk.insert_rows(conn, queue_items, columns, rows)
+        database.backend.insert_rows(conn, queue_items, columns, rows)
     stored = items(database)
     assert sorted(item.payload["n"] for item in stored) == list(range(2_345))
     assert {item.created_at for item in stored} == {START}

@@ -22,7 +22,7 @@ from sqlalchemy import event
 
 from cronplane.clock import FakeClock
 from cronplane.store.database import Database
-from cronplane.store.listener import plain_url
+from cronplane.store.dialects.listener import plain_url
 from firing_support import (
     START,
     add_job,

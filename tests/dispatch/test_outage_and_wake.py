@@ -29,6 +29,7 @@ class FlakyDatabase:
     def __init__(self, real: Database) -> None:
         self.real = real
         self.dialect = real.dialect
+        self.backend = real.backend
         self.down = False
 
     def _check(self) -> None:
@@ -98,7 +99,7 @@ def test_in_process_change_wakes_the_dispatcher(database: Database) -> None:
 @pytest.mark.postgres
 def test_notify_wakes_a_listener(pg_database: Database) -> None:
     from cronplane.clock import SystemClock
-    from cronplane.store.listener import ChangeListener
+    from cronplane.store.dialects.listener import ChangeListener
 
     woken = threading.Event()
     calls: list[Any] = []

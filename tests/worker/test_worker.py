@@ -12,7 +12,9 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.backoff import RetryPolicy
+from cronplane.core.items import DEFAULT_MAX_ATTEMPTS
 from cronplane.dispatcher import Dispatcher
+from cronplane.errors import InvalidTarget
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
@@ -90,15 +92,24 @@ def test_failure_retries_with_backoff_then_fails(database: Database, clock: Fake
     assert codes(database)[-2:] == [ev.ITEM_RETRY.text, ev.ITEM_FAILED.text]
 
 
-def test_unknown_target_kind_fails_the_item(database: Database, clock: FakeClock) -> None:
+def test_unknown_target_kind_fails_at_once(database: Database, clock: FakeClock) -> None:
+    """No retry: the job keeps its default attempts, yet the first one is the last."""
     # A worker built without the celery bridge (the default worker has one).
-    add_job(database, target="celery:tasks.add", options={"max_attempts": 1})
+    add_job(database, target="celery:tasks.add")
     add_schedule(database)
     fire(database, clock)
     python_only = Targets({"python": PythonTarget()})
-    Worker(database, clock, name="w1", heartbeat=False, targets=python_only).run_once()
+    outcomes: list[str] = []
+    w = Worker(
+        database, clock, name="w1", heartbeat=False, targets=python_only, on_outcome=outcomes.append
+    )
+    assert w.run_once()
     (item,) = items(database)
-    assert item.status == "failed" and "no runner for 'celery'" in item.error
+    assert item.max_attempts == DEFAULT_MAX_ATTEMPTS > 1
+    assert item.status == "failed" and item.attempts == 1 and outcomes == ["failed"]
+    assert item.error.startswith(f"{InvalidTarget.code.text}: no runner for 'celery'")
+    assert codes(database)[-1] == ev.ITEM_FAILED.text
+    assert not w.run_once()  # nothing requeued
 
 
 def test_missing_job_fails_without_retry(database: Database, clock: FakeClock) -> None:

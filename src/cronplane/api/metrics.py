@@ -162,10 +162,10 @@ class DatabaseGauges(Collector):
         self.clock = clock
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from sqlalchemy import func, select
         from sqlalchemy.exc import SQLAlchemyError
 
-        from cronplane.store.tables import queue_items, schedules
+        from cronplane.store import queue
+        from cronplane.store.dispatch import count_due
 
         up = GaugeMetricFamily("cronplane_database_up", "1 when the scrape reached the database")
         backlog = GaugeMetricFamily(
@@ -177,26 +177,17 @@ class DatabaseGauges(Collector):
         now: datetime = self.clock.now()
         try:
             with self.database.read() as conn:
-                due = conn.execute(
-                    select(func.count())
-                    .select_from(schedules)
-                    .where(schedules.c.enabled.is_(True), schedules.c.next_run <= now)
-                ).scalar_one()
-                counts: dict[str, int] = dict(
-                    conn.execute(
-                        select(queue_items.c.status, func.count())
-                        .where(queue_items.c.status.in_(("queued", "running")))
-                        .group_by(queue_items.c.status)
-                    ).all()
-                )
+                # What "due" means is the dispatcher's own (store.dispatch).
+                due = count_due(conn, now)
+                counts = queue.count_active(conn)
         except SQLAlchemyError:
             up.add_metric([], 0)
             yield up
             return
         up.add_metric([], 1)
-        backlog.add_metric([], int(due))
-        for status in ("queued", "running"):
-            depth.add_metric([status], int(counts.get(status, 0)))
+        backlog.add_metric([], due)
+        for status, count in counts.items():
+            depth.add_metric([status], count)
         yield up
         yield backlog
         yield depth

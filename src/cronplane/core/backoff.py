@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_MAX_ATTEMPTS = 3
+from cronplane.core.items import DEFAULT_MAX_ATTEMPTS, attempts_of
+
 DEFAULT_BASE = 10.0
 DEFAULT_CAP = 3600.0
 
@@ -39,7 +40,7 @@ class RetryPolicy:
     def from_options(cls, options: dict[str, Any]) -> RetryPolicy:
         """A policy from a job's `options` (`max_attempts`, `retry_base`, `retry_cap`)."""
         return cls(
-            max_attempts=int(options.get("max_attempts", DEFAULT_MAX_ATTEMPTS)),
+            max_attempts=attempts_of(options),
             base_seconds=float(options.get("retry_base", DEFAULT_BASE)),
             cap_seconds=float(options.get("retry_cap", DEFAULT_CAP)),
         )

@@ -2,7 +2,9 @@
 
 SQLite is the embedded default (one file, WAL, busy timeout; write
 transactions begin IMMEDIATE so two writers queue instead of failing on lock
-upgrade). PostgreSQL (psycopg 3) is the multi-node engine.
+upgrade). PostgreSQL (psycopg 3) is the multi-node engine. What differs
+between them is store.dialects'; any other database is refused here, when a
+Database is made (UnsupportedDatabase).
 """
 
 from __future__ import annotations
@@ -10,29 +12,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Connection, inspect
 
 from cronplane.clock import Clock, SystemClock
+from cronplane.store import dialects
+from cronplane.store.dialects import normalize_url
+
+__all__ = ["DEFAULT_URL", "Database", "DatabaseClock", "alembic_config", "normalize_url"]
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 DEFAULT_URL = "sqlite:///cronplane.db"
-SQLITE_BUSY_TIMEOUT_MS = 30_000
-# Serializes concurrent `upgrade()` calls on PostgreSQL (pg_advisory_xact_lock key).
-MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
-
-
-def normalize_url(url: str) -> str:
-    """Accept `postgresql://` and `postgres://` as psycopg 3 URLs."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
 
 
 class Database:
@@ -42,62 +35,18 @@ class Database:
         self, url: str = DEFAULT_URL, *, pool_size: int = 5, **engine_options: Any
     ) -> None:
         self.url = normalize_url(url)
-        parsed = make_url(self.url)
-        self.dialect = parsed.get_backend_name()
-        if self.dialect == "sqlite":
-            self.engine = self._sqlite_engine(**engine_options)
-        elif self.dialect == "postgresql":
-            self.engine = create_engine(
-                self.url,
-                pool_pre_ping=True,
-                pool_size=pool_size,
-                max_overflow=pool_size,
-                **engine_options,
-            )
-        else:
-            raise ValueError(
-                f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
-            )
+        # Raises UnsupportedDatabase before anything connects.
+        self.backend = dialects.for_url(self.url)
+        self.dialect = self.backend.name  # for messages; decisions ask self.backend
+        self.engine = self.backend.create_engine(self.url, pool_size=pool_size, **engine_options)
         self._schema_checked = False
         self._schema_lock = threading.Lock()
-
-    def _sqlite_engine(self, **engine_options: Any) -> Engine:
-        database = make_url(self.url).database
-        if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(
-            self.url,
-            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-            poolclass=NullPool if database in (None, "", ":memory:") else None,
-            **engine_options,
-        )
-
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # Let SQLAlchemy, not the driver, decide when transactions begin.
-            dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(conn: Connection) -> None:
-            mode = (
-                "IMMEDIATE" if conn.get_execution_options().get("cronplane_write") else "DEFERRED"
-            )
-            conn.exec_driver_sql(f"BEGIN {mode}")
-
-        return engine
 
     @contextmanager
     def begin(self) -> Iterator[Connection]:
         """A write transaction: commits on success, rolls back on any exception."""
         with self.engine.connect() as conn:
-            if self.dialect == "sqlite":
-                conn.execution_options(cronplane_write=True)
+            self.backend.begin_write(conn)
             with conn.begin():
                 yield conn
 
@@ -110,21 +59,15 @@ class Database:
 
     def refresh_statistics(self, *tables: str) -> None:
         """ANALYZE `tables` (PostgreSQL; SQLite keeps its planner's defaults)."""
-        if self.dialect != "postgresql":
-            return
-        with self.engine.connect() as conn:
-            for table in tables:
-                conn.exec_driver_sql(f'ANALYZE "{table}"')
-            conn.commit()
+        self.backend.analyze(self.engine, tables)
 
     def now(self) -> datetime:
         """The database's clock (PostgreSQL); the process clock for SQLite (one machine)."""
-        if self.dialect != "postgresql":
-            return SystemClock().now()
-        with self.engine.connect() as conn:
-            value = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
-        assert isinstance(value, datetime)
-        return value.astimezone(UTC)
+        return self.backend.now(self.engine)
+
+    def clock(self) -> Clock:
+        """The clock a node's parts read on this database (DatabaseClock on PostgreSQL)."""
+        return self.backend.clock(self)
 
     # -- migrations ---------------------------------------------------------
 
@@ -133,10 +76,7 @@ class Database:
         from alembic import command
 
         with self.begin() as conn:
-            if self.dialect == "postgresql":
-                conn.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
-                )
+            self.backend.lock_migrations(conn)
             config = alembic_config(conn)
             command.upgrade(config, revision)
         self._schema_checked = True
@@ -169,7 +109,8 @@ class Database:
             if self._schema_checked:
                 return
             current = self.current_revision()
-            if current is None or (self.dialect == "sqlite" and current != self.head_revision()):
+            behind = self.backend.migrates_when_behind and current != self.head_revision()
+            if current is None or behind:
                 self.upgrade()
             self._schema_checked = True
 

@@ -7,9 +7,9 @@ from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection, Row, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from cronplane.core.model import Job
+from cronplane.store import dialects
 from cronplane.store.tables import jobs
 
 
@@ -58,9 +58,9 @@ def job_values(job: Job) -> dict[str, Any]:
 
 def insert_job(conn: Connection, job: Job) -> bool:
     """Insert one; False when (tenant, stack, name) already exists."""
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     query = (
-        dialect.insert(jobs)
+        dialects.of(conn)
+        .insert(jobs)
         .on_conflict_do_nothing(index_elements=["tenant", "stack", "name"])
         .returning(jobs.c.id)
     )

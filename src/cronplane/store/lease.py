@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, or_, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
+from cronplane.store import dialects
 from cronplane.store.tables import leases
 
 log = logging.getLogger(__name__)
@@ -53,12 +53,8 @@ class LeaseState:
 
 def ensure_row(conn: Connection, name: str) -> None:
     """Create the lease row if missing; safe when several nodes race (ON CONFLICT)."""
-    dialect = conn.dialect.name
     values = {"name": name, "holder": None, "term": 0, "expires_at": None}
-    if dialect == "postgresql":
-        conn.execute(postgresql.insert(leases).values(values).on_conflict_do_nothing())
-    else:
-        conn.execute(sqlite.insert(leases).values(values).on_conflict_do_nothing())
+    conn.execute(dialects.of(conn).insert(leases).values(values).on_conflict_do_nothing())
 
 
 def read(conn: Connection, name: str) -> LeaseState | None:
@@ -86,7 +82,7 @@ def guard(conn: Connection, ttl: timedelta, *, firing: str | None = None) -> Non
     SQLite has no server to end a frozen writer: there other writers time out
     (busy timeout) until it resumes or dies; standby nodes are PostgreSQL's job.
     """
-    if conn.dialect.name == "postgresql":
+    if dialects.of(conn).server_sessions:
         idle = str(max(500, int(ttl.total_seconds() * 1000 / 2)))
         if firing is None:
             conn.execute(_BOUND_IDLE, {"idle": idle})
@@ -165,7 +161,7 @@ def acquire(
     if state is not None and state.expires_at is not None:
         if state.expires_at > now:
             return None
-        if conn.dialect.name == "postgresql":
+        if dialects.of(conn).server_sessions:
             cut_off(conn, name, ttl / 2)
     expired = or_(leases.c.expires_at.is_(None), leases.c.expires_at <= now)
     takeover = conn.execute(

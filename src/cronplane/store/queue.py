@@ -26,14 +26,15 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
+from cronplane.core.items import ItemOptions
 from cronplane.ids import time_ordered_id
+from cronplane.store import dialects
 from cronplane.store.tables import events, queue_items
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "expired", "cancelled")
-DEFAULT_EXPIRY = timedelta(hours=5)
-DEFAULT_PRIORITY = 0
-MANUAL_PRIORITY = 5
+# A new item's defaults are core.items' (ItemOptions).
+_DEFAULT = ItemOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +101,15 @@ def item_values(
     now: datetime,
     schedule_id: UUID | None = None,
     scheduled_for: datetime | None = None,
-    priority: int = DEFAULT_PRIORITY,
+    priority: int = _DEFAULT.priority,
     expires_at: datetime | None = None,
-    max_attempts: int = 3,
+    max_attempts: int = _DEFAULT.max_attempts,
     item_id: UUID | None = None,
 ) -> dict[str, Any]:
-    """One new queued item's column values (for single or batched inserts)."""
+    """One new queued item's column values (for single or batched inserts).
+
+    `priority`, `expires_at` and `max_attempts` default to core.items.ItemOptions'.
+    """
     return {
         "id": item_id or time_ordered_id(now),
         "tenant": tenant,
@@ -119,7 +123,7 @@ def item_values(
         "priority": priority,
         "status": "queued",
         "available_at": now,
-        "expires_at": expires_at if expires_at is not None else now + DEFAULT_EXPIRY,
+        "expires_at": expires_at if expires_at is not None else _DEFAULT.expires_at(now),
         "attempts": 0,
         "max_attempts": max_attempts,
         "lease_owner": None,
@@ -181,8 +185,7 @@ def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> Que
         .order_by(queue_items.c.priority.desc(), queue_items.c.available_at)
         .limit(1)
     )
-    if conn.dialect.name == "postgresql":
-        candidate = candidate.with_for_update(skip_locked=True)
+    candidate = dialects.of(conn).skip_locked(candidate)
     row = conn.execute(
         update(queue_items)
         # `status = 'queued'` again: the guard that makes the claim conditional.
@@ -310,16 +313,16 @@ def recover_abandoned(conn: Connection, now: datetime, limit: int = 1000) -> int
     return int(requeued) + int(failed)
 
 
-def has_active(conn: Connection, schedule_ids: list[UUID]) -> set[UUID]:
-    """Of `schedule_ids`, those with an item queued or running (the overlap rule)."""
-    if not schedule_ids:
-        return set()
-    rows = conn.execute(
-        select(queue_items.c.schedule_id)
-        .where(queue_items.c.schedule_id.in_(schedule_ids), queue_items.c.status.in_(ACTIVE))
-        .distinct()
+def count_active(conn: Connection) -> dict[str, int]:
+    """How many items are in each active status (every one of ACTIVE, zero included)."""
+    counts = dict.fromkeys(ACTIVE, 0)
+    found = conn.execute(
+        select(queue_items.c.status, func.count())
+        .where(queue_items.c.status.in_(ACTIVE))
+        .group_by(queue_items.c.status)
     )
-    return {row.schedule_id for row in rows}
+    counts.update({status: int(count) for status, count in found})
+    return counts
 
 
 def prune(conn: Connection, before: datetime) -> tuple[int, int]:

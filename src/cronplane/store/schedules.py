@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, text, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, tuple_, update
 from sqlalchemy.sql import ColumnElement
 
 from cronplane.core.model import Schedule
+from cronplane.store import dialects
 from cronplane.store.tables import schedules
 
 # PostgreSQL channel the dispatcher LISTENs on to wake early when schedules change.
@@ -78,9 +79,10 @@ def schedule_values(schedule: Schedule) -> dict[str, Any]:
 
 
 def _insert(conn: Connection) -> Any:
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    return dialect.insert(schedules).on_conflict_do_nothing(
-        index_elements=["tenant", "stack", "environment", "name"]
+    return (
+        dialects.of(conn)
+        .insert(schedules)
+        .on_conflict_do_nothing(index_elements=["tenant", "stack", "environment", "name"])
     )
 
 
@@ -101,8 +103,7 @@ def insert_schedule(conn: Connection, schedule: Schedule) -> bool:
 
 def notify_changed(conn: Connection) -> None:
     """Wake LISTENing dispatchers at commit (PostgreSQL); nothing on SQLite."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
+    dialects.of(conn).notify(conn, NOTIFY_CHANNEL)
 
 
 def get_by_key(
@@ -300,22 +301,23 @@ def update_schedule(
     return conn.execute(query).rowcount == 1
 
 
-def update_schedules(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Many updates of the same columns in one executemany; each row carries `b_id`."""
-    if not rows:
-        return
-    from sqlalchemy import bindparam
-
-    columns = [key for key in rows[0] if key != "b_id"]
-    query = (
-        update(schedules)
-        .where(schedules.c.id == bindparam("b_id"))
-        .values({column: bindparam(f"b_{column}") for column in columns})
-    )
+def set_payload(
+    conn: Connection, schedule_id: UUID, payload: Mapping[str, Any], now: datetime
+) -> None:
+    """Replace one row's payload: a definition change, so the revision moves on."""
     conn.execute(
-        query,
-        [{"b_id": row["b_id"], **{f"b_{c}": row[c] for c in columns}} for row in rows],
+        update(schedules)
+        .where(schedules.c.id == schedule_id)
+        .values(payload=payload, updated_at=now, revision=schedules.c.revision + 1)
     )
+
+
+def name_of(conn: Connection, schedule_id: UUID) -> str | None:
+    """The name of the schedule with this id, or None when it is gone."""
+    name: str | None = conn.execute(
+        select(schedules.c.name).where(schedules.c.id == schedule_id)
+    ).scalar()
+    return name
 
 
 def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
@@ -346,8 +348,4 @@ def lock_scope(conn: Connection, tenant: str, stack: str, environment: str) -> N
 
     SQLite needs none: its write transactions begin IMMEDIATE, one at a time.
     """
-    if conn.dialect.name == "postgresql":
-        conn.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
-            {"key": f"cronplane-sync/{tenant}/{stack}/{environment}"},
-        )
+    dialects.of(conn).lock_scope(conn, f"cronplane-sync/{tenant}/{stack}/{environment}")

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, Dialect
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator
+
+
+@cache
+def _zoneless(name: str) -> bool:
+    """Whether dialect `name` stores timestamps without zone (store.dialects)."""
+    # Imported here: the dialects' bulk encoders import this module.
+    from cronplane.store import dialects
+
+    return dialects.by_name(name).zoneless_datetimes
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -26,12 +36,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(f"naive datetime {value!r}: cronplane stores aware UTC only")
         value = value.astimezone(UTC)
-        if dialect.name == "sqlite":
+        if _zoneless(dialect.name):
             return value.replace(tzinfo=None)
         return value
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Any:
-        if dialect.name != "sqlite":
+        if not _zoneless(dialect.name):
             return super().result_processor(dialect, coltype)
 
         # SQLite hands back the stored text ("2026-01-05 12:00:00.000000");

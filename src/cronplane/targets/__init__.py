@@ -5,7 +5,9 @@ The built-in worker looks the kind up in a :class:`Targets` registry and calls
 ``target.run(spec, payload, context)``; what it returns (JSON-able) is the
 item's result, what it raises is the item's error. An ordinary exception is
 retried with backoff while the item has attempts left; :class:`PermanentFailure`
-says retrying cannot help (a webhook's 4xx), so the item fails at once.
+says retrying cannot help (a webhook's 4xx), so the item fails at once. A
+kind this worker has no runner for (:class:`UnknownTargetKind`) is one: the
+item fails on its first attempt, its error the coded `X400008TGTINV` message.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
+
+from cronplane.errors import InvalidTarget
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +51,12 @@ class PermanentFailure(Exception):
     """A failure that another attempt cannot fix: the worker fails the item without retry."""
 
 
-class UnknownTargetKind(LookupError):
-    """No runner for this kind in this worker (e.g. `celery:` without a bridge)."""
+class UnknownTargetKind(PermanentFailure, InvalidTarget, LookupError):
+    """No runner for this kind in this worker (e.g. `celery:` without a bridge): fails at once.
+
+    Retrying on the same worker cannot help, and silently retrying would hide
+    a misconfigured worker for max_attempts backoffs.
+    """
 
 
 def split_target(target: str) -> tuple[str, str]:
@@ -75,6 +83,7 @@ class Targets:
         runner = self._runners.get(kind)
         if runner is None:
             raise UnknownTargetKind(
-                f"no runner for {kind!r} targets in this worker (has: {', '.join(self.kinds())})"
+                f"no runner for {kind!r} targets in this worker (has: {', '.join(self.kinds())})",
+                {"kind": kind, "kinds": self.kinds()},
             )
         return runner, spec

@@ -15,7 +15,7 @@ fires. Its steps, in order (each followed by a crash point, see
     events    the occurrence ledger
     commit
 
-The two databases take one path each, after the fence:
+The two databases take one path each, after the fence (chosen by store.dialects):
 
 - SQLite (`sqlite.py`): the select fills a temporary table with the due
   rows' keys and decision inputs; Python reads one row per distinct input,
@@ -44,39 +44,20 @@ from datetime import datetime
 from sqlalchemy import Connection
 
 from cronplane.core.firing import NextAfter
-from cronplane.store import lease
+from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.planner import Occurrences, Planner
-from cronplane.store.dispatch.postgresql import fire_postgresql
-from cronplane.store.dispatch.reads import count_due, due_query, earliest_next_run
-from cronplane.store.dispatch.sqlite import (
-    SQLITE_CACHE_KIB,
-    SQLITE_FIRE_CHECKPOINT_PAGES,
-    checkpoint,
-    fire_sqlite,
-)
-from cronplane.store.dispatch.transaction import (
-    ACTOR,
-    EVENT_COLUMNS,
-    ITEM_COLUMNS,
-    BatchResult,
-    Fencing,
-)
+from cronplane.store.dispatch.reads import count_due, earliest_next_run
+from cronplane.store.dispatch.transaction import BatchResult, Fencing
 
 __all__ = [
-    "ACTOR",
     "CRASH_ENV",
     "CRASH_POINTS",
-    "EVENT_COLUMNS",
-    "ITEM_COLUMNS",
-    "SQLITE_CACHE_KIB",
-    "SQLITE_FIRE_CHECKPOINT_PAGES",
     "BatchResult",
     "Fencing",
     "checkpoint",
     "count_due",
     "crash_point",
-    "due_query",
     "earliest_next_run",
     "fire_batch",
 ]
@@ -97,7 +78,16 @@ def fire_batch(
     """
     lease.fence(conn, fencing.lease_name, fencing.holder, fencing.term, now)
     crash_point("after_fence")
-    planner = Planner(conn.dialect.name, now, fencing.term, Occurrences(occurrences))
-    if conn.dialect.name == "sqlite":
-        return fire_sqlite(conn, planner, limit)
-    return fire_postgresql(conn, planner, limit)
+    dialect = dialects.of(conn)
+    planner = Planner(dialect, now, fencing.term, Occurrences(occurrences))
+    return dialect.fire(conn, planner, limit)
+
+
+def checkpoint(conn: Connection) -> None:
+    """After a burst: the checkpoint its fire transactions deferred (SQLite's WAL).
+
+    Fire transactions defer SQLite's automatic checkpoint (see fire_sqlite),
+    so its fsyncs come after the burst's last commit, not between its batches.
+    A no-op where nothing is deferred (PostgreSQL).
+    """
+    dialects.of(conn).after_burst(conn)

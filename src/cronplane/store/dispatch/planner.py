@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
-from cronplane.store import bulk
-from cronplane.store.queue import DEFAULT_EXPIRY, DEFAULT_PRIORITY
+from cronplane.core.items import ItemOptions
+from cronplane.store.dialects import Dialect
+from cronplane.store.dispatch.reads import DueInputs
+
+_INPUTS = len(DueInputs._fields)
 
 _LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
@@ -106,10 +109,10 @@ class Plan:
 class Planner:
     """A batch's decisions, one per distinct input, and its jobs' item options, encoded."""
 
-    def __init__(self, dialect: str, now: datetime, term: int, next_after: Occurrences) -> None:
+    def __init__(self, dialect: Dialect, now: datetime, term: int, next_after: Occurrences) -> None:
         # Values for inserted rows (COPY text on PostgreSQL) and for UPDATE parameters.
-        self.enc = bulk.row_encoder(dialect)
-        self.params = bulk.Encoder(dialect)
+        self.enc = dialect.row_encoder
+        self.params = dialect.params
         self.now = now
         self.term = term
         self.next_after = next_after
@@ -120,19 +123,20 @@ class Planner:
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for (next_run as read, cron, zone, grace, overlap, active, job active)."""
+        """The decision for a key: the reads.DueInputs fields, item active, job active."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
         return found
 
     def _plan(self, key: tuple[Any, ...]) -> Plan:
-        next_raw, cron, timezone, grace, overlap, previous_active, job_active = key
-        due = _instant(next_raw)
+        inputs = DueInputs._make(key[:_INPUTS])
+        previous_active, job_active = key[_INPUTS:]
+        due = _instant(inputs.next_run)
         decision = decide(
-            DueRow(due, grace, overlap),
+            DueRow(due, inputs.misfire_grace, inputs.overlap),
             now=self.now,
-            next_after=self.next_after.of(cron, timezone),
+            next_after=self.next_after.of(inputs.cron, inputs.timezone),
             job_active=job_active,
             previous_active=previous_active,
         )
@@ -158,7 +162,7 @@ class Planner:
             set_values = (params.datetime(decision.next_run),)
         return Plan(
             decision,
-            next_raw,
+            inputs.next_run,
             code.text,
             message,
             enc.datetime(decision.scheduled_for),
@@ -170,13 +174,12 @@ class Planner:
         """A job's item (priority, expires_at, max_attempts), encoded."""
         found = self._job_plans.get(key)
         if found is None:
-            expiry = options.get("expires_after")
-            expires = self.now + (timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY)
+            item = ItemOptions.scheduled(options)
             enc = self.enc
             found = self._job_plans[key] = (
-                enc.int(int(options.get("priority", DEFAULT_PRIORITY))),
-                enc.datetime(expires),
-                enc.int(int(options.get("max_attempts", 3))),
+                enc.int(item.priority),
+                enc.datetime(item.expires_at(self.now)),
+                enc.int(item.max_attempts),
             )
         return found
 

@@ -23,12 +23,13 @@ from cronplane.store.dispatch.planner import ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import ACTOR, EVENT_COLUMNS, ITEM_COLUMNS, BatchResult
 from cronplane.store.tables import events, queue_items, schedules
 
-# Positions in a due row (reads.due_query; Row attribute access costs more
+# Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
 # than indexing).
-_TENANT, _JOB, _OVERLAP = 1, 5, 10
-# Its strings that are written to items and events: tenant, stack,
-# environment, name, job, payload.
-_WRITTEN_TEXT = (1, 2, 3, 4, 5, 8)
+_ID, _TENANT, _JOB, _OVERLAP = map(reads.DUE_FIELDS.index, ("id", "tenant", "job", "overlap"))
+# Its strings that are written to items and events.
+_WRITTEN_TEXT = tuple(
+    map(reads.DUE_FIELDS.index, ("tenant", "stack", "environment", "name", "job", "payload"))
+)
 
 
 def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResult:
@@ -40,12 +41,12 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     if not rows:
         return result
     options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
-    active = reads.active(conn, [row[0] for row in rows if row[_OVERLAP] == "skip"])
+    active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] == "skip"])
     rows_out = _Rows(planner)
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
     # walk each index in order instead of landing on random pages.
-    ordered = sorted(rows, key=itemgetter(0))
+    ordered = sorted(rows, key=itemgetter(_ID))
     safe = _copy_safe(ordered)
     if safe is not ordered:
         # The rows' names are now COPY text: look their jobs up the same way.
@@ -56,11 +57,11 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
 
-    bulk.insert_rows(conn, queue_items, ITEM_COLUMNS, rows_out.items)
+    bulk.pg_copy(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
-        matched = bulk.update_in(
+        matched = bulk.pg_update_in(
             conn,
             schedules,
             set_columns,
@@ -75,7 +76,7 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
         if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
-    bulk.insert_rows(conn, events, EVENT_COLUMNS, rows_out.ledger)
+    bulk.pg_copy(conn, events, EVENT_COLUMNS, rows_out.ledger)
     crash_point("after_events")
     return result
 
@@ -123,14 +124,14 @@ class _Rows:
         items, ledger, fired_for = self.items, self.ledger, self.fired_for
         item_ids = iter(time_ordered_hexes(planner.now, len(rows)))
         fire = Outcome.FIRE
-        # Column order of due_query; the id and next_run are the stored values.
-        for (
-            sid, tenant, stack, environment, name, job, cron, timezone, payload, grace, overlap,
-            next_raw, row_key,
-        ) in rows:  # fmt: skip
+        written, inputs = reads.WRITTEN, reads.INPUTS
+        for row in rows:
+            # reads.DueWritten, then the decision inputs (reads.DueInputs).
+            sid, tenant, stack, environment, name, job, payload, row_key = row[written]
             job_key = (tenant, stack, job)
             job_options = options.get(job_key)
-            key = (next_raw, cron, timezone, grace, overlap, sid in active, job_options is not None)
+            # The planner's key: the inputs, whether an item is active, whether the job is.
+            key = row[inputs] + (sid in active, job_options is not None)
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)

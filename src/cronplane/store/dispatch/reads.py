@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
@@ -21,22 +21,55 @@ from sqlalchemy import (
 from cronplane.store import bulk
 from cronplane.store.tables import jobs, schedules
 
-_DUE_COLUMNS = (
-    # PostgreSQL, after the id (see due_query). next_run comes back as the
-    # driver gives it (no per-row type processing) and is written back
-    # unchanged as the compare-and-set value.
-    schedules.c.tenant,
-    schedules.c.stack,
-    schedules.c.environment,
-    schedules.c.name,
-    schedules.c.job,
-    schedules.c.cron,
-    schedules.c.timezone,
+
+class DueInputs(NamedTuple):
+    """A due row's decision inputs as read, one `schedules` column each.
+
+    Rows that share them share one decision (planner.Planner.plan). Both fire
+    paths read them by these fields: PostgreSQL selects them after the
+    written columns (DUE_FIELDS), SQLite packs them into one `json_array`
+    key (sqlite.py). A new decision input is a field here, then its use in
+    planner.Planner and core.firing.decide.
+    """
+
+    # As stored (no per-row type processing): written back unchanged as the
+    # compare-and-set value.
+    next_run: Any
+    cron: str
+    timezone: str
+    misfire_grace: int | None
+    overlap: str
+
+
+class DueWritten(NamedTuple):
+    """PostgreSQL: the leading columns of a due row, those copied into items and events."""
+
+    id: str  # as text, which COPY takes as it is (a UUID object is formatted per row)
+    tenant: str
+    stack: str
+    environment: str
+    name: str
+    job: str
     # The payload is copied into the item as stored: no decode/encode per fire.
-    cast(schedules.c.payload, Text).label("payload_text"),
-    schedules.c.misfire_grace,
-    schedules.c.overlap,
-    type_coerce(schedules.c.next_run, String).label("next_run"),
+    payload: str
+    row_key: str  # what the batch's UPDATEs find the row by (the id again)
+
+
+# A PostgreSQL due row: the written columns, then the decision inputs.
+DUE_FIELDS = DueWritten._fields + DueInputs._fields
+# Slices of a due row (row[WRITTEN], row[INPUTS]) and positions in it.
+WRITTEN = slice(0, len(DueWritten._fields))
+INPUTS = slice(len(DueWritten._fields), len(DUE_FIELDS))
+# Where a due row's columns are not the stored column itself.
+_DUE_EXPRESSIONS: dict[str, Any] = {
+    "id": cast(schedules.c.id, Text),
+    "payload": cast(schedules.c.payload, Text),
+    "row_key": cast(schedules.c.id, Text),
+    "next_run": type_coerce(schedules.c.next_run, String),
+}
+_DUE_COLUMNS = tuple(
+    (_DUE_EXPRESSIONS[name] if name in _DUE_EXPRESSIONS else schedules.c[name]).label(name)
+    for name in DUE_FIELDS
 )
 
 
@@ -53,8 +86,8 @@ def earliest_next_run(conn: Connection) -> datetime | None:
     return value
 
 
-def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
-    """How many enabled rows are due at `now`, counting no further than `cap`."""
+def count_due(conn: Connection, now: datetime, *, cap: int | None = None) -> int:
+    """How many enabled rows are due at `now`, counting no further than `cap` (if given)."""
     due = select(literal(1)).where(*_due(now)).limit(cap).subquery()
     return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
 
@@ -62,17 +95,9 @@ def count_due(conn: Connection, now: datetime, *, cap: int) -> int:
 def due_query(now: datetime, limit: int) -> Any:
     """PostgreSQL: enabled rows with next_run <= now, earliest first, locked (SKIP LOCKED).
 
-    A range scan of ix_schedules_due. Ids come back as text, which COPY takes
-    as it is (a UUID object would be formatted per row); the last column is
-    the key the batch's UPDATEs find each row by (the id again).
+    A range scan of ix_schedules_due; each row is DUE_FIELDS.
     """
-    sid = cast(schedules.c.id, Text)
-    query = (
-        select(sid.label("id"), *_DUE_COLUMNS, sid.label("row_key"))
-        .where(*_due(now))
-        .order_by(schedules.c.next_run)
-        .limit(limit)
-    )
+    query = select(*_DUE_COLUMNS).where(*_due(now)).order_by(schedules.c.next_run).limit(limit)
     # A row being edited is skipped, not waited for: the next tick sees it.
     return query.with_for_update(skip_locked=True)
 

@@ -2,7 +2,8 @@
 
 SQLite copies payloads and names itself (INSERT … SELECT, UPDATE … FROM);
 Python only decides, once per distinct input. Also the connection settings
-that path tunes, and the WAL checkpoint it defers to the end of a burst.
+that path tunes, the checkpoint it defers to the end of a burst is the dialect's
+(store.dialects.sqlite, `after_burst`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,6 @@ SQLITE_CACHE_KIB = 64 * 1024
 SQLITE_FIRE_CHECKPOINT_PAGES = 10_000
 
 
-def checkpoint(conn: Connection) -> None:
-    """After a burst on SQLite: move the WAL into the database file (PASSIVE: never waits).
-
-    Fire transactions defer SQLite's automatic checkpoint (see fire_sqlite),
-    so its fsyncs come after the burst's last commit, not between its batches.
-    A no-op on PostgreSQL.
-    """
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-
-
 # The batch's due rows in schedule-id order (n counts them from 1): rowid,
 # next_run as read, and `inputs`, the decision inputs and job as one JSON
 # array, so rows that share them share one key (one text compare, where a
@@ -56,14 +46,19 @@ _FIRE_PLAN = (
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
     "disables INTEGER NOT NULL) WITHOUT ROWID"
 )
+# What the json_array key holds: the decision inputs (reads.DueInputs), then
+# whether an item is active and the job's key.
+_KEY_FIELDS = (*reads.DueInputs._fields, "active", "tenant", "stack", "job")
+_INPUTS = len(reads.DueInputs._fields)
+# The columns the due rows' select reads (the id orders them).
+_READ = dict.fromkeys(("id", "next_run", *reads.DueInputs._fields, "tenant", "stack", "job"))
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
 # overlap rule is an index probe per row (ix_queue_items_schedule).
-_SELECT_DUE = """
+_SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, next_run, inputs)
-SELECT k, next_run,
-    json_array(next_run, cron, timezone, misfire_grace, overlap, active, tenant, stack, job)
+SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
 FROM (
-    SELECT rowid AS k, id, next_run, cron, timezone, misfire_grace, overlap, tenant, stack, job,
+    SELECT rowid AS k, {", ".join(_READ)},
         overlap = 'skip' AND EXISTS (
             SELECT 1 FROM queue_items AS q
             WHERE q.schedule_id = schedules.id AND q.status IN ('queued', 'running')
@@ -140,17 +135,15 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     if not selected:
         return result
     groups = conn.exec_driver_sql(_GROUPS).all()
-    # inputs: [next_run, cron, timezone, misfire_grace, overlap, active, tenant, stack, job]
+    # Each group's key: _KEY_FIELDS.
     decoded = [json.loads(inputs) for inputs, _count in groups]
-    options = reads.job_options(conn, {v[6] for v in decoded}, {v[8] for v in decoded})
+    options = reads.job_options(conn, {v[-3] for v in decoded}, {v[-1] for v in decoded})
     plan_rows = []
     for (inputs, count), values in zip(groups, decoded, strict=True):
-        next_raw, cron, timezone, grace, overlap, active, tenant, stack, job = values
+        active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
         job_options = options.get(job_key)
-        plan = planner.plan(
-            (next_raw, cron, timezone, grace, overlap, bool(active), job_options is not None)
-        )
+        plan = planner.plan((*values[:_INPUTS], bool(active), job_options is not None))
         decision = plan.decision
         result.counts[decision.outcome] += count
         item_options: tuple[Any, Any, Any] = (None, None, None)  # priority, expiry, attempts
@@ -165,7 +158,7 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
                 planner.enc.datetime(decision.next_run), decision.disables,
             )
         )  # fmt: skip
-    bulk.insert_values(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
+    bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
     ids = time_ordered_run(planner.now, selected)
     conn.exec_driver_sql(
         _INSERT_ITEMS, {"id_prefix": ids.prefix, "id_first": ids.first, "now": now}

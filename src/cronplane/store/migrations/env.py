@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
+from cronplane.store import dialects
 from cronplane.store.tables import metadata
 
 connection = context.config.attributes.get("connection")
@@ -13,7 +14,7 @@ if connection is None:
 context.configure(
     connection=connection,
     target_metadata=metadata,
-    render_as_batch=connection.dialect.name == "sqlite",
+    render_as_batch=dialects.of(connection).batch_migrations,
     compare_type=True,
 )
 with context.begin_transaction():

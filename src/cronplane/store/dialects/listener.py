@@ -1,4 +1,4 @@
-"""LISTEN on the schedules channel (PostgreSQL) and wake the dispatcher on NOTIFY.
+"""PostgreSQL: LISTEN on the schedules channel and wake the dispatcher on NOTIFY.
 
 The service calls `pg_notify('cronplane_schedules', '')` in each write
 transaction; PostgreSQL delivers it at commit. One thread holds a dedicated

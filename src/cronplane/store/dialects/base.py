@@ -1,0 +1,120 @@
+"""The Dialect interface: what each supported database answers differently."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from sqlalchemy import Connection, Engine, Table
+from sqlalchemy.sql import Select
+
+
+class Listener(Protocol):
+    """A background wake-up source (LISTEN/NOTIFY): stopped with the dispatcher."""
+
+    def stop(self) -> None:
+        """Stop listening."""
+        ...
+
+
+if TYPE_CHECKING:
+    from cronplane.clock import Clock
+    from cronplane.store.bulk import Encoder, RowText
+    from cronplane.store.database import Database
+    from cronplane.store.dispatch.planner import Planner
+    from cronplane.store.dispatch.transaction import BatchResult
+
+
+class Dialect:
+    """One database's answers; a stateless singleton per database (see the package docstring)."""
+
+    name: ClassVar[str]  # SQLAlchemy's backend name
+    driver: ClassVar[str]  # the one driver cronplane runs it with
+    # Several fire transactions at once pay off (a server with its own processes).
+    parallel_fires: ClassVar[bool]
+    # Server sessions exist to bound (idle in transaction) and to end (a dead leader's).
+    server_sessions: ClassVar[bool]
+    # Alembic's batch mode (ALTER by table copy).
+    batch_migrations: ClassVar[bool]
+    # A database behind the code is migrated at start (one embedded file), not by hand.
+    migrates_when_behind: ClassVar[bool]
+    # Timestamps are stored without zone (as UTC) and read back naive.
+    zoneless_datetimes: ClassVar[bool]
+    # Fire transactions defer a checkpoint to the end of a burst (`after_burst`).
+    defers_checkpoint: ClassVar[bool]
+    # Bulk values: rows for `insert_rows` and parameters for `update_in`.
+    row_encoder: Encoder | RowText
+    params: Encoder
+
+    def create_engine(self, url: str, *, pool_size: int, **options: Any) -> Engine:
+        """The engine for `url`, with this database's connection settings."""
+        raise NotImplementedError
+
+    def begin_write(self, conn: Connection) -> None:
+        """Prepare `conn` for a write transaction (called before it begins)."""
+
+    def skip_locked(self, query: Select[Any]) -> Select[Any]:
+        """`query` locking its rows and skipping those another transaction holds."""
+        return query
+
+    def insert(self, table: Table) -> Any:
+        """An INSERT that supports ON CONFLICT DO NOTHING."""
+        raise NotImplementedError
+
+    def lock_scope(self, conn: Connection, key: str) -> None:
+        """Serialize transactions that name `key` until commit."""
+
+    def lock_migrations(self, conn: Connection) -> None:
+        """Serialize concurrent migrations until commit."""
+
+    def notify(self, conn: Connection, channel: str) -> None:
+        """Wake listeners of `channel` at commit."""
+
+    def clock(self, database: Database) -> Clock:
+        """The clock every part of a node reads on this database."""
+        raise NotImplementedError
+
+    def now(self, engine: Engine) -> datetime:
+        """The database's now (the process's where the database has no shared clock)."""
+        raise NotImplementedError
+
+    def analyze(self, engine: Engine, tables: Sequence[str]) -> None:
+        """Refresh the planner statistics of `tables`."""
+
+    def fire(self, conn: Connection, planner: Planner, limit: int) -> BatchResult:
+        """One fire transaction's select, inserts and updates (see store.dispatch)."""
+        raise NotImplementedError
+
+    def listener(
+        self, database: Database, clock: Clock, on_notify: Callable[[], None]
+    ) -> Listener | None:
+        """A started thread calling `on_notify` when another node changes schedules, if any."""
+        return None
+
+    def after_burst(self, conn: Connection) -> None:
+        """Once a burst of fire transactions is committed (see `defers_checkpoint`)."""
+
+    def insert_rows(
+        self, conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[Any]
+    ) -> None:
+        """INSERT rows encoded by `row_encoder` in `columns` order."""
+        raise NotImplementedError
+
+    def update_in(
+        self,
+        conn: Connection,
+        table: Table,
+        set_columns: tuple[str, ...],
+        values: Sequence[Any],
+        *,
+        match: tuple[str, Any],
+        key: str,
+        keys: Sequence[Any],
+        extra_set: str = "",
+    ) -> int:
+        """UPDATE … SET set_columns = values WHERE match AND key IN keys; rows matched.
+
+        `values`, the `match` value and `keys` are driver-ready (`params`).
+        """
+        raise NotImplementedError
