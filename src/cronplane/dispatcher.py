@@ -47,7 +47,7 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
-from cronplane.housekeeping import SYSTEM_TENANT
+from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (

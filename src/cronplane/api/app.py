@@ -29,10 +29,10 @@ from cronplane.api.grouping import CreateGroups
 from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
-from cronplane.runs import RunService
 from cronplane.service import ScheduleService
+from cronplane.service.runs import RunService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 API_PREFIX: Final = "/api/v1"
 DEFAULT_TOKEN_CACHE_SECONDS: Final = 5.0

@@ -11,8 +11,8 @@ from pydantic import Field
 from cronplane.api.auth import CanRead
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_NAME, EventPage
-from cronplane.audit import AuditLog
 from cronplane.events import Event
+from cronplane.service.audit import AuditLog
 
 router = APIRouter(prefix="/tenants/{tenant}/events", tags=["events"])
 Context = Annotated[ApiContext, Depends(current_context)]

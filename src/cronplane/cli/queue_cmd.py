@@ -1,7 +1,7 @@
 """`cronplane dispatcher|worker|serve`, `cronplane queue ls|info|cancel`, `schedule run`.
 
 Edges only: each command builds the parts from settings and runs them, or
-calls one use case of `cronplane.runs.RunService` and renders the result.
+calls one use case of `cronplane.service.runs.RunService` and renders the result.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from cronplane.cli.schedule_cmd import schedule
 from cronplane.client import RemoteService
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.errors import InvalidRequest
-from cronplane.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.node import Node, NodeOptions, clock_for
-from cronplane.runs import RunService
+from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
+from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from cronplane.store.queue import QueueItem
 
@@ -122,7 +122,7 @@ def dispatcher(
         _until_signal(node)
         return
     assert node.dispatcher is not None
-    from cronplane.housekeeping import ensure_system_schedules
+    from cronplane.service.housekeeping import ensure_system_schedules
 
     ensure_system_schedules(database, node.clock, retention_days=retention_days)
     report = node.dispatcher.tick()

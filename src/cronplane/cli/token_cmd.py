@@ -16,8 +16,8 @@ import click
 from cronplane.cli.options import settings
 from cronplane.clock import SystemClock
 from cronplane.core.access import Role
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import DEFAULT_URL, Database
-from cronplane.tokens import TokenService
 
 ROLE_NAMES = [role.value for role in Role]
 
