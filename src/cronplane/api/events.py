@@ -11,6 +11,7 @@ from pydantic import Field
 from cronplane.api.auth import CanRead
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_NAME, EventPage
+from cronplane.core.codec import to_document
 from cronplane.events import Event
 from cronplane.service.audit import AuditLog
 
@@ -20,22 +21,7 @@ Context = Annotated[ApiContext, Depends(current_context)]
 
 def render_event(event: Event) -> dict[str, Any]:
     """An event as the API shows it."""
-    return {
-        "id": event.id,
-        "code": event.code,
-        "tenant": event.tenant,
-        "stack": event.stack,
-        "environment": event.environment,
-        "schedule_id": event.schedule_id,
-        "schedule_name": event.schedule_name,
-        "item_id": event.item_id,
-        "actor": event.actor,
-        "message": event.message,
-        "scheduled_for": event.scheduled_for,
-        "fired_at": event.fired_at,
-        "created_at": event.created_at,
-        "detail": event.detail,
-    }
+    return to_document(event)
 
 
 @router.get("", response_model=EventPage, summary="A tenant's events")

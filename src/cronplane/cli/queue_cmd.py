@@ -18,13 +18,13 @@ from cronplane.cli import render
 from cronplane.cli.options import json_option, remote, scope_options, settings
 from cronplane.cli.schedule_cmd import schedule
 from cronplane.client import RemoteService
+from cronplane.core.model import QueueItem
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.errors import InvalidRequest
 from cronplane.node import Node, NodeOptions, clock_for
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.service.runs import RunService
 from cronplane.store.database import Database
-from cronplane.store.queue import QueueItem
 
 ITEM_FAILED_EXIT = 1
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core import validation
+from cronplane.core.codec import to_document
 from cronplane.core.model import (
     DECLARED_FIELDS,
     CronDeclaration,
@@ -135,11 +136,8 @@ class SyncPlan:
             ],
             "removed": [item.name for item in self.removed],
             "unchanged": list(self.unchanged),
-            "conflicts": [{"name": c.name, "source": c.source} for c in self.conflicts],
-            "drift": [
-                {"name": d.name, "field": d.field, "current": d.current, "declared": d.declared}
-                for d in self.drift
-            ],
+            "conflicts": [to_document(conflict) for conflict in self.conflicts],
+            "drift": [to_document(drift) for drift in self.drift],
         }
 
 

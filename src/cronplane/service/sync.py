@@ -15,13 +15,14 @@ Steps of one sync, all in one transaction:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
 from cronplane import events
 from cronplane.core import validation
+from cronplane.core.codec import to_document
 from cronplane.core.model import CronDeclaration, Job, JobPatch, Schedule, Scope
 from cronplane.core.reconcile import (
     SyncedRow,
@@ -54,19 +55,10 @@ class AppReport:
     jobs_updated: tuple[str, ...] = ()
     jobs_deactivated: tuple[str, ...] = ()
     dry_run: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {
-            "stack": self.stack,
-            "dry_run": self.dry_run,
-            "jobs_registered": list(self.jobs_registered),
-            "jobs_updated": list(self.jobs_updated),
-            "jobs_deactivated": list(self.jobs_deactivated),
-            "plan": self.plan.to_dict(),
-            "summary": self.plan.summary(),
-        }
+        return {**to_document(self), "plan": self.plan.to_dict(), "summary": self.plan.summary()}
 
 
 # A sync creating at least this many rows refreshes the planner's statistics.

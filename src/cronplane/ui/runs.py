@@ -15,9 +15,8 @@ from fastapi import Path, Request
 from starlette.responses import Response
 
 from cronplane.api.context import context_of
-from cronplane.core.model import Scope
+from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CronplaneError
-from cronplane.store.queue import QueueItem
 from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
