@@ -76,7 +76,7 @@ def make_api(database: Database) -> Api:
         app=app,
         client=TestClient(app),
         service=app.state.cronplane.service,
-        tokens=app.state.cronplane.tokens,
+        tokens=app.state.cronplane.service.tokens,
     )
 
 

@@ -41,7 +41,7 @@ def app_client(sqlite_database: Database) -> Iterator[TestClient]:
 
 
 def tokens(client: TestClient) -> TokenService:
-    service: TokenService = client.app.state.cronplane.tokens  # type: ignore[attr-defined]
+    service: TokenService = client.app.state.cronplane.service.tokens  # type: ignore[attr-defined]
     return service
 
 

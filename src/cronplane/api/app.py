@@ -30,8 +30,6 @@ from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
 from cronplane.service import ScheduleService
-from cronplane.service.runs import RunService
-from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
 API_PREFIX: Final = "/api/v1"
@@ -101,14 +99,18 @@ def create_app(
         debug=False,
         lifespan=_bounded_threads,
     )
-    service = ScheduleService(database, clock, on_change=on_change)
+    service = ScheduleService(
+        database,
+        clock,
+        on_change=on_change,
+        on_enqueue=on_enqueue,
+        token_cache_seconds=token_cache_seconds,
+    )
     app.state.cronplane = ApiContext(
         database=database,
         clock=clock,
         service=service,
         creates=CreateGroups(service),
-        tokens=TokenService(database, clock, cache_seconds=token_cache_seconds),
-        runs=RunService(database, clock, on_enqueue=on_enqueue),
         limits=limits or Limits(),
         on_change=on_change,
     )

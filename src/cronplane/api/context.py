@@ -11,8 +11,6 @@ from fastapi import Request
 from cronplane.api.grouping import CreateGroups
 from cronplane.clock import Clock
 from cronplane.service import ScheduleService
-from cronplane.service.runs import RunService
-from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
 # A whole manifest sync fits comfortably; one schedule's payload is limited to
@@ -37,8 +35,6 @@ class ApiContext:
     database: Database
     clock: Clock
     service: ScheduleService
-    tokens: TokenService
-    runs: RunService
     creates: CreateGroups
     limits: Limits = field(default_factory=Limits)
     on_change: Callable[[], None] | None = None

@@ -13,7 +13,6 @@ from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_NAME, EventPage
 from cronplane.core.codec import to_document
 from cronplane.events import Event
-from cronplane.service.audit import AuditLog
 
 router = APIRouter(prefix="/tenants/{tenant}/events", tags=["events"])
 Context = Annotated[ApiContext, Depends(current_context)]
@@ -38,7 +37,7 @@ def list_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Changes with their actors and every occurrence's outcome; page with `before`."""
-    rows = AuditLog(ctx.database).list(
+    rows = ctx.service.audit.list(
         tenant, codes=code, schedule_id=schedule_id, before_id=before, limit=limit
     )
     next_before = rows[-1].id if len(rows) == limit else None

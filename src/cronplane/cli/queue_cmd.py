@@ -1,7 +1,7 @@
 """`cronplane dispatcher|worker|serve`, `cronplane queue ls|info|cancel`, `schedule run`.
 
 Edges only: each command builds the parts from settings and runs them, or
-calls one use case of `cronplane.service.runs.RunService` and renders the result.
+calls one use case of the service (`cli.options.client`) and renders the result.
 """
 
 from __future__ import annotations
@@ -15,15 +15,13 @@ from uuid import UUID
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import json_option, remote, scope_options, settings
+from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.cli.schedule_cmd import schedule
-from cronplane.client import RemoteService
 from cronplane.core.model import QueueItem
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.errors import InvalidRequest
 from cronplane.node import Node, NodeOptions, clock_for
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
-from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 
 ITEM_FAILED_EXIT = 1
@@ -208,14 +206,6 @@ def queue() -> None:
     """Queue items of the tenant: list, inspect, cancel."""
 
 
-def _runs(ctx: click.Context) -> RunService | RemoteService:
-    server = remote(ctx)
-    if server is not None:
-        return server
-    database = _database(ctx)
-    return RunService(database, clock_for(database))
-
-
 def _item_id(text: str) -> UUID:
     try:
         return UUID(text)
@@ -239,7 +229,7 @@ def _show(item: QueueItem, as_json: bool) -> None:
 @click.pass_context
 def queue_ls(ctx: click.Context, status: str | None, limit: int, as_json: bool) -> None:
     """Items newest first."""
-    items = _runs(ctx).list_items(settings(ctx).tenant, status=status, limit=limit)
+    items = client(ctx, clock_for).list_items(settings(ctx).tenant, status=status, limit=limit)
     if as_json:
         render.echo_json([item.to_dict() for item in items])
         return
@@ -257,7 +247,7 @@ def queue_ls(ctx: click.Context, status: str | None, limit: int, as_json: bool) 
 @click.pass_context
 def queue_info(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """One item, every field."""
-    _show(_runs(ctx).get_item(settings(ctx).tenant, _item_id(item_id)), as_json)
+    _show(client(ctx, clock_for).get_item(settings(ctx).tenant, _item_id(item_id)), as_json)
 
 
 @queue.command("cancel")
@@ -267,7 +257,7 @@ def queue_info(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @click.pass_context
 def queue_cancel(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """Cancel a queued item (running items finish)."""
-    _show(_runs(ctx).cancel_item(settings(ctx).tenant, _item_id(item_id)), as_json)
+    _show(client(ctx, clock_for).cancel_item(settings(ctx).tenant, _item_id(item_id)), as_json)
 
 
 @schedule.command("run")
@@ -282,7 +272,7 @@ def schedule_run(
 ) -> None:
     """Enqueue NAME's job now (priority 5, expires in 5 h); next_run is untouched."""
     current = settings(ctx)
-    runs = _runs(ctx)
+    runs = client(ctx, clock_for)
     item = runs.run_now(current.scope, name, actor=current.actor)
     if wait:
         item = runs.wait(current.tenant, item.id, timeout=timeout)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from cronplane.core.codec import to_document
+from cronplane.core.codec import field_names, to_document
 from cronplane.cron import known_zone, parse
 
 Source = Literal["app", "user", "system"]
@@ -30,8 +30,6 @@ DEFAULT_SCOPE_PART: Final = "default"
 # operator's enable/disable needs no protection from it.
 OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "enabled")
 OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace")
-# What a manifest declares for one cron; `declared` stores exactly these keys.
-DECLARED_FIELDS: Final = ("job", "cron", "timezone", "payload", "misfire_grace", "overlap")
 
 
 class Unset(enum.Enum):
@@ -277,19 +275,56 @@ class CronDeclaration:
 class Declared:
     """A declaration resolved against its scope: normalized cron, concrete payload.
 
-    This is what the sync planner compares with a row's `declared` column.
+    This is what the sync planner compares with a row's `declared` column, and
+    what a new row is defined by (`new_schedule`).
     """
 
     job: str
     cron: str
     timezone: str
     payload: dict[str, Any]
-    misfire_grace: int | None
-    overlap: Overlap
+    misfire_grace: int | None = None
+    overlap: Overlap = "skip"
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""
         return to_document(self)
+
+
+# What a manifest declares for one cron; `declared` stores exactly these keys.
+DECLARED_FIELDS: Final = field_names(Declared)
+
+
+def new_schedule(
+    scope: Scope,
+    name: str,
+    definition: Declared,
+    *,
+    schedule_id: UUID,
+    source: Source,
+    now: datetime,
+    next_run: datetime | None,
+    enabled: bool = True,
+    declared: dict[str, Any] | None = None,
+) -> Schedule:
+    """A row created at `now`: revision 1, `last_run` now (nothing before it is owed)."""
+    return Schedule(
+        id=schedule_id,
+        tenant=scope.tenant,
+        stack=scope.stack,
+        environment=scope.environment,
+        name=name,
+        enabled=enabled,
+        source=source,
+        last_run=now,
+        next_run=next_run,
+        created_at=now,
+        updated_at=now,
+        revision=1,
+        declared=declared,
+        overrides=(),
+        **to_fields(definition),
+    )
 
 
 @dataclass(frozen=True, slots=True)

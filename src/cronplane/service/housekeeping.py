@@ -24,7 +24,7 @@ from sqlalchemy import update
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.model import Job, Schedule, compute_next_run
+from cronplane.core.model import Declared, Job, Scope, compute_next_run, new_schedule
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
@@ -80,30 +80,18 @@ def ensure_system_schedules(
             )
             row = get_by_key(conn, SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT, name)
             if row is None:
+                definition = Declared(name, cron, "UTC", payloads[name])
                 insert_schedules(
                     conn,
                     [
-                        Schedule(
-                            id=uuid.uuid4(),
-                            tenant=SYSTEM_TENANT,
-                            stack=SYSTEM_STACK,
-                            environment=SYSTEM_ENVIRONMENT,
-                            name=name,
-                            job=name,
-                            cron=cron,
-                            timezone="UTC",
-                            payload=payloads[name],
-                            enabled=True,
+                        new_schedule(
+                            Scope(SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT),
+                            name,
+                            definition,
+                            schedule_id=uuid.uuid4(),
                             source="system",
-                            misfire_grace=None,
-                            overlap="skip",
-                            last_run=now,
+                            now=now,
                             next_run=compute_next_run(cron, "UTC", now),
-                            created_at=now,
-                            updated_at=now,
-                            revision=1,
-                            declared=None,
-                            overrides=(),
                         )
                     ],
                 )

@@ -80,7 +80,7 @@ def _job_of(ctx: ApiContext, tenant: str, form: ScheduleForm) -> Job | None:
 
 def _history(ctx: ApiContext, schedule: Schedule) -> History:
     events = ctx.service.schedule_history(schedule.scope, schedule.name, limit=HISTORY_EVENTS)
-    items = ctx.runs.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
+    items = ctx.service.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
     return history_of(events, items)
 
 
