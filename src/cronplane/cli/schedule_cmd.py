@@ -6,6 +6,8 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from cronplane.cli import render
@@ -30,7 +32,7 @@ def schedule() -> None:
 @schedule.command("add")
 @click.argument("name")
 @click.option("--job", required=True, help="Job to enqueue (must exist in tenant/stack).")
-@click.option("--cron", "cron_text", required=True, help="Cron expression (any SPEC §3 form).")
+@click.option("--cron", required=True, help="Cron expression (any SPEC §3 form).")
 @click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA time zone.")
 @click.option("--payload", default=None, help="JSON object, or @file.json (default: the job's).")
 @click.option(
@@ -43,26 +45,20 @@ def schedule() -> None:
 @click.pass_context
 def add(
     ctx: click.Context,
+    /,
     name: str,
-    job: str,
-    cron_text: str,
-    timezone: str,
     payload: str | None,
-    misfire_grace: int | None,
-    overlap: str,
     disabled: bool,
     as_json: bool,
+    **fields: Any,
 ) -> None:
     """Create a user schedule NAME."""
+    # The other options are named after ScheduleSpec's fields and passed as they are.
     spec = ScheduleSpec(
-        job=job,
-        cron=cron_text,
         name=name,
-        timezone=timezone,
         payload=parse_json_object(payload, "payload"),
-        misfire_grace=misfire_grace,
-        overlap="allow" if overlap == "allow" else "skip",
         enabled=not disabled,
+        **fields,
     )
     s = settings(ctx)
     created = client(ctx).create_schedule(s.scope, spec, actor=s.actor)
