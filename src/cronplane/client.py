@@ -238,8 +238,7 @@ class RemoteService:
             "limit": limit,
         }
         answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
-        items = tuple(from_document(Schedule, row) for row in answer["items"])
-        return Page(items, answer["next_cursor"])
+        return from_document(Page, answer)
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
