@@ -1,8 +1,10 @@
 """The remote client: the service's methods, over the HTTP API.
 
-`RemoteService(url, token)` has the methods the CLI calls on
-`ScheduleService` and `RunService`, with the same arguments and the same
-return types, so a command renders the same output whichever it talks to.
+`RemoteService(url, token)` is a `ControlPlane` (`cronplane.service.port`)
+like the local `ScheduleService`: the same methods, arguments and return
+types (mypy checks both), so a command renders the same output whichever it
+talks to. Answers are decoded with the codec the API encodes with
+(`core.codec.from_document`).
 A coded error answer is raised again as the same `CronplaneError` class (so
 the CLI exits with the same code); a server that cannot be reached is
 `Unavailable` (exit 7).

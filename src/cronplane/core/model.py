@@ -1,8 +1,10 @@
-"""The product's values: scopes, schedules, jobs, the service's inputs, the sync plan.
+"""The product's values: scopes, schedules, jobs, queue items, API tokens, the
+service's inputs and what a manifest declares.
 
 Everything here is a frozen dataclass or a pure function of values. The store
 maps rows to these (`cronplane.store.schedules.schedule_from_row`,
-`cronplane.store.jobs.job_from_row`); the service takes and returns them.
+`cronplane.store.jobs.job_from_row`, ...); the service takes and returns them;
+`to_dict()` is `core.codec.to_document`, derived from the fields.
 """
 
 from __future__ import annotations
