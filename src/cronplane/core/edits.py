@@ -10,6 +10,8 @@ change on a row (SPEC §2). Pure; the service applies the decisions, the UI show
 - `operator_edit(row, given)`: the changes an edit makes to a row. AppOwned for a
   field that is not the operator's; on an `app` row every changed declarable
   field is remembered in `overrides`, so sync leaves it alone.
+- `check_removable(row)` / `removable(row)`: an `app` row is not the operator's
+  to remove (AppOwned).
 
 Adding a schedule field: one entry in `_CHECKS` (and, if an operator may override
 it on app rows, in `core.model.OPERATOR_FIELDS`).
@@ -66,6 +68,21 @@ def check_fields(values: Mapping[str, Any], seed: str) -> dict[str, Any]:
 def editable(source: Source | str) -> frozenset[str]:
     """The fields an operator may change on a row of this source."""
     return frozenset(OPERATOR_FIELDS) if source == "app" else PATCH_FIELDS
+
+
+def check_removable(row: Schedule) -> None:
+    """AppOwned for an `app` row: it goes when its manifest stops declaring it."""
+    if row.source == "app":
+        raise AppOwned(
+            f"schedule {row.name!r} belongs to app {row.stack!r}: remove it from the "
+            "manifest, or disable it",
+            {"name": row.name, "stack": row.stack},
+        )
+
+
+def removable(row: Schedule) -> bool:
+    """Whether an operator may remove the row (`check_removable` passes)."""
+    return row.source != "app"
 
 
 def operator_edit(row: Schedule, given: Mapping[str, Any]) -> dict[str, Any]:

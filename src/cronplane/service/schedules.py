@@ -23,7 +23,7 @@ from uuid import UUID
 from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import validation
-from cronplane.core.edits import check_fields, operator_edit
+from cronplane.core.edits import check_fields, check_removable, operator_edit
 from cronplane.core.model import (
     Declared,
     Job,
@@ -38,7 +38,6 @@ from cronplane.core.model import (
 )
 from cronplane.core.reconcile import restore_declared
 from cronplane.errors import (
-    AppOwned,
     CronplaneError,
     InvalidRequest,
     InvalidState,
@@ -302,12 +301,7 @@ class Schedules(ServiceBase):
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             check_revision(row, revision)
-            if row.source == "app":
-                raise AppOwned(
-                    f"schedule {name!r} belongs to app {row.stack!r}: remove it from the "
-                    "manifest, or disable it",
-                    {"name": name, "stack": row.stack},
-                )
+            check_removable(row)
             schedule_store.delete_schedules(tx.conn, [row.id])
             schedule_event(tx, events.SCHEDULE_REMOVED, row, actor, "removed")
             tx.schedules_changed()

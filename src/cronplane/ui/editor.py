@@ -27,7 +27,7 @@ from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import ApiContext, context_of
 from cronplane.core.access import Action
-from cronplane.core.edits import editable
+from cronplane.core.edits import editable, removable
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
 from cronplane.ui.form import ScheduleForm, read_form
@@ -115,11 +115,9 @@ def editor_page(
         "item_tone": item_tone,
         "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
         "can": {action.value: session.can(action) for action in Action},
-        # Mirrors of the service's rules, to offer only what it would accept:
-        # an app row is removed from its manifest, and reset only has overrides to drop.
-        "deletable": schedule is not None
-        and session.can(Action.DELETE)
-        and schedule.source != "app",
+        # Offer only what the service would accept: the edit policy is core.edits';
+        # reset only has an app row's overrides to drop.
+        "deletable": schedule is not None and session.can(Action.DELETE) and removable(schedule),
         "resettable": schedule is not None
         and session.can(Action.UPDATE)
         and schedule.source == "app"
