@@ -43,8 +43,8 @@ import machine
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobSpec, Scope
 from cronplane.service import ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 PG_ADMIN = os.environ.get("CRONPLANE_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)

@@ -1,8 +1,10 @@
 """The remote client: the service's methods, over the HTTP API.
 
-`RemoteService(url, token)` has the methods the CLI calls on
-`ScheduleService` and `RunService`, with the same arguments and the same
-return types, so a command renders the same output whichever it talks to.
+`RemoteService(url, token)` is a `ControlPlane` (`cronplane.service.port`)
+like the local `ScheduleService`: the same methods, arguments and return
+types (mypy checks both), so a command renders the same output whichever it
+talks to. Answers are decoded with the codec the API encodes with
+(`core.codec.from_document`).
 A coded error answer is raised again as the same `CronplaneError` class (so
 the CLI exits with the same code); a server that cannot be reached is
 `Unavailable` (exit 7).
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any, Final
 from urllib.parse import quote
 from uuid import UUID
@@ -25,12 +26,14 @@ from uuid import UUID
 import httpx
 
 from cronplane.clock import Clock, SystemClock
+from cronplane.core.codec import from_document, to_document
 from cronplane.core.model import (
     CronDeclaration,
     Declared,
     Job,
     JobSpec,
     Page,
+    QueueItem,
     Schedule,
     ScheduleSpec,
     Scope,
@@ -47,7 +50,6 @@ from cronplane.errors import CronplaneError, InternalError, Unavailable
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service import AppReport
-from cronplane.store.queue import QueueItem
 
 API_PREFIX: Final = "/api/v1"
 DEFAULT_TIMEOUT: Final = 30.0
@@ -92,175 +94,51 @@ def _seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _when(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def _required_when(value: str) -> datetime:
-    parsed = _when(value)
-    assert parsed is not None
-    return parsed
-
-
-def schedule_from_json(d: Mapping[str, Any]) -> Schedule:
-    """A Schedule from the API's JSON."""
-    return Schedule(
-        id=UUID(d["id"]),
-        tenant=d["tenant"],
-        stack=d["stack"],
-        environment=d["environment"],
-        name=d["name"],
-        job=d["job"],
-        cron=d["cron"],
-        timezone=d["timezone"],
-        payload=dict(d["payload"]),
-        enabled=d["enabled"],
-        source=d["source"],
-        misfire_grace=d["misfire_grace"],
-        overlap=d["overlap"],
-        last_run=_when(d["last_run"]),
-        next_run=_when(d["next_run"]),
-        created_at=_required_when(d["created_at"]),
-        updated_at=_required_when(d["updated_at"]),
-        revision=d["revision"],
-        declared=d["declared"],
-        overrides=tuple(d["overrides"]),
-    )
-
-
-def job_from_json(d: Mapping[str, Any]) -> Job:
-    """A Job from the API's JSON."""
-    return Job(
-        id=UUID(d["id"]),
-        tenant=d["tenant"],
-        stack=d["stack"],
-        name=d["name"],
-        title=d["title"],
-        kind=d["kind"],
-        status=d["status"],
-        payload=dict(d["payload"]),
-        payload_schema=d["payload_schema"],
-        target=d["target"],
-        options=dict(d["options"]),
-        source=d["source"],
-        created_at=_required_when(d["created_at"]),
-        updated_at=_required_when(d["updated_at"]),
-        revision=d["revision"],
-    )
-
-
-def event_from_json(d: Mapping[str, Any]) -> Event:
-    """An Event from the API's JSON."""
-    return Event(
-        id=d["id"],
-        code=d["code"],
-        tenant=d["tenant"],
-        stack=d["stack"],
-        environment=d["environment"],
-        schedule_id=None if d["schedule_id"] is None else UUID(d["schedule_id"]),
-        schedule_name=d["schedule_name"],
-        item_id=None if d["item_id"] is None else UUID(d["item_id"]),
-        actor=d["actor"],
-        message=d["message"],
-        scheduled_for=_when(d["scheduled_for"]),
-        fired_at=_when(d["fired_at"]),
-        created_at=_required_when(d["created_at"]),
-        detail=dict(d["detail"]),
-    )
-
-
-def item_from_json(d: Mapping[str, Any]) -> QueueItem:
-    """A QueueItem from the API's JSON."""
-    values = dict(d)
-    for key in ("id", "schedule_id"):
-        values[key] = None if values[key] is None else UUID(values[key])
-    for key in (
-        "scheduled_for",
-        "available_at",
-        "expires_at",
-        "heartbeat_at",
-        "lease_expires_at",
-        "created_at",
-        "started_at",
-        "finished_at",
-        "updated_at",
-    ):
-        values[key] = _when(values[key])
-    return QueueItem(**{name: values[name] for name in QueueItem.__slots__})
-
-
 def plan_from_json(d: Mapping[str, Any]) -> SyncPlan:
     """A SyncPlan from the API's plan document (row ids are not sent: nil UUIDs)."""
-    declared = {name: Declared(**value) for name, value in d.get("declared", {}).items()}
+    declared = {
+        name: from_document(Declared, value) for name, value in d.get("declared", {}).items()
+    }
 
     def declaration(name: str) -> Declared:
         return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
 
+    def changes(item: Mapping[str, Any]) -> dict[str, Any]:
+        wanted = declaration(item["name"])
+        return {field: getattr(wanted, field, None) for field in item["fields"]}
+
     return SyncPlan(
         created=tuple(PlannedCreate(name, declaration(name)) for name in d["created"]),
         updated=tuple(
-            PlannedUpdate(
-                item["name"],
-                NIL,
-                0,
-                declaration(item["name"]),
-                {
-                    field: getattr(declaration(item["name"]), field, None)
-                    for field in item["fields"]
-                },
-            )
+            PlannedUpdate(item["name"], NIL, 0, declaration(item["name"]), changes(item))
             for item in d["updated"]
         ),
         removed=tuple(PlannedRemove(name, NIL) for name in d["removed"]),
         unchanged=tuple(d["unchanged"]),
-        conflicts=tuple(SyncConflict(c["name"], c["source"]) for c in d["conflicts"]),
-        drift=tuple(Drift(x["name"], x["field"], x["current"], x["declared"]) for x in d["drift"]),
+        conflicts=tuple(from_document(SyncConflict, c) for c in d["conflicts"]),
+        drift=tuple(from_document(Drift, x) for x in d["drift"]),
     )
 
 
 def report_from_json(d: Mapping[str, Any]) -> AppReport:
-    """An AppReport from the API's JSON."""
-    return AppReport(
-        stack=d["stack"],
-        plan=plan_from_json(d["plan"]),
-        jobs_registered=tuple(d["jobs_registered"]),
-        jobs_updated=tuple(d["jobs_updated"]),
-        jobs_deactivated=tuple(d["jobs_deactivated"]),
-        dry_run=d["dry_run"],
-    )
+    """An AppReport from the API's JSON (its plan in the plan document's shape)."""
+    return from_document(AppReport, {**d, "plan": plan_from_json(d["plan"])})
 
 
-def _cron_document(declaration: CronDeclaration) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "cron": declaration.cron,
-        "timezone": declaration.timezone,
-        "overlap": declaration.overlap,
-    }
-    if declaration.job is not None:
-        document["job"] = declaration.job
-    if declaration.payload is not None:
-        document["payload"] = declaration.payload
-    if declaration.misfire_grace is not None:
-        document["misfire_grace"] = declaration.misfire_grace
-    return document
+def _given(record: object) -> dict[str, Any]:
+    """A request record's document without its unset (None) fields: the server's defaults apply."""
+    return {key: value for key, value in to_document(record).items() if value is not None}
 
 
 def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     jobs: dict[str, Any] = {}
     for name, spec in manifest.jobs.items():
-        job: dict[str, Any] = {
-            "title": spec.title,
-            "target": spec.target,
-            "payload": spec.payload,
-            "options": spec.options,
-            "status": spec.status,
-        }
-        if spec.kind is not None:
-            job["kind"] = spec.kind
-        if spec.payload_schema is not None:
-            job["schema"] = spec.payload_schema
+        job = _given(spec)
+        del job["name"]  # the key of the `jobs:` map
+        if "payload_schema" in job:
+            job["schema"] = job.pop("payload_schema")
         jobs[name] = job
-    crons = {name: _cron_document(decl) for name, decl in manifest.crons.items()}
+    crons = {name: _given(decl) for name, decl in manifest.crons.items()}
     return {"name": manifest.name, "jobs": jobs, "crons": crons}
 
 
@@ -331,24 +209,13 @@ class RemoteService:
 
     def create_schedule(self, scope: Scope, spec: ScheduleSpec, *, actor: str) -> Schedule:
         """POST a new user schedule."""
-        body: dict[str, Any] = {
-            "job": spec.job,
-            "cron": spec.cron,
-            "stack": scope.stack,
-            "environment": scope.environment,
-            "timezone": spec.timezone,
-            "overlap": spec.overlap,
-            "enabled": spec.enabled,
-        }
-        for key in ("name", "payload", "misfire_grace"):
-            if getattr(spec, key) is not None:
-                body[key] = getattr(spec, key)
+        body = {**_given(spec), "stack": scope.stack, "environment": scope.environment}
         answer = self._request("POST", f"{self._tenant(scope.tenant)}/schedules", body=body)
-        return schedule_from_json(answer)
+        return from_document(Schedule, answer)
 
     def get_schedule(self, scope: Scope, name: str) -> Schedule:
         """GET one schedule."""
-        return schedule_from_json(self._request("GET", self._schedule(scope, name)))
+        return from_document(Schedule, self._request("GET", self._schedule(scope, name)))
 
     def list_schedules(
         self,
@@ -373,36 +240,35 @@ class RemoteService:
             "limit": limit,
         }
         answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
-        items = tuple(schedule_from_json(row) for row in answer["items"])
-        return Page(items, answer["next_cursor"])
+        return from_document(Page, answer)
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule:
         """POST …/enable."""
         path = self._schedule(scope, name) + "/enable"
-        return schedule_from_json(self._request("POST", path, revision=revision))
+        return from_document(Schedule, self._request("POST", path, revision=revision))
 
     def disable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule:
         """POST …/disable."""
         path = self._schedule(scope, name) + "/disable"
-        return schedule_from_json(self._request("POST", path, revision=revision))
+        return from_document(Schedule, self._request("POST", path, revision=revision))
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule:
         """DELETE the schedule; returns it as it was."""
         path = self._schedule(scope, name)
-        return schedule_from_json(self._request("DELETE", path, revision=revision))
+        return from_document(Schedule, self._request("DELETE", path, revision=revision))
 
     def reset_to_manifest(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule:
         """POST …/reset."""
         path = self._schedule(scope, name) + "/reset"
-        return schedule_from_json(self._request("POST", path, revision=revision))
+        return from_document(Schedule, self._request("POST", path, revision=revision))
 
     def schedule_history(
         self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
@@ -410,7 +276,7 @@ class RemoteService:
         """GET …/history."""
         params = {"limit": limit, "before": before_id}
         answer = self._request("GET", self._schedule(scope, name) + "/history", params=params)
-        return [event_from_json(row) for row in answer["items"]]
+        return [from_document(Event, row) for row in answer["items"]]
 
     # -- jobs --------------------------------------------------------------------
 
@@ -420,24 +286,12 @@ class RemoteService:
         """GET the tenant's jobs."""
         params = {"stack": stack, "status": status}
         answer = self._request("GET", f"{self._tenant(tenant)}/jobs", params=params)
-        return [job_from_json(row) for row in answer["items"]]
+        return [from_document(Job, row) for row in answer["items"]]
 
     def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job:
         """POST a new job."""
-        body: dict[str, Any] = {
-            "name": spec.name,
-            "target": spec.target,
-            "stack": stack,
-            "title": spec.title,
-            "payload": spec.payload,
-            "options": spec.options,
-            "status": spec.status,
-        }
-        if spec.kind is not None:
-            body["kind"] = spec.kind
-        if spec.payload_schema is not None:
-            body["payload_schema"] = spec.payload_schema
-        return job_from_json(self._request("POST", f"{self._tenant(tenant)}/jobs", body=body))
+        body = {**_given(spec), "stack": stack}
+        return from_document(Job, self._request("POST", f"{self._tenant(tenant)}/jobs", body=body))
 
     # -- apps ----------------------------------------------------------------------
 
@@ -453,7 +307,7 @@ class RemoteService:
         body = {
             "stack": scope.stack,
             "environment": scope.environment,
-            "crons": {name: _cron_document(decl) for name, decl in crons.items()},
+            "crons": {name: _given(decl) for name, decl in crons.items()},
             "dry_run": dry_run,
         }
         answer = self._request("POST", f"{self._tenant(scope.tenant)}/sync", body=body)
@@ -487,7 +341,7 @@ class RemoteService:
 
     def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
         """POST …/run."""
-        return item_from_json(self._request("POST", self._schedule(scope, name) + "/run"))
+        return from_document(QueueItem, self._request("POST", self._schedule(scope, name) + "/run"))
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
         """Poll the item until it finished (or `timeout` passed), as RunService.wait."""
@@ -503,7 +357,7 @@ class RemoteService:
     def get_item(self, tenant: str, item_id: UUID) -> QueueItem:
         """GET one queue item."""
         path = f"{self._tenant(tenant)}/queue/items/{item_id}"
-        return item_from_json(self._request("GET", path))
+        return from_document(QueueItem, self._request("GET", path))
 
     def list_items(
         self,
@@ -516,12 +370,12 @@ class RemoteService:
         """GET the tenant's queue items."""
         params = {"status": status, "schedule_id": schedule_id, "limit": limit}
         answer = self._request("GET", f"{self._tenant(tenant)}/queue/items", params=params)
-        return [item_from_json(row) for row in answer["items"]]
+        return [from_document(QueueItem, row) for row in answer["items"]]
 
     def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem:
         """POST …/cancel."""
         path = f"{self._tenant(tenant)}/queue/items/{item_id}/cancel"
-        return item_from_json(self._request("POST", path))
+        return from_document(QueueItem, self._request("POST", path))
 
 
 def _param(value: Any) -> Any:

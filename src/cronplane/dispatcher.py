@@ -48,7 +48,7 @@ from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
 from cronplane.core.occurrences import next_run_function
-from cronplane.housekeeping import SYSTEM_TENANT
+from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (

@@ -11,19 +11,24 @@ checked again by the service, which reports with the same paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 from cronplane.core import validation
-from cronplane.core.model import CronDeclaration, JobSpec
+from cronplane.core.edits import check_field
+from cronplane.core.model import DECLARED_FIELDS, CronDeclaration, JobSpec
 from cronplane.errors import CronplaneError, InvalidManifest
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
-CRON_KEYS = frozenset({"job", "cron", "timezone", "payload", "misfire_grace", "overlap"})
+CRON_KEYS = frozenset(DECLARED_FIELDS)
+# What an omitted key of a declared cron means (`job` omitted: the cron's name).
+CRON_DEFAULTS = {
+    item.name: item.default for item in fields(CronDeclaration) if item.default is not MISSING
+}
 TOP_KEYS = frozenset({"name", "jobs", "crons", "version", "description"})
 
 T = TypeVar("T")
@@ -172,45 +177,27 @@ def _crons(
             {"cron": raw} if isinstance(raw, str) else _mapping(raw, path, problems)
         )
         _unknown(entry, CRON_KEYS, path, problems)
-        job = entry.get("job", name)
-        problems.check(f"{path}.job", validation.validate_name, job, "job")
-        text = entry.get("cron")
-        if text is None:
-            problems.lines.append(f"{path}.cron: required")
-        else:
-            # The real seed is the schedule's identity, known only at sync time;
-            # any seed tells whether the expression parses.
-            problems.check(f"{path}.cron", validation.normalize_cron, text, name)
-        zone = entry.get("timezone", "UTC")
-        problems.check(f"{path}.timezone", validation.validate_zone, zone)
-        payload = entry.get("payload")
-        if payload is not None:
-            checked = problems.check(f"{path}.payload", validation.validate_payload, payload)
-            spec = jobs.get(str(job))
-            if checked is not None and spec is not None:
+        values: dict[str, Any] = {**CRON_DEFAULTS, "job": name, **entry}
+        for key in DECLARED_FIELDS:
+            value = values.get(key)
+            if value is None and key == "cron":
+                problems.lines.append(f"{path}.cron: required")
+                continue
+            if value is None and key == "payload":
+                continue  # the job's default payload
+            # The real seed of a cron is the schedule's identity, known only at
+            # sync time; any seed tells whether the expression parses.
+            checked = problems.check(f"{path}.{key}", check_field, key, value, name)
+            spec = jobs.get(str(values["job"]))
+            if key == "payload" and checked is not None and spec is not None:
                 problems.check(
                     f"{path}.payload",
                     validation.validate_against_schema,
                     checked,
                     spec.payload_schema,
                 )
-        grace = problems.check(
-            f"{path}.misfire_grace",
-            validation.validate_misfire_grace,
-            entry.get("misfire_grace"),
-        )
-        overlap = problems.check(
-            f"{path}.overlap", validation.validate_overlap, entry.get("overlap", "skip")
-        )
         if len(problems.lines) > before:
             continue
-        assert isinstance(text, str) and isinstance(job, str) and overlap is not None
-        crons[name] = CronDeclaration(
-            cron=text,
-            job=job,
-            timezone=str(zone),
-            payload=payload,
-            misfire_grace=grace,
-            overlap=overlap,
-        )
+        declared: dict[str, Any] = {key: values.get(key) for key in DECLARED_FIELDS}
+        crons[name] = CronDeclaration(**declared)
     return crons

@@ -16,7 +16,7 @@ from typing import Any
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
-from cronplane.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
+from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.store.database import Database
 from cronplane.worker import Worker
 

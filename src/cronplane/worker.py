@@ -33,11 +33,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
+from cronplane.core.model import QueueItem
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.jobs import get_job
-from cronplane.store.queue import QueueItem
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.python import PythonTarget

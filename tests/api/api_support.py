@@ -14,8 +14,8 @@ from cronplane.clock import FakeClock
 from cronplane.core.access import Role
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.service import ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 START = datetime(2026, 1, 5, 12, 0, 30, tzinfo=UTC)
 V1 = "/api/v1"
@@ -76,7 +76,7 @@ def make_api(database: Database) -> Api:
         app=app,
         client=TestClient(app),
         service=app.state.cronplane.service,
-        tokens=app.state.cronplane.tokens,
+        tokens=app.state.cronplane.service.tokens,
     )
 
 

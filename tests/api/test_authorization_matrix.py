@@ -158,7 +158,7 @@ class World:
         """A fresh queued item of `tenant`."""
         scope = Scope(tenant, "billing", "prod")
         return str(
-            self.api.app.state.cronplane.runs.run_now(scope, f"{tenant}-nightly", actor="t").id
+            self.api.app.state.cronplane.service.run_now(scope, f"{tenant}-nightly", actor="t").id
         )
 
     def snapshot(self, tenant: str) -> list[Any]:

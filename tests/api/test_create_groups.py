@@ -17,9 +17,9 @@ from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.model import Schedule, ScheduleSpec, Scope
 from cronplane.errors import CronRejected, ScheduleExists
 from cronplane.service import NewSchedule, ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 from cronplane.store.tables import schedules
-from cronplane.tokens import TokenService
 
 SCOPE = Scope("acme", "billing", "prod")
 

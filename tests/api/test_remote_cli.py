@@ -21,8 +21,8 @@ from live_server import serving
 
 from cronplane.cli.main import main
 from cronplane.clock import SystemClock
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 MANIFEST = """
 name: shop

@@ -13,10 +13,10 @@ from cronplane.clock import FakeClock
 from cronplane.core.access import Role
 from cronplane.errors import InvalidName, InvalidRequest, TokenNotFound, Unauthenticated
 from cronplane.events import TOKEN_CREATED, TOKEN_REVOKED
+from cronplane.service.tokens import TokenService, hash_token
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
 from cronplane.store.tables import api_tokens
-from cronplane.tokens import TokenService, hash_token
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -27,7 +27,7 @@ def test_history_shows_fired_occurrences_with_coalesced_counts(sqlite_database: 
     )
     clock.advance(minutes=35)  # 09:10, 09:20 and 09:30 are due: one fire coalesces three
     Dispatcher(sqlite_database, clock).tick()
-    secret = ctx.tokens.create(tenant="acme", role="viewer", actor="t").secret
+    secret = ctx.service.tokens.create(tenant="acme", role="viewer", actor="t").secret
     with TestClient(app, follow_redirects=False) as client:
         client.get("/login")
         client.post(

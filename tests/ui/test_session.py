@@ -17,8 +17,8 @@ from cronplane.api.app import create_app
 from cronplane.clock import SystemClock
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.service import ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 from cronplane.ui.listing import Filters, find_page
 from cronplane.ui.session import SESSION_COOKIE
 
@@ -41,7 +41,7 @@ def app_client(sqlite_database: Database) -> Iterator[TestClient]:
 
 
 def tokens(client: TestClient) -> TokenService:
-    service: TokenService = client.app.state.cronplane.tokens  # type: ignore[attr-defined]
+    service: TokenService = client.app.state.cronplane.service.tokens  # type: ignore[attr-defined]
     return service
 
 

@@ -27,8 +27,8 @@ from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.manifest import parse_manifest
 from cronplane.node import Node, NodeOptions
 from cronplane.service import ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 TENANT = "demo"
 MANIFEST = """

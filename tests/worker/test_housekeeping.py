@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from cronplane import housekeeping
 from cronplane.clock import FakeClock
 from cronplane.dispatcher import Dispatcher
+from cronplane.service import housekeeping
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, queue_items, schedules

@@ -11,7 +11,7 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import Scope
 from cronplane.errors import InvalidState, JobInactive, QueueItemNotFound, ScheduleNotFound
-from cronplane.runs import RunService
+from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, ledger, schedule

@@ -169,7 +169,7 @@ def test_concurrent_claims_never_share_an_item(database: Database) -> None:
 
 
 def test_expired_item_is_not_claimed_and_is_swept(database: Database, clock: FakeClock) -> None:
-    from cronplane import housekeeping
+    from cronplane.service import housekeeping
 
     add_job(database, target="python:worker_handlers:ok")
     add_schedule(database)
@@ -182,7 +182,7 @@ def test_expired_item_is_not_claimed_and_is_swept(database: Database, clock: Fak
 
 
 def test_lapsed_worker_lease_is_recovered(database: Database, clock: FakeClock) -> None:
-    from cronplane import housekeeping
+    from cronplane.service import housekeeping
 
     add_job(database, options={"max_attempts": 2})
     add_schedule(database)

@@ -29,10 +29,8 @@ from cronplane.api.grouping import CreateGroups
 from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
-from cronplane.runs import RunService
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 API_PREFIX: Final = "/api/v1"
 DEFAULT_TOKEN_CACHE_SECONDS: Final = 5.0
@@ -101,14 +99,18 @@ def create_app(
         debug=False,
         lifespan=_bounded_threads,
     )
-    service = ScheduleService(database, clock, on_change=on_change)
+    service = ScheduleService(
+        database,
+        clock,
+        on_change=on_change,
+        on_enqueue=on_enqueue,
+        token_cache_seconds=token_cache_seconds,
+    )
     app.state.cronplane = ApiContext(
         database=database,
         clock=clock,
         service=service,
         creates=CreateGroups(service),
-        tokens=TokenService(database, clock, cache_seconds=token_cache_seconds),
-        runs=RunService(database, clock, on_enqueue=on_enqueue),
         limits=limits or Limits(),
         on_change=on_change,
     )

@@ -48,7 +48,7 @@ async def authenticate(
     """
     if credentials is None or not credentials.credentials:
         raise Unauthenticated("an API token is required: Authorization: Bearer <token>")
-    tokens = context_of(request).tokens
+    tokens = context_of(request).service.tokens
     principal = tokens.cached(credentials.credentials)
     if principal is None:
         principal = await run_in_threadpool(tokens.authenticate, credentials.credentials)

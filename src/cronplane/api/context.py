@@ -10,10 +10,8 @@ from fastapi import Request
 
 from cronplane.api.grouping import CreateGroups
 from cronplane.clock import Clock
-from cronplane.runs import RunService
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
-from cronplane.tokens import TokenService
 
 # A whole manifest sync fits comfortably; one schedule's payload is limited to
 # 64 KiB by the service, so this only bounds what is read before validation.
@@ -37,8 +35,6 @@ class ApiContext:
     database: Database
     clock: Clock
     service: ScheduleService
-    tokens: TokenService
-    runs: RunService
     creates: CreateGroups
     limits: Limits = field(default_factory=Limits)
     on_change: Callable[[], None] | None = None

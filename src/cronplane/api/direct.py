@@ -98,7 +98,7 @@ async def _direct_arguments(
     secret = secret.strip()
     if scheme.lower() != "bearer" or not secret:
         return None
-    principal = context_of(request).tokens.cached(secret)
+    principal = context_of(request).service.tokens.cached(secret)
     tenant = request.path_params.get("tenant")
     if principal is None or not isinstance(tenant, str):
         return None

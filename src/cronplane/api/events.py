@@ -11,7 +11,7 @@ from pydantic import Field
 from cronplane.api.auth import CanRead
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_NAME, EventPage
-from cronplane.audit import AuditLog
+from cronplane.core.codec import to_document
 from cronplane.events import Event
 
 router = APIRouter(prefix="/tenants/{tenant}/events", tags=["events"])
@@ -20,22 +20,7 @@ Context = Annotated[ApiContext, Depends(current_context)]
 
 def render_event(event: Event) -> dict[str, Any]:
     """An event as the API shows it."""
-    return {
-        "id": event.id,
-        "code": event.code,
-        "tenant": event.tenant,
-        "stack": event.stack,
-        "environment": event.environment,
-        "schedule_id": event.schedule_id,
-        "schedule_name": event.schedule_name,
-        "item_id": event.item_id,
-        "actor": event.actor,
-        "message": event.message,
-        "scheduled_for": event.scheduled_for,
-        "fired_at": event.fired_at,
-        "created_at": event.created_at,
-        "detail": event.detail,
-    }
+    return to_document(event)
 
 
 @router.get("", response_model=EventPage, summary="A tenant's events")
@@ -52,7 +37,7 @@ def list_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Changes with their actors and every occurrence's outcome; page with `before`."""
-    rows = AuditLog(ctx.database).list(
+    rows = ctx.service.audit.list(
         tenant, codes=code, schedule_id=schedule_id, before_id=before, limit=limit
     )
     next_before = rows[-1].id if len(rows) == limit else None

@@ -34,14 +34,14 @@ def list_items(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """The tenant's items, newest first, optionally of one status or schedule."""
-    items = ctx.runs.list_items(tenant, status=status, schedule_id=schedule_id, limit=limit)
+    items = ctx.service.list_items(tenant, status=status, schedule_id=schedule_id, limit=limit)
     return {"items": [item.to_dict() for item in items]}
 
 
 @router.get("/queue/items/{item_id}", response_model=QueueItemOut, summary="Get a queue item")
 def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[str, Any]:
     """One item of the tenant (another tenant's id is simply not found)."""
-    return ctx.runs.get_item(tenant, item_id).to_dict()
+    return ctx.service.get_item(tenant, item_id).to_dict()
 
 
 @router.post(
@@ -49,7 +49,7 @@ def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[s
 )
 def cancel_item(ctx: Context, _: CanRun, tenant: Segment, item_id: UUID) -> dict[str, Any]:
     """Cancel an item still queued; 409 X409905STATEX once it runs or finished."""
-    return ctx.runs.cancel_item(tenant, item_id).to_dict()
+    return ctx.service.cancel_item(tenant, item_id).to_dict()
 
 
 @router.post(
@@ -70,7 +70,7 @@ def run_now(
     timeout: Annotated[float, Query(gt=0, le=MAX_WAIT_SECONDS)] = MAX_WAIT_SECONDS,
 ) -> dict[str, Any]:
     """Enqueue the schedule's job now; with `wait`, answer with the finished item."""
-    item = ctx.runs.run_now(Scope(tenant, stack, environment), name, actor=principal.actor)
+    item = ctx.service.run_now(Scope(tenant, stack, environment), name, actor=principal.actor)
     if wait:
-        item = ctx.runs.wait(tenant, item.id, timeout=timeout)
+        item = ctx.service.wait(tenant, item.id, timeout=timeout)
     return item.to_dict()

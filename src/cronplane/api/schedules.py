@@ -28,6 +28,7 @@ from cronplane.api.schemas import (
     SchedulePage,
     SchedulePatchBody,
 )
+from cronplane.core.codec import field_names, nullable_fields
 from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
 from cronplane.service import NewSchedule
 
@@ -37,6 +38,8 @@ Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
 Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{environment}/{name}"
+SPEC_FIELDS = field_names(ScheduleSpec)
+NULLABLE = nullable_fields(SchedulePatch)
 
 
 def render(schedule: Schedule, response: Response | None = None) -> dict[str, Any]:
@@ -121,16 +124,7 @@ async def create_schedule(
     still gets its own answer, sent after the commit.
     """
     ctx = context_of(request)  # not a dependency: `DirectRoute` passes exactly these four
-    spec = ScheduleSpec(
-        job=body.job,
-        cron=body.cron,
-        name=body.name,
-        timezone=body.timezone,
-        payload=body.payload,
-        misfire_grace=body.misfire_grace,
-        overlap=body.overlap,
-        enabled=body.enabled,
-    )
+    spec = ScheduleSpec(**{name: getattr(body, name) for name in SPEC_FIELDS})
     scope = Scope(tenant, body.stack, body.environment)
     schedule = await ctx.creates.create(NewSchedule(scope, spec, principal.actor))
     location = f"/api/v1/tenants/{tenant}/schedules/{schedule.stack}/{schedule.environment}/{schedule.name}"
@@ -181,12 +175,10 @@ def update_schedule(
     response: Response,
 ) -> dict[str, Any]:
     """Change the fields given; `If-Match` with a stale revision answers 412."""
-    # Absent and null both leave a field alone, except misfire_grace, where
-    # null is a value ("always fire once").
-    given = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
-    if "misfire_grace" in body.model_fields_set:
-        given["misfire_grace"] = body.misfire_grace
-    patch = SchedulePatch(**given)
+    # Absent and null both leave a field alone, except where the patch takes
+    # None as a value (no misfire grace: "always fire once").
+    given = body.model_dump(exclude_unset=True)
+    patch = SchedulePatch(**{k: v for k, v in given.items() if v is not None or k in NULLABLE})
     schedule = ctx.service.update_schedule(
         Scope(tenant, stack, environment), name, patch, actor=principal.actor, revision=revision
     )

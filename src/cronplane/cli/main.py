@@ -26,6 +26,7 @@ def _register() -> None:
         db_cmd,
         import_cmd,
         job_cmd,
+        process_cmd,
         queue_cmd,
         schedule_cmd,
         token_cmd,
@@ -40,7 +41,8 @@ def _register() -> None:
     cli.add_command(token_cmd.token)
     cli.add_command(import_cmd.import_)
     cli.add_command(webhook_cmd.webhook)
-    for command in queue_cmd.COMMANDS:  # dispatcher, worker, serve, queue; + `schedule run`
+    cli.add_command(queue_cmd.queue)
+    for command in process_cmd.COMMANDS:  # dispatcher, worker, serve
         cli.add_command(command)
 
 

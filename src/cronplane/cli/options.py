@@ -7,9 +7,9 @@ shared `ctx.meta`; click parses the root first and the leaf last, so the
 value written closest to the leaf wins. Unset flags fall back to CRONPLANE_*
 variables, then defaults (`cronplane.settings`).
 
-Commands are thin: parse, call one method of `client(ctx)`, render. A
-remote client (CRONPLANE_URL) can later be returned here with the same
-methods.
+Commands are thin: parse, call one method of `client(ctx)`, render. With
+--url / CRONPLANE_URL that is the remote client, else the local service:
+both are a `ControlPlane` (`cronplane.service.port`), which mypy checks.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from typing import Any, TypeVar
 import click
 
 from cronplane.client import RemoteService
-from cronplane.clock import SystemClock
+from cronplane.clock import Clock, SystemClock
 from cronplane.errors import InvalidPayload, InvalidRequest
 from cronplane.service import ScheduleService
+from cronplane.service.port import ControlPlane
 from cronplane.settings import Settings, load_settings
 from cronplane.store.database import Database
 
@@ -98,18 +99,22 @@ def remote(ctx: click.Context) -> RemoteService | None:
     return service
 
 
-def client(ctx: click.Context) -> ScheduleService | RemoteService:
+def client(ctx: click.Context, clock: Callable[[Database], Clock] | None = None) -> ControlPlane:
     """The service this invocation talks to: the server's API when a URL is set, else
-    the database (an empty SQLite file migrates itself)."""
-    service = remote(ctx) or ctx.meta.get(_SERVICE)
-    if service is None:
+    the database (an empty SQLite file migrates itself) with `clock(database)`
+    (default: the process clock)."""
+    server = remote(ctx)
+    if server is not None:
+        return server
+    service = ctx.meta.get(_SERVICE)
+    if not isinstance(service, ScheduleService):
         database = Database(settings(ctx).database_url)
         database.ensure_schema()
         ctx.call_on_close(database.dispose)
-        service = ScheduleService(database, SystemClock())
+        service = ScheduleService(database, SystemClock() if clock is None else clock(database))
         ctx.meta[_SERVICE] = service
-    assert isinstance(service, ScheduleService | RemoteService)
-    return service
+    local: ControlPlane = service
+    return local
 
 
 def parse_json_object(text: str | None, what: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from cronplane.core.codec import to_document
 from cronplane.core.model import Job, Schedule
 from cronplane.core.reconcile import SyncPlan
 from cronplane.events import Event
@@ -135,24 +136,24 @@ def job(row: Job, as_json: bool) -> None:
     jobs([row], False)
 
 
+# What `schedule history --json` shows of each event (its scope is the command's).
+HISTORY_KEYS = (
+    "id",
+    "code",
+    "actor",
+    "message",
+    "scheduled_for",
+    "fired_at",
+    "created_at",
+    "detail",
+)
+
+
 def events(rows: Sequence[Event], as_json: bool) -> None:
     """A schedule's history, newest first."""
     if as_json:
-        echo_json(
-            [
-                {
-                    "id": e.id,
-                    "code": e.code,
-                    "actor": e.actor,
-                    "message": e.message,
-                    "scheduled_for": e.scheduled_for.isoformat() if e.scheduled_for else None,
-                    "fired_at": e.fired_at.isoformat() if e.fired_at else None,
-                    "created_at": e.created_at.isoformat(),
-                    "detail": e.detail,
-                }
-                for e in rows
-            ]
-        )
+        documents = (to_document(event) for event in rows)
+        echo_json([{key: document[key] for key in HISTORY_KEYS} for document in documents])
         return
     table = Table()
     for column in ("At", "Code", "Actor", "Scheduled For", "Message"):

@@ -1,4 +1,4 @@
-"""`cronplane schedule add|ls|info|enable|disable|rm|history|reset`.
+"""`cronplane schedule add|ls|info|enable|disable|rm|history|reset|run`.
 
 Deliberately no `set` for a user row's cron (SPEC §8): rm and add again.
 Each command: parse, call one service method, render.
@@ -6,16 +6,21 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
 from cronplane.core.model import ScheduleSpec
+from cronplane.node import clock_for
 
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
 )
+# `schedule run --wait` exits with this when the job failed, expired or was cancelled.
+ITEM_FAILED_EXIT = 1
 
 
 @click.group()
@@ -27,7 +32,7 @@ def schedule() -> None:
 @schedule.command("add")
 @click.argument("name")
 @click.option("--job", required=True, help="Job to enqueue (must exist in tenant/stack).")
-@click.option("--cron", "cron_text", required=True, help="Cron expression (any SPEC §3 form).")
+@click.option("--cron", required=True, help="Cron expression (any SPEC §3 form).")
 @click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA time zone.")
 @click.option("--payload", default=None, help="JSON object, or @file.json (default: the job's).")
 @click.option(
@@ -40,26 +45,20 @@ def schedule() -> None:
 @click.pass_context
 def add(
     ctx: click.Context,
+    /,
     name: str,
-    job: str,
-    cron_text: str,
-    timezone: str,
     payload: str | None,
-    misfire_grace: int | None,
-    overlap: str,
     disabled: bool,
     as_json: bool,
+    **fields: Any,
 ) -> None:
     """Create a user schedule NAME."""
+    # The other options are named after ScheduleSpec's fields and passed as they are.
     spec = ScheduleSpec(
-        job=job,
-        cron=cron_text,
         name=name,
-        timezone=timezone,
         payload=parse_json_object(payload, "payload"),
-        misfire_grace=misfire_grace,
-        overlap="allow" if overlap == "allow" else "skip",
         enabled=not disabled,
+        **fields,
     )
     s = settings(ctx)
     created = client(ctx).create_schedule(s.scope, spec, actor=s.actor)
@@ -187,3 +186,27 @@ def reset(ctx: click.Context, name: str, revision: int | None, as_json: bool) ->
 def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
     """Changes and occurrences of one schedule, newest first."""
     render.events(client(ctx).schedule_history(settings(ctx).scope, name, limit=limit), as_json)
+
+
+@schedule.command("run")
+@click.argument("name")
+@click.option("--wait", is_flag=True, help="Wait for the item to finish; exit 1 if the job failed.")
+@click.option("--timeout", type=float, default=None, help="Give up waiting after this many s.")
+@json_option
+@scope_options
+@click.pass_context
+def schedule_run(
+    ctx: click.Context, name: str, wait: bool, timeout: float | None, as_json: bool
+) -> None:
+    """Enqueue NAME's job now (priority 5, expires in 5 h); next_run is untouched."""
+    current = settings(ctx)
+    runs = client(ctx, clock_for)
+    item = runs.run_now(current.scope, name, actor=current.actor)
+    if wait:
+        item = runs.wait(current.tenant, item.id, timeout=timeout)
+    if as_json:
+        render.echo_json(item.to_dict())
+    else:
+        click.echo(f"{item.id} {item.status}" + (f": {item.error}" if item.error else ""))
+    if wait and item.status in ("failed", "expired", "cancelled"):
+        ctx.exit(ITEM_FAILED_EXIT)

@@ -16,8 +16,9 @@ import click
 from cronplane.cli.options import settings
 from cronplane.clock import SystemClock
 from cronplane.core.access import Role
+from cronplane.service import ScheduleService
+from cronplane.service.tokens import TokenService
 from cronplane.store.database import DEFAULT_URL, Database
-from cronplane.tokens import TokenService
 
 ROLE_NAMES = [role.value for role in Role]
 
@@ -35,7 +36,7 @@ def _service(database_url: str | None) -> TokenService:
     database = Database(database_url or settings(ctx).database_url)
     ctx.call_on_close(database.dispose)
     database.ensure_schema()
-    return TokenService(database, SystemClock())
+    return ScheduleService(database, SystemClock()).tokens
 
 
 _DATABASE = click.option(

@@ -1,17 +1,21 @@
-"""The product's values: scopes, schedules, jobs, the service's inputs, the sync plan.
+"""The product's values: scopes, schedules, jobs, queue items, API tokens, the
+service's inputs and what a manifest declares.
 
 Everything here is a frozen dataclass or a pure function of values. The store
 maps rows to these (`cronplane.store.schedules.schedule_from_row`,
-`cronplane.store.jobs.job_from_row`); the service takes and returns them.
+`cronplane.store.jobs.job_from_row`, ...); the service takes and returns them;
+`to_dict()` is `core.codec.to_document`, derived from the fields.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
+
+from cronplane.core.codec import field_names, to_document
 
 Source = Literal["app", "user", "system"]
 Overlap = Literal["skip", "allow"]
@@ -27,8 +31,6 @@ DEFAULT_SCOPE_PART: Final = "default"
 # operator's enable/disable needs no protection from it.
 OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "enabled")
 OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace")
-# What a manifest declares for one cron; `declared` stores exactly these keys.
-DECLARED_FIELDS: Final = ("job", "cron", "timezone", "payload", "misfire_grace", "overlap")
 
 
 class Unset(enum.Enum):
@@ -90,28 +92,7 @@ class Schedule:
 
     def to_dict(self) -> dict[str, Any]:
         """The row keyed by SPEC §2 column names, JSON-ready (ISO datetimes, str ids)."""
-        return {
-            "id": str(self.id),
-            "tenant": self.tenant,
-            "stack": self.stack,
-            "environment": self.environment,
-            "name": self.name,
-            "job": self.job,
-            "cron": self.cron,
-            "timezone": self.timezone,
-            "payload": self.payload,
-            "enabled": self.enabled,
-            "source": self.source,
-            "misfire_grace": self.misfire_grace,
-            "overlap": self.overlap,
-            "last_run": _iso(self.last_run),
-            "next_run": _iso(self.next_run),
-            "created_at": _iso(self.created_at),
-            "updated_at": _iso(self.updated_at),
-            "revision": self.revision,
-            "declared": self.declared,
-            "overrides": list(self.overrides),
-        }
+        return to_document(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,23 +122,74 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         """The row keyed by column names, JSON-ready."""
-        return {
-            "id": str(self.id),
-            "tenant": self.tenant,
-            "stack": self.stack,
-            "name": self.name,
-            "title": self.title,
-            "kind": self.kind,
-            "status": self.status,
-            "payload": self.payload,
-            "payload_schema": self.payload_schema,
-            "target": self.target,
-            "options": self.options,
-            "source": self.source,
-            "created_at": _iso(self.created_at),
-            "updated_at": _iso(self.updated_at),
-            "revision": self.revision,
-        }
+        return to_document(self)
+
+
+ACTIVE: Final = ("queued", "running")
+FINISHED: Final = ("succeeded", "failed", "expired", "cancelled")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueItem:
+    """One unit of work as read back from the queue."""
+
+    id: UUID
+    tenant: str
+    stack: str
+    environment: str
+    job: str
+    payload: dict[str, Any]
+    source: str
+    schedule_id: UUID | None
+    scheduled_for: datetime | None
+    priority: int
+    status: str
+    available_at: datetime
+    expires_at: datetime | None
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    heartbeat_at: datetime | None
+    lease_expires_at: datetime | None
+    result: Any
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    updated_at: datetime
+
+    @property
+    def finished(self) -> bool:
+        """True once the item reached a final status."""
+        return self.status in FINISHED
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly view (CLI `--json`, API)."""
+        return to_document(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToken:
+    """One row of `api_tokens` (never the secret; `prefix` identifies it to people)."""
+
+    id: UUID
+    tenant: str | None  # None: a platform token spanning tenants
+    role: str
+    name: str
+    prefix: str
+    created_by: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        """True until revoked."""
+        return self.revoked_at is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, for `token ls --json`."""
+        return to_document(self)
 
 
 # -- inputs ---------------------------------------------------------------------
@@ -191,16 +223,7 @@ class SchedulePatch:
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
-        values = {
-            "job": self.job,
-            "cron": self.cron,
-            "timezone": self.timezone,
-            "payload": self.payload,
-            "misfire_grace": self.misfire_grace,
-            "overlap": self.overlap,
-            "enabled": self.enabled,
-        }
-        return {key: value for key, value in values.items() if value is not UNSET}
+        return _set_fields(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,16 +254,7 @@ class JobPatch:
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
-        values = {
-            "title": self.title,
-            "target": self.target,
-            "kind": self.kind,
-            "payload": self.payload,
-            "payload_schema": self.payload_schema,
-            "options": self.options,
-            "status": self.status,
-        }
-        return {key: value for key, value in values.items() if value is not UNSET}
+        return _set_fields(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,26 +276,56 @@ class CronDeclaration:
 class Declared:
     """A declaration resolved against its scope: normalized cron, concrete payload.
 
-    This is what the sync planner compares with a row's `declared` column.
+    This is what the sync planner compares with a row's `declared` column, and
+    what a new row is defined by (`new_schedule`).
     """
 
     job: str
     cron: str
     timezone: str
     payload: dict[str, Any]
-    misfire_grace: int | None
-    overlap: Overlap
+    misfire_grace: int | None = None
+    overlap: Overlap = "skip"
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""
-        return {
-            "job": self.job,
-            "cron": self.cron,
-            "timezone": self.timezone,
-            "payload": self.payload,
-            "misfire_grace": self.misfire_grace,
-            "overlap": self.overlap,
-        }
+        return to_document(self)
+
+
+# What a manifest declares for one cron; `declared` stores exactly these keys.
+DECLARED_FIELDS: Final = field_names(Declared)
+
+
+def new_schedule(
+    scope: Scope,
+    name: str,
+    definition: Declared,
+    *,
+    schedule_id: UUID,
+    source: Source,
+    now: datetime,
+    next_run: datetime | None,
+    enabled: bool = True,
+    declared: dict[str, Any] | None = None,
+) -> Schedule:
+    """A row created at `now`: revision 1, `last_run` now (nothing before it is owed)."""
+    return Schedule(
+        id=schedule_id,
+        tenant=scope.tenant,
+        stack=scope.stack,
+        environment=scope.environment,
+        name=name,
+        enabled=enabled,
+        source=source,
+        last_run=now,
+        next_run=next_run,
+        created_at=now,
+        updated_at=now,
+        revision=1,
+        declared=declared,
+        overrides=(),
+        **to_fields(definition),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,5 +336,12 @@ class Page:
     next_cursor: str | None
 
 
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
+def _set_fields(patch: object) -> dict[str, Any]:
+    """The fields of a patch that are not UNSET, by name."""
+    values = to_fields(patch)
+    return {key: value for key, value in values.items() if value is not UNSET}
+
+
+def to_fields(record: object) -> dict[str, Any]:
+    """A record's field values by name, as they are (a shallow `asdict`)."""
+    return {item.name: getattr(record, item.name) for item in fields(record)}  # type: ignore[arg-type]

@@ -25,6 +25,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core import validation
+from cronplane.core.codec import to_document
+from cronplane.core.edits import check_field
 from cronplane.core.model import (
     DECLARED_FIELDS,
     CronDeclaration,
@@ -35,6 +37,9 @@ from cronplane.core.model import (
 )
 from cronplane.core.occurrences import first_run
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
+
+# What a declaration defines besides its job (resolved above), in the order checked.
+DEFINITION_FIELDS = tuple(name for name in DECLARED_FIELDS if name != "job")
 
 
 class SyncedRow(Protocol):
@@ -136,11 +141,8 @@ class SyncPlan:
             ],
             "removed": [item.name for item in self.removed],
             "unchanged": list(self.unchanged),
-            "conflicts": [{"name": c.name, "source": c.source} for c in self.conflicts],
-            "drift": [
-                {"name": d.name, "field": d.field, "current": d.current, "declared": d.declared}
-                for d in self.drift
-            ],
+            "conflicts": [to_document(conflict) for conflict in self.conflicts],
+            "drift": [to_document(drift) for drift in self.drift],
         }
 
 
@@ -253,26 +255,20 @@ def resolve_declarations(
                 )
             if not job.active:
                 raise JobInactive(f"job {job_name!r} is inactive", {"job": job_name})
-            field_name = "cron"
-            cron = validation.normalize_cron(declaration.cron, scope.identity(name))
-            field_name = "timezone"
-            timezone = validation.validate_zone(declaration.timezone)
-            field_name = "payload"
-            payload = (
-                dict(job.payload)
-                if declaration.payload is None
-                else validation.validate_payload(declaration.payload)
-            )
-            validation.validate_against_schema(payload, job.payload_schema)
-            field_name = "misfire_grace"
-            grace = validation.validate_misfire_grace(declaration.misfire_grace)
-            field_name = "overlap"
-            overlap = validation.validate_overlap(declaration.overlap)
+            values: dict[str, Any] = {"job": job_name}
+            for field_name in DEFINITION_FIELDS:
+                given = getattr(declaration, field_name)
+                if field_name == "payload" and given is None:
+                    values[field_name] = dict(job.payload)
+                else:
+                    values[field_name] = check_field(field_name, given, scope.identity(name))
+                if field_name == "payload":
+                    validation.validate_against_schema(values["payload"], job.payload_schema)
         except CronplaneError as error:
             where = path if field_name == "name" else f"{path}.{field_name}"
             problems.append(f"{where}: {error.code.text} {error.message}")
             continue
-        resolved[name] = Declared(job_name, cron, timezone, payload, grace, overlap)
+        resolved[name] = Declared(**values)
     return resolved, problems
 
 

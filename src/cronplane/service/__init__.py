@@ -1,34 +1,90 @@
 """The use cases: the only place business rules run (edges stay thin).
 
-    ScheduleService(database, clock, on_change=None)
+    service = ScheduleService(database, clock, on_change=None)
+
+One object, composed of parts that share one `Context` (database, clock,
+change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
+`service.runs` (run now, queue items), `service.tokens`, `service.audit`.
+The use cases people call are also the service's own methods
+(`service.create_schedule(...)`), so the API, CLI and UI hold one object;
+the CLI's part of them is the `ControlPlane` protocol (`service.port`),
+which the remote client satisfies too.
 
 One transaction per use case; every change writes an event with its actor.
 Every write that changes a schedule runs `pg_notify('cronplane_schedules', '')`
 inside its transaction (PostgreSQL) and, after commit, calls `on_change()`
 (the dispatcher passes a hook that wakes its loop early).
-
-Schedules (`service.schedules`): create_schedule, create_schedules (group
-commit of many single creates), get_schedule,
-get_schedule_by_id, list_schedules, update_schedule, enable_schedule,
-disable_schedule, remove_schedule, record_run, reset_to_manifest,
-schedule_history. Jobs (`service.jobs`): register_job, get_job, list_jobs,
-update_job, deactivate_job. Apps (`service.sync`): sync, install_app,
-uninstall_app.
 """
 
 from __future__ import annotations
 
-from cronplane.service.schedules import NewSchedule, ScheduleUseCases
-from cronplane.service.sync import AppReport, SyncUseCases
+from collections.abc import Callable
+
+from cronplane.clock import Clock
+from cronplane.service.audit import AuditLog
+from cronplane.service.base import Context
+from cronplane.service.jobs import Jobs
+from cronplane.service.runs import RunService
+from cronplane.service.schedules import NewSchedule, Schedules
+from cronplane.service.sync import AppReport, Apps
+from cronplane.service.tokens import TokenService
+from cronplane.store.database import Database
 
 
-class ScheduleService(ScheduleUseCases, SyncUseCases):
-    """Every use case of schedules, jobs and app sync, over one Database and Clock.
+class ScheduleService:
+    """Every use case, over one Database and Clock.
 
-    `ScheduleService(database, clock, on_change=None)`: `clock` gives "now"
-    for every rule (FakeClock in tests); `on_change` runs after each commit
-    that changed a schedule.
+    `clock` gives "now" for every rule (FakeClock in tests); `on_change` runs
+    after each commit that changed a schedule, `on_enqueue` after a run-now
+    enqueued an item (in-process workers wake); `token_cache_seconds` is how
+    long a valid API token is remembered.
     """
+
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        on_change: Callable[[], None] | None = None,
+        *,
+        on_enqueue: Callable[[], None] | None = None,
+        token_cache_seconds: float = 0.0,
+    ) -> None:
+        self.context = Context(database, clock, on_change)
+        self.database = database
+        self.clock = clock
+        self.schedules = Schedules(self.context)
+        self.jobs = Jobs(self.context)
+        self.apps = Apps(self.context)
+        self.runs = RunService(database, clock, on_enqueue=on_enqueue)
+        self.tokens = TokenService(database, clock, cache_seconds=token_cache_seconds)
+        self.audit = AuditLog(database)
+
+        schedules, jobs, apps, runs = self.schedules, self.jobs, self.apps, self.runs
+        self.create_schedule = schedules.create_schedule
+        self.create_schedules = schedules.create_schedules
+        self.get_schedule = schedules.get_schedule
+        self.get_schedule_by_id = schedules.get_schedule_by_id
+        self.list_schedules = schedules.list_schedules
+        self.update_schedule = schedules.update_schedule
+        self.enable_schedule = schedules.enable_schedule
+        self.disable_schedule = schedules.disable_schedule
+        self.remove_schedule = schedules.remove_schedule
+        self.record_run = schedules.record_run
+        self.reset_to_manifest = schedules.reset_to_manifest
+        self.schedule_history = schedules.schedule_history
+        self.register_job = jobs.register_job
+        self.get_job = jobs.get_job
+        self.list_jobs = jobs.list_jobs
+        self.update_job = jobs.update_job
+        self.deactivate_job = jobs.deactivate_job
+        self.sync = apps.sync
+        self.install_app = apps.install_app
+        self.uninstall_app = apps.uninstall_app
+        self.run_now = runs.run_now
+        self.wait = runs.wait
+        self.get_item = runs.get_item
+        self.list_items = runs.list_items
+        self.cancel_item = runs.cancel_item
 
 
 __all__ = ["AppReport", "NewSchedule", "ScheduleService"]

@@ -1,6 +1,7 @@
-"""What every use case shares: the database, the clock, and the write transaction.
+"""What every use case shares: the database, the clock, the write transaction, the
+lookups that answer NotFound, and the change events.
 
-A use case opens exactly one transaction through `ServiceBase._write()`. When
+A use case opens exactly one transaction through `Context.write()`. When
 it changed a schedule it marks the transaction (`tx.schedules_changed()`);
 then, inside the transaction, PostgreSQL LISTENers are notified (delivered
 at commit), and after the commit the in-process `on_change` hook runs. Both
@@ -13,14 +14,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection
 
 from cronplane.clock import Clock
+from cronplane.codes import Code
 from cronplane.core import validation
-from cronplane.core.model import Scope
+from cronplane.core.model import Job, Schedule, Scope
+from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
+from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.database import Database
+from cronplane.store.events import append_events, event_values
 
 
 @dataclass
@@ -36,21 +42,16 @@ class Transaction:
         self.changed = True
 
 
-class ServiceBase:
-    """The database, the clock and the change hook every use case uses."""
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The database, the clock and the change hook the parts of one service share."""
 
-    def __init__(
-        self,
-        database: Database,
-        clock: Clock,
-        on_change: Callable[[], None] | None = None,
-    ) -> None:
-        self.database = database
-        self.clock = clock
-        self.on_change = on_change
+    database: Database
+    clock: Clock
+    on_change: Callable[[], None] | None = None
 
     @contextmanager
-    def _write(self) -> Iterator[Transaction]:
+    def write(self) -> Iterator[Transaction]:
         """One write transaction; notifies listeners when schedules changed."""
         with self.database.begin() as conn:
             tx = Transaction(conn, self.clock.now())
@@ -61,10 +62,21 @@ class ServiceBase:
             self.on_change()
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
+    def read(self) -> Iterator[Connection]:
         """One read-only transaction."""
         with self.database.read() as conn:
             yield conn
+
+
+class ServiceBase:
+    """A part of the service: its use cases over the shared Context."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.database = context.database
+        self.clock = context.clock
+        self._write = context.write
+        self._read = context.read
 
 
 def checked_scope(scope: Scope) -> Scope:
@@ -80,3 +92,73 @@ def json_value(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
     return value
+
+
+def active_job(conn: Connection, scope: Scope, name: str) -> Job:
+    """The job a schedule runs: JobNotFound or JobInactive when it cannot be used."""
+    job = job_store.get_job(conn, scope.tenant, scope.stack, name)
+    if job is None:
+        raise JobNotFound(
+            f"job {name!r} not found in {scope.tenant}/{scope.stack}",
+            {"tenant": scope.tenant, "stack": scope.stack, "job": name},
+        )
+    if not job.active:
+        raise JobInactive(f"job {name!r} is inactive", {"job": name})
+    return job
+
+
+def existing(conn: Connection, scope: Scope, name: str, *, for_update: bool = False) -> Schedule:
+    """The schedule with this key; ScheduleNotFound otherwise."""
+    row = schedule_store.get_by_key(
+        conn, scope.tenant, scope.stack, scope.environment, name, for_update=for_update
+    )
+    if row is None:
+        raise ScheduleNotFound(
+            f"schedule {name!r} not found in {scope.tenant}/{scope.stack}/{scope.environment}",
+            {"name": name},
+        )
+    return row
+
+
+def check_revision(row: Schedule, revision: int | None) -> None:
+    """StaleRevision when a revision was given and the row moved past it."""
+    if revision is not None and revision != row.revision:
+        raise StaleRevision(
+            f"schedule {row.name!r} is at revision {row.revision}, not {revision}",
+            {"current": row.revision, "given": revision},
+        )
+
+
+def change_event(
+    tx: Transaction,
+    code: Code,
+    schedule: Schedule,
+    actor: str,
+    verb: str,
+    detail: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The event row of one schedule change, with its actor."""
+    return event_values(
+        code,
+        tenant=schedule.tenant,
+        stack=schedule.stack,
+        environment=schedule.environment,
+        schedule_id=schedule.id,
+        schedule_name=schedule.name,
+        actor=actor,
+        message=f"schedule {schedule.name} {verb} by {actor}",
+        now=tx.now,
+        detail={"revision": schedule.revision, **(detail or {})},
+    )
+
+
+def schedule_event(
+    tx: Transaction,
+    code: Code,
+    schedule: Schedule,
+    actor: str,
+    verb: str,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append the event of one schedule change, with its actor."""
+    append_events(tx.conn, [change_event(tx, code, schedule, actor, verb, detail)])

@@ -10,11 +10,14 @@ from sqlalchemy import Connection
 
 from cronplane import events
 from cronplane.core import validation
+from cronplane.core.codec import field_names
 from cronplane.core.model import Job, JobPatch, JobSpec, Source
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service.base import ServiceBase, Transaction, json_value
 from cronplane.store import jobs as job_store
 from cronplane.store.events import append_event
+
+PATCH_FIELDS = field_names(JobPatch)
 
 
 def checked_job(spec: JobSpec) -> JobSpec:
@@ -56,12 +59,17 @@ def new_job(tenant: str, stack: str, spec: JobSpec, source: Source, tx: Transact
     )
 
 
+def job_fields(job: Job | JobSpec) -> dict[str, Any]:
+    """The fields a job patch may set, with the job's values."""
+    return {name: getattr(job, name) for name in PATCH_FIELDS}
+
+
 def job_changes(job: Job, values: dict[str, Any]) -> dict[str, Any]:
     """The subset of `values` that differs from the job."""
     return {key: value for key, value in values.items() if getattr(job, key) != value}
 
 
-class JobUseCases(ServiceBase):
+class Jobs(ServiceBase):
     """Jobs per (tenant, stack)."""
 
     def register_job(
@@ -84,7 +92,7 @@ class JobUseCases(ServiceBase):
                     f"job {spec.name!r} already exists in {tenant}/{stack}",
                     {"tenant": tenant, "stack": stack, "job": spec.name},
                 )
-            self._job_event(tx, events.JOB_REGISTERED, job, actor, f"job {job.name} registered")
+            job_event(tx, events.JOB_REGISTERED, job, actor, f"job {job.name} registered")
         return job
 
     def get_job(self, tenant: str, stack: str, name: str) -> Job:
@@ -112,7 +120,7 @@ class JobUseCases(ServiceBase):
         """Change a job's fields; StaleRevision when `revision` is given and old."""
         with self._write() as tx:
             job = _existing_job(tx.conn, tenant, stack, name, for_update=True)
-            return self._update_job(tx, job, patch, actor=actor, revision=revision)
+            return update_job_in(tx, job, patch, actor=actor, revision=revision)
 
     def deactivate_job(
         self, tenant: str, stack: str, name: str, *, actor: str, revision: int | None = None
@@ -120,80 +128,6 @@ class JobUseCases(ServiceBase):
         """Mark a job inactive: new schedules are refused, fires record JOB_MISSING."""
         return self.update_job(
             tenant, stack, name, JobPatch(status="inactive"), actor=actor, revision=revision
-        )
-
-    # -- shared with app install -------------------------------------------------
-
-    def _update_job(
-        self,
-        tx: Transaction,
-        job: Job,
-        patch: JobPatch,
-        *,
-        actor: str,
-        revision: int | None = None,
-    ) -> Job:
-        if revision is not None and revision != job.revision:
-            raise StaleRevision(
-                f"job {job.name!r} is at revision {job.revision}, not {revision}",
-                {"current": job.revision, "given": revision},
-            )
-        given = patch.given()
-        merged = JobSpec(
-            name=job.name,
-            target=given.get("target", job.target),
-            title=given.get("title", job.title),
-            kind=given.get("kind", job.kind if "target" not in given else None),
-            payload=given.get("payload", job.payload),
-            payload_schema=given.get("payload_schema", job.payload_schema),
-            options=given.get("options", job.options),
-            status=given.get("status", job.status),
-        )
-        merged = checked_job(merged)
-        changes = job_changes(
-            job,
-            {
-                "target": merged.target,
-                "title": merged.title,
-                "kind": merged.kind,
-                "payload": merged.payload,
-                "payload_schema": merged.payload_schema,
-                "options": merged.options,
-                "status": merged.status,
-            },
-        )
-        if not changes:
-            return job
-        values = {**changes, "updated_at": tx.now, "revision": job.revision + 1}
-        if not job_store.update_job(tx.conn, job.id, values, expected_revision=job.revision):
-            raise StaleRevision(f"job {job.name!r} changed concurrently; read it again")
-        updated = replace(job, **values)
-        deactivated = changes.get("status") == "inactive"
-        code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
-        verb = "deactivated" if deactivated else "updated"
-        self._job_event(
-            tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)}
-        )
-        return updated
-
-    def _job_event(
-        self,
-        tx: Transaction,
-        code: Any,
-        job: Job,
-        actor: str,
-        message: str,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        append_event(
-            tx.conn,
-            code,
-            tenant=job.tenant,
-            stack=job.stack,
-            actor=actor,
-            message=message,
-            now=tx.now,
-            detail={"job": job.name, "revision": json_value(job.revision), **(detail or {})},
         )
 
 
@@ -207,3 +141,57 @@ def _existing_job(
             {"tenant": tenant, "stack": stack, "job": name},
         )
     return job
+
+
+def update_job_in(
+    tx: Transaction,
+    job: Job,
+    patch: JobPatch,
+    *,
+    actor: str,
+    revision: int | None = None,
+) -> Job:
+    """Apply a patch to a job inside `tx` (update_job, and app install for its jobs)."""
+    if revision is not None and revision != job.revision:
+        raise StaleRevision(
+            f"job {job.name!r} is at revision {job.revision}, not {revision}",
+            {"current": job.revision, "given": revision},
+        )
+    given = patch.given()
+    current = job_fields(job)
+    if "target" in given:
+        current["kind"] = None  # unless given, a new target's kind is its scheme
+    merged = checked_job(JobSpec(name=job.name, **{**current, **given}))
+    changes = job_changes(job, job_fields(merged))
+    if not changes:
+        return job
+    values = {**changes, "updated_at": tx.now, "revision": job.revision + 1}
+    if not job_store.update_job(tx.conn, job.id, values, expected_revision=job.revision):
+        raise StaleRevision(f"job {job.name!r} changed concurrently; read it again")
+    updated = replace(job, **values)
+    deactivated = changes.get("status") == "inactive"
+    code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
+    verb = "deactivated" if deactivated else "updated"
+    job_event(tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)})
+    return updated
+
+
+def job_event(
+    tx: Transaction,
+    code: Any,
+    job: Job,
+    actor: str,
+    message: str,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append the event of one job change, with its actor."""
+    append_event(
+        tx.conn,
+        code,
+        tenant=job.tenant,
+        stack=job.stack,
+        actor=actor,
+        message=message,
+        now=tx.now,
+        detail={"job": job.name, "revision": json_value(job.revision), **(detail or {})},
+    )

@@ -8,92 +8,65 @@ Rules enforced here and nowhere else:
 - `last_run` is the creation time; `next_run` is the first occurrence strictly
   after max(last_run, now): no back-fill on create or enable; disable clears it;
 - every change increments `revision`; a given stale revision is StaleRevision;
-- on `app` rows an operator may change only OPERATOR_FIELDS, each change of a
-  declarable field is remembered in `overrides`; removal is AppOwned.
+- on `app` rows an operator may change only what `core.edits` allows, and each
+  change of a declarable field is remembered in `overrides`; removal is AppOwned.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import validation
+from cronplane.core.edits import check_fields, check_removable, operator_edit
 from cronplane.core.model import (
-    OPERATOR_FIELDS,
-    OVERRIDABLE_FIELDS,
+    Declared,
     Job,
-    Overlap,
     Page,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
     Scope,
     Source,
+    new_schedule,
+    to_fields,
 )
 from cronplane.core.occurrences import first_run
 from cronplane.core.reconcile import restore_declared
 from cronplane.errors import (
-    AppOwned,
     CronplaneError,
     InvalidRequest,
     InvalidState,
-    JobInactive,
-    JobNotFound,
     ScheduleExists,
     ScheduleNotFound,
     StaleRevision,
 )
 from cronplane.events import Event
 from cronplane.ids import time_ordered_id
-from cronplane.service.base import ServiceBase, Transaction, checked_scope, json_value
-from cronplane.store import jobs as job_store
+from cronplane.service.base import (
+    ServiceBase,
+    Transaction,
+    active_job,
+    change_event,
+    check_revision,
+    checked_scope,
+    existing,
+    json_value,
+    schedule_event,
+)
+from cronplane.service.paging import check_limit, decode_cursor, encode_cursor
 from cronplane.store import schedules as schedule_store
-from cronplane.store.events import append_events, event_values, list_events
+from cronplane.store.events import append_events, list_events
 from cronplane.store.schedules import ScheduleFilter
 
-MAX_PAGE = 1000
 MAX_SEARCH = 128
 
 
-def active_job(conn: Connection, scope: Scope, name: str) -> Job:
-    """The job a schedule runs: JobNotFound or JobInactive when it cannot be used."""
-    job = job_store.get_job(conn, scope.tenant, scope.stack, name)
-    if job is None:
-        raise JobNotFound(
-            f"job {name!r} not found in {scope.tenant}/{scope.stack}",
-            {"tenant": scope.tenant, "stack": scope.stack, "job": name},
-        )
-    if not job.active:
-        raise JobInactive(f"job {name!r} is inactive", {"job": name})
-    return job
-
-
-def encode_cursor(schedule: Schedule) -> str:
-    """An opaque keyset cursor for the row after which the next page starts."""
-    raw = json.dumps([schedule.name, schedule.stack, schedule.environment]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[str, str, str]:
-    """The keyset of a cursor; InvalidRequest when it was not made by encode_cursor."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        name, stack, environment = json.loads(raw)
-        if not all(isinstance(part, str) for part in (name, stack, environment)):
-            raise ValueError(cursor)
-    except (ValueError, binascii.Error, TypeError) as error:
-        raise InvalidRequest(f"cursor {cursor[:40]!r} is invalid", {"field": "cursor"}) from error
-    return name, stack, environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,16 +83,10 @@ class NewSchedule:
 class _CheckedCreate:
     """A create request whose fields passed every check that needs no database."""
 
-    scope: Scope
-    spec: ScheduleSpec
-    actor: str
-    source: Source
+    request: NewSchedule
     name: str
-    timezone: str
-    cron: str
-    payload: dict[str, Any] | None
-    misfire_grace: int | None
-    overlap: Overlap
+    # The spec's fields, checked; `payload` None still means the job's default.
+    values: dict[str, Any]
 
 
 def _check_create(request: NewSchedule) -> _CheckedCreate:
@@ -128,62 +95,45 @@ def _check_create(request: NewSchedule) -> _CheckedCreate:
         raise InvalidRequest("app schedules are created by sync, from the app's manifest")
     scope, spec = checked_scope(request.scope), request.spec
     name = validation.validate_name(spec.name or spec.job, "name")
-    validation.validate_name(spec.job, "job")
-    return _CheckedCreate(
-        scope=scope,
-        spec=spec,
-        actor=request.actor,
-        source=request.source,
-        name=name,
-        timezone=validation.validate_zone(spec.timezone),
-        cron=validation.normalize_cron(spec.cron, scope.identity(name)),
-        payload=None if spec.payload is None else validation.validate_payload(spec.payload),
-        misfire_grace=validation.validate_misfire_grace(spec.misfire_grace),
-        overlap=validation.validate_overlap(spec.overlap),
-    )
+    values = {
+        key: value for key, value in to_fields(spec).items() if key not in ("name", "enabled")
+    }
+    given = {key: value for key, value in values.items() if value is not None}
+    values.update(check_fields(given, scope.identity(name)))
+    return _CheckedCreate(request, name, values)
 
 
 def _new_row(
     tx: Transaction, item: _CheckedCreate, jobs: dict[tuple[str, str, str], Job | CronplaneError]
 ) -> Schedule:
     """The row a checked request creates (job looked up once per transaction, in `jobs`)."""
-    first = first_run(item.cron, item.timezone, tx.now)
-    key = (item.scope.tenant, item.scope.stack, item.spec.job)
+    scope, spec = item.request.scope, item.request.spec
+    first = first_run(item.values["cron"], item.values["timezone"], tx.now)
+    key = (scope.tenant, scope.stack, spec.job)
     if key not in jobs:
         try:
-            jobs[key] = active_job(tx.conn, item.scope, item.spec.job)
+            jobs[key] = active_job(tx.conn, scope, spec.job)
         except CronplaneError as error:
             jobs[key] = error
     job = jobs[key]
     if isinstance(job, CronplaneError):
         raise job
-    payload = dict(job.payload) if item.payload is None else item.payload
+    payload = item.values["payload"]
+    payload = dict(job.payload) if payload is None else payload
     validation.validate_against_schema(payload, job.payload_schema)
-    return Schedule(
-        id=time_ordered_id(tx.now),
-        tenant=item.scope.tenant,
-        stack=item.scope.stack,
-        environment=item.scope.environment,
-        name=item.name,
-        job=job.name,
-        cron=item.cron,
-        timezone=item.timezone,
-        payload=payload,
-        enabled=item.spec.enabled,
-        source=item.source,
-        misfire_grace=item.misfire_grace,
-        overlap=item.overlap,
-        last_run=tx.now,
-        next_run=first if item.spec.enabled else None,
-        created_at=tx.now,
-        updated_at=tx.now,
-        revision=1,
-        declared=None,
-        overrides=(),
+    return new_schedule(
+        scope,
+        item.name,
+        Declared(**{**item.values, "job": job.name, "payload": payload}),
+        schedule_id=time_ordered_id(tx.now),
+        source=item.request.source,
+        now=tx.now,
+        next_run=first if spec.enabled else None,
+        enabled=spec.enabled,
     )
 
 
-class ScheduleUseCases(ServiceBase):
+class Schedules(ServiceBase):
     """Schedules: one transaction per use case, an event with its actor per change."""
 
     def create_schedule(
@@ -237,7 +187,7 @@ class ScheduleUseCases(ServiceBase):
                         results[index] = schedule
                         created.append(
                             change_event(
-                                tx, events.SCHEDULE_CREATED, schedule, item.actor, "created"
+                                tx, events.SCHEDULE_CREATED, schedule, item.request.actor, "created"
                             )
                         )
                     else:
@@ -285,8 +235,7 @@ class ScheduleUseCases(ServiceBase):
         `search` keeps rows whose name, job, stack or environment contains it
         (case-insensitive); the cursor pages through the matches exactly.
         """
-        if not 1 <= limit <= MAX_PAGE:
-            raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
+        check_limit(limit)
         if source is not None and source not in ("app", "user", "system"):
             raise InvalidRequest(f"source {source!r} is invalid", {"field": "source"})
         search = (search or "").strip() or None
@@ -314,12 +263,12 @@ class ScheduleUseCases(ServiceBase):
     ) -> Schedule:
         """Change fields of a schedule; an unchanged patch writes nothing.
 
-        On an `app` row only cron, timezone, payload, misfire_grace and enabled
-        may change (AppOwned otherwise), and each changed declarable field is
-        added to `overrides`.
+        On an `app` row only `core.edits.editable("app")` may change
+        (AppOwned otherwise), and each changed declarable field is added to
+        `overrides`.
         """
-        given = patch.given()
-        clean = check_patch(given)
+        clean = patch.given()
+        check_fields(clean, "check")  # the cron is normalized later, with the row's seed
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             return self._apply(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)
@@ -349,12 +298,7 @@ class ScheduleUseCases(ServiceBase):
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             check_revision(row, revision)
-            if row.source == "app":
-                raise AppOwned(
-                    f"schedule {name!r} belongs to app {row.stack!r}: remove it from the "
-                    "manifest, or disable it",
-                    {"name": name, "stack": row.stack},
-                )
+            check_removable(row)
             schedule_store.delete_schedules(tx.conn, [row.id])
             schedule_event(tx, events.SCHEDULE_REMOVED, row, actor, "removed")
             tx.schedules_changed()
@@ -407,8 +351,7 @@ class ScheduleUseCases(ServiceBase):
         self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
     ) -> list[Event]:
         """The schedule's events (changes and the occurrence ledger), newest first."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
+        check_limit(limit)
         with self._read() as conn:
             row = existing(conn, scope, name)
             return list_events(
@@ -427,18 +370,7 @@ class ScheduleUseCases(ServiceBase):
         code: Code,
     ) -> Schedule:
         check_revision(row, revision)
-        if row.source == "app":
-            refused = sorted(set(given) - set(OPERATOR_FIELDS))
-            if refused:
-                raise AppOwned(
-                    f"{', '.join(refused)} of app schedule {row.name!r} "
-                    "come from its manifest: change the manifest",
-                    {"name": row.name, "fields": refused},
-                )
-        values = dict(given)
-        if "cron" in values:
-            values["cron"] = validation.normalize_cron(values["cron"], row.identity)
-        changes = {key: value for key, value in values.items() if getattr(row, key) != value}
+        changes = operator_edit(row, given)
         if not changes:
             return row
         if "job" in changes or "payload" in changes:
@@ -446,10 +378,6 @@ class ScheduleUseCases(ServiceBase):
             validation.validate_against_schema(
                 changes.get("payload", row.payload), job.payload_schema
             )
-        if row.source == "app":
-            overridden = set(row.overrides) | (set(changes) & set(OVERRIDABLE_FIELDS))
-            if overridden != set(row.overrides):
-                changes["overrides"] = sorted(overridden)
         verb = {
             events.SCHEDULE_ENABLED: "enabled",
             events.SCHEDULE_DISABLED: "disabled",
@@ -501,80 +429,3 @@ class ScheduleUseCases(ServiceBase):
         schedule_event(tx, code, updated, actor, verb, detail)
         tx.schedules_changed()
         return updated
-
-
-def check_patch(given: dict[str, Any]) -> dict[str, Any]:
-    """Validate each field a patch sets (the cron is normalized later, with its seed)."""
-    clean = dict(given)
-    if "job" in clean:
-        validation.validate_name(clean["job"], "job")
-    if "cron" in clean:
-        validation.normalize_cron(clean["cron"], "check")
-    if "timezone" in clean:
-        validation.validate_zone(clean["timezone"])
-    if "payload" in clean:
-        validation.validate_payload(clean["payload"])
-    if "misfire_grace" in clean:
-        validation.validate_misfire_grace(clean["misfire_grace"])
-    if "overlap" in clean:
-        validation.validate_overlap(clean["overlap"])
-    if "enabled" in clean and not isinstance(clean["enabled"], bool):
-        raise InvalidRequest("enabled must be true or false", {"field": "enabled"})
-    return clean
-
-
-def check_revision(row: Schedule, revision: int | None) -> None:
-    """StaleRevision when a revision was given and the row moved past it."""
-    if revision is not None and revision != row.revision:
-        raise StaleRevision(
-            f"schedule {row.name!r} is at revision {row.revision}, not {revision}",
-            {"current": row.revision, "given": revision},
-        )
-
-
-def existing(conn: Connection, scope: Scope, name: str, *, for_update: bool = False) -> Schedule:
-    """The schedule with this key; ScheduleNotFound otherwise."""
-    row = schedule_store.get_by_key(
-        conn, scope.tenant, scope.stack, scope.environment, name, for_update=for_update
-    )
-    if row is None:
-        raise ScheduleNotFound(
-            f"schedule {name!r} not found in {scope.tenant}/{scope.stack}/{scope.environment}",
-            {"name": name},
-        )
-    return row
-
-
-def change_event(
-    tx: Transaction,
-    code: Code,
-    schedule: Schedule,
-    actor: str,
-    verb: str,
-    detail: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The event row of one schedule change, with its actor."""
-    return event_values(
-        code,
-        tenant=schedule.tenant,
-        stack=schedule.stack,
-        environment=schedule.environment,
-        schedule_id=schedule.id,
-        schedule_name=schedule.name,
-        actor=actor,
-        message=f"schedule {schedule.name} {verb} by {actor}",
-        now=tx.now,
-        detail={"revision": schedule.revision, **(detail or {})},
-    )
-
-
-def schedule_event(
-    tx: Transaction,
-    code: Code,
-    schedule: Schedule,
-    actor: str,
-    verb: str,
-    detail: dict[str, Any] | None = None,
-) -> None:
-    """Append the event of one schedule change, with its actor."""
-    append_events(tx.conn, [change_event(tx, code, schedule, actor, verb, detail)])

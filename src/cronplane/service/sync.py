@@ -15,14 +15,14 @@ Steps of one sync, all in one transaction:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
 from cronplane import events
-from cronplane.core import validation
-from cronplane.core.model import CronDeclaration, Job, JobPatch, Schedule, Scope
+from cronplane.core.codec import to_document
+from cronplane.core.model import CronDeclaration, Job, JobPatch, Scope, new_schedule
 from cronplane.core.reconcile import (
     SyncedRow,
     SyncPlan,
@@ -34,8 +34,15 @@ from cronplane.core.reconcile import (
 from cronplane.errors import InvalidManifest
 from cronplane.ids import time_ordered_id
 from cronplane.manifest import Manifest
-from cronplane.service.base import Transaction, checked_scope
-from cronplane.service.jobs import JobUseCases, checked_job, job_changes, new_job
+from cronplane.service.base import ServiceBase, Transaction, checked_scope
+from cronplane.service.jobs import (
+    checked_job,
+    job_changes,
+    job_event,
+    job_fields,
+    new_job,
+    update_job_in,
+)
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import append_events, event_values
@@ -54,27 +61,18 @@ class AppReport:
     jobs_updated: tuple[str, ...] = ()
     jobs_deactivated: tuple[str, ...] = ()
     dry_run: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {
-            "stack": self.stack,
-            "dry_run": self.dry_run,
-            "jobs_registered": list(self.jobs_registered),
-            "jobs_updated": list(self.jobs_updated),
-            "jobs_deactivated": list(self.jobs_deactivated),
-            "plan": self.plan.to_dict(),
-            "summary": self.plan.summary(),
-        }
+        return {**to_document(self), "plan": self.plan.to_dict(), "summary": self.plan.summary()}
 
 
 # A sync creating at least this many rows refreshes the planner's statistics.
 BULK_LOAD_ROWS = 10_000
 
 
-class SyncUseCases(JobUseCases):
-    """sync, install_app, uninstall_app."""
+class Apps(ServiceBase):
+    """App sync: sync, install_app, uninstall_app."""
 
     def sync(
         self,
@@ -121,7 +119,7 @@ class SyncUseCases(JobUseCases):
                 probe = Transaction(conn, now)
                 for name, spec in specs.items():
                     job = new_job(tenant, scope.stack, spec, "app", probe)
-                    if name in jobs and job_changes(jobs[name], _job_fields(job)):
+                    if name in jobs and job_changes(jobs[name], job_fields(job)):
                         updated.append(name)
                     jobs[name] = job
                 plan, _, _ = self._plan(conn, scope, manifest.crons, jobs, now)
@@ -135,12 +133,10 @@ class SyncUseCases(JobUseCases):
                     # A concurrent install may have registered it first: same outcome.
                     if job_store.insert_job(tx.conn, job):
                         registered.append(name)
-                        self._job_event(
-                            tx, events.JOB_REGISTERED, job, actor, f"job {name} registered"
-                        )
+                        job_event(tx, events.JOB_REGISTERED, job, actor, f"job {name} registered")
                     continue
-                patch = JobPatch(**_job_fields(new_job(tenant, scope.stack, spec, "app", tx)))
-                if self._update_job(tx, current, patch, actor=actor) != current:
+                patch = JobPatch(**job_fields(new_job(tenant, scope.stack, spec, "app", tx)))
+                if update_job_in(tx, current, patch, actor=actor) != current:
                     updated.append(name)
             plan = self._sync(tx, scope, manifest.crons, actor)
         self._after_bulk_load(plan)
@@ -175,7 +171,7 @@ class SyncUseCases(JobUseCases):
                 for job in job_store.list_jobs(
                     tx.conn, scope.tenant, scope.stack, status="active", source="app"
                 ):
-                    self._update_job(tx, job, JobPatch(status="inactive"), actor=actor)
+                    update_job_in(tx, job, JobPatch(status="inactive"), actor=actor)
                     deactivated.append(job.name)
         return AppReport(scope.stack, plan, jobs_deactivated=tuple(deactivated))
 
@@ -236,27 +232,15 @@ class SyncUseCases(JobUseCases):
             )
 
         new_rows = [
-            Schedule(
-                id=time_ordered_id(now),
-                tenant=scope.tenant,
-                stack=scope.stack,
-                environment=scope.environment,
-                name=item.name,
-                job=item.declared.job,
-                cron=item.declared.cron,
-                timezone=item.declared.timezone,
-                payload=item.declared.payload,
-                enabled=True,
+            new_schedule(
+                scope,
+                item.name,
+                item.declared,
+                schedule_id=time_ordered_id(now),
                 source="app",
-                misfire_grace=item.declared.misfire_grace,
-                overlap=item.declared.overlap,
-                last_run=now,
+                now=now,
                 next_run=fires[item.name],
-                created_at=now,
-                updated_at=now,
-                revision=1,
                 declared=item.declared.to_dict(),
-                overrides=(),
             )
             for item in plan.created
         ]
@@ -308,18 +292,6 @@ def _jobs_by_name(conn: Connection, scope: Scope) -> dict[str, Job]:
     return {job.name: job for job in job_store.list_jobs(conn, scope.tenant, scope.stack)}
 
 
-def _job_fields(job: Job) -> dict[str, Any]:
-    return {
-        "title": job.title,
-        "target": job.target,
-        "kind": job.kind,
-        "payload": job.payload,
-        "payload_schema": job.payload_schema,
-        "options": job.options,
-        "status": job.status,
-    }
-
-
 def _invalid(problems: list[str]) -> InvalidManifest:
     count = len(problems)
     return InvalidManifest(
@@ -337,4 +309,4 @@ def _plan_detail(plan: SyncPlan) -> dict[str, Any]:
     return detail
 
 
-__all__ = ["AppReport", "SyncUseCases", "validation"]
+__all__ = ["AppReport", "Apps"]

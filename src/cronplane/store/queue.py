@@ -19,7 +19,6 @@ status `running`), so a worker whose item was recovered records nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -27,61 +26,13 @@ from uuid import UUID
 from sqlalchemy import Connection, Row, delete, func, or_, select, update
 
 from cronplane.core.items import ItemOptions
+from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
 from cronplane.store import dialects
 from cronplane.store.tables import events, queue_items
 
-ACTIVE = ("queued", "running")
-FINISHED = ("succeeded", "failed", "expired", "cancelled")
 # A new item's defaults are core.items' (ItemOptions).
 _DEFAULT = ItemOptions()
-
-
-@dataclass(frozen=True, slots=True)
-class QueueItem:
-    """One unit of work as read back from the queue."""
-
-    id: UUID
-    tenant: str
-    stack: str
-    environment: str
-    job: str
-    payload: dict[str, Any]
-    source: str
-    schedule_id: UUID | None
-    scheduled_for: datetime | None
-    priority: int
-    status: str
-    available_at: datetime
-    expires_at: datetime | None
-    attempts: int
-    max_attempts: int
-    lease_owner: str | None
-    heartbeat_at: datetime | None
-    lease_expires_at: datetime | None
-    result: Any
-    error: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    updated_at: datetime
-
-    @property
-    def finished(self) -> bool:
-        """True once the item reached a final status."""
-        return self.status in FINISHED
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly view (CLI `--json`, API)."""
-        out: dict[str, Any] = {}
-        for name in self.__slots__:
-            value = getattr(self, name)
-            if isinstance(value, datetime):
-                value = value.isoformat()
-            elif isinstance(value, UUID):
-                value = str(value)
-            out[name] = value
-        return out
 
 
 def item_from_row(row: Row[Any]) -> QueueItem:

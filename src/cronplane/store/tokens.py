@@ -5,48 +5,14 @@ Only hashes are stored; the plaintext exists once, in the answer to `create`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection, Row, insert, or_, select, update
 
+from cronplane.core.model import ApiToken
 from cronplane.store.tables import api_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class ApiToken:
-    """One row of `api_tokens` (never the secret; `prefix` identifies it to people)."""
-
-    id: UUID
-    tenant: str | None  # None: a platform token spanning tenants
-    role: str
-    name: str
-    prefix: str
-    created_by: str
-    created_at: datetime
-    last_used_at: datetime | None
-    revoked_at: datetime | None
-
-    @property
-    def active(self) -> bool:
-        """True until revoked."""
-        return self.revoked_at is None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, for `token ls --json`."""
-        return {
-            "id": str(self.id),
-            "tenant": self.tenant,
-            "role": self.role,
-            "name": self.name,
-            "prefix": self.prefix,
-            "created_by": self.created_by,
-            "created_at": self.created_at.isoformat(),
-            "last_used_at": None if self.last_used_at is None else self.last_used_at.isoformat(),
-            "revoked_at": None if self.revoked_at is None else self.revoked_at.isoformat(),
-        }
 
 
 def token_from_row(row: Row[Any]) -> ApiToken:

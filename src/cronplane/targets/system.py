@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronplane import housekeeping
 from cronplane.clock import Clock
+from cronplane.service import housekeeping
 from cronplane.store.database import Database
 from cronplane.targets import RunContext
 
 
 class SystemTarget:
-    """Runs `system:expire` and `system:prune` (see cronplane.housekeeping)."""
+    """Runs `system:expire` and `system:prune` (see cronplane.service.housekeeping)."""
 
     def __init__(self, database: Database, clock: Clock) -> None:
         self.database = database

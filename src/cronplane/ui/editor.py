@@ -12,7 +12,7 @@ Routes (each one service call, each guarded by its action):
 
 A refusal re-renders the editor with the coded error in place, keeping what
 was typed. Which fields are editable is shown from the same facts the
-service enforces (the role's permissions; `OPERATOR_FIELDS` on app rows).
+service enforces (the role's permissions; `core.edits.editable` per row source).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import ApiContext, context_of
 from cronplane.core.access import Action
-from cronplane.core.model import OPERATOR_FIELDS, Job, Schedule, Scope
+from cronplane.core.edits import editable, removable
+from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
 from cronplane.ui.form import ScheduleForm, read_form
 from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
@@ -40,8 +41,9 @@ router = page_router()
 Segment = Annotated[str, Path(min_length=1, max_length=128)]
 Form = Annotated[ScheduleForm, Depends(read_form)]
 KEY: Final = "/schedules/{stack}/{environment}/{name}"
-# What a user row's editor may change (name and scope are its key).
-USER_FIELDS: Final = ("job", "cron", "timezone", "payload", "misfire_grace", "overlap")
+# A new row's editor also sets its key and status; a stored row's `enabled` has
+# its own actions (enable, disable), not a form field.
+NEW_ROW_FIELDS: Final = frozenset(("name", "environment", "status"))
 
 
 @lru_cache(maxsize=1)
@@ -61,12 +63,10 @@ def schedule_url(schedule: Schedule, suffix: str = "", **query: str) -> str:
 def editable_fields(session: Session, schedule: Schedule | None) -> frozenset[str]:
     """The fields this session's editor offers for change (the service decides again)."""
     if schedule is None:
-        return frozenset((*USER_FIELDS, "name", "environment", "status"))
+        return (editable("user") - {"enabled"}) | NEW_ROW_FIELDS
     if not session.can(Action.UPDATE):
         return frozenset()
-    if schedule.source == "app":
-        return frozenset(OPERATOR_FIELDS) - {"enabled"}
-    return frozenset(USER_FIELDS)
+    return editable(schedule.source) - {"enabled"}
 
 
 def _job_of(ctx: ApiContext, tenant: str, form: ScheduleForm) -> Job | None:
@@ -80,7 +80,7 @@ def _job_of(ctx: ApiContext, tenant: str, form: ScheduleForm) -> Job | None:
 
 def _history(ctx: ApiContext, schedule: Schedule) -> History:
     events = ctx.service.schedule_history(schedule.scope, schedule.name, limit=HISTORY_EVENTS)
-    items = ctx.runs.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
+    items = ctx.service.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
     return history_of(events, items)
 
 
@@ -115,11 +115,9 @@ def editor_page(
         "item_tone": item_tone,
         "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
         "can": {action.value: session.can(action) for action in Action},
-        # Mirrors of the service's rules, to offer only what it would accept:
-        # an app row is removed from its manifest, and reset only has overrides to drop.
-        "deletable": schedule is not None
-        and session.can(Action.DELETE)
-        and schedule.source != "app",
+        # Offer only what the service would accept: the edit policy is core.edits';
+        # reset only has an app row's overrides to drop.
+        "deletable": schedule is not None and session.can(Action.DELETE) and removable(schedule),
         "resettable": schedule is not None
         and session.can(Action.UPDATE)
         and schedule.source == "app"

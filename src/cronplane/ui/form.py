@@ -8,18 +8,21 @@ the service's, which answers with a coded error the editor shows in place.
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Collection
 from dataclasses import dataclass, fields
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from fastapi import Request
 
+from cronplane.core.codec import field_names
 from cronplane.core.model import (
     DEFAULT_SCOPE_PART,
     DEFAULT_ZONE,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
+    Unset,
 )
 from cronplane.errors import InvalidPayload, InvalidRequest
 
@@ -48,17 +51,12 @@ class ScheduleForm:
     def of(cls, schedule: Schedule) -> ScheduleForm:
         """The form showing a stored schedule."""
         return cls(
-            job=schedule.job,
             stack=schedule.stack,
             environment=schedule.environment,
             name=schedule.name,
             status="ACTIVE" if schedule.enabled else "INACTIVE",
-            cron=schedule.cron,
-            timezone=schedule.timezone,
-            payload=json.dumps(schedule.payload, indent=2, ensure_ascii=False),
-            misfire_grace="" if schedule.misfire_grace is None else str(schedule.misfire_grace),
-            overlap=schedule.overlap,
             revision=str(schedule.revision),
+            **{name: _text(getattr(schedule, name)) for name in SCHEDULE_FIELDS},
         )
 
     @property
@@ -81,18 +79,31 @@ class ScheduleForm:
             )
         return value
 
-    def grace_value(self) -> int | None:
-        """Misfire grace in seconds; None when blank ("always fire once")."""
-        text = self.misfire_grace.strip()
+    def number_value(self, name: str) -> int | None:
+        """A field of whole seconds; None when blank (for misfire grace: "always fire once")."""
+        text = getattr(self, name).strip()
         if not text:
             return None
         try:
             return int(text)
         except ValueError:
             raise InvalidRequest(
-                f"misfire grace {text!r} is not a whole number of seconds",
-                {"field": "misfire_grace"},
+                f"{name.replace('_', ' ')} {text!r} is not a whole number of seconds",
+                {"field": name},
             ) from None
+
+    def value(self, name: str) -> Any:
+        """The typed value of one of the schedule's own fields (SCHEDULE_FIELDS)."""
+        kind = _KINDS[name]
+        if typing.get_origin(kind) is dict:
+            return self.payload_value()
+        if kind is int:
+            return self.number_value(name)
+        text = getattr(self, name)
+        if typing.get_origin(kind) is Literal:  # a choice: anything else is the first
+            choices = typing.get_args(kind)
+            return text if text in choices else choices[0]
+        return text
 
     def revision_value(self) -> int | None:
         """The revision the editor was opened at (the service refuses a stale one)."""
@@ -102,33 +113,37 @@ class ScheduleForm:
         """The create input."""
         if not self.job:
             raise InvalidRequest("choose a job first", {"field": "job"})
-        return ScheduleSpec(
-            job=self.job,
-            cron=self.cron,
-            name=self.name.strip() or None,
-            timezone=self.timezone,
-            payload=self.payload_value(),
-            misfire_grace=self.grace_value(),
-            overlap="allow" if self.overlap == "allow" else "skip",
-            enabled=self.enabled,
-        )
+        values = {name: self.value(name) for name in SCHEDULE_FIELDS}
+        return ScheduleSpec(name=self.name.strip() or None, enabled=self.enabled, **values)
 
     def patch(self, editable: Collection[str]) -> SchedulePatch:
-        """The update input, carrying only the `editable` fields."""
-        values: dict[str, Any] = {}
-        if "job" in editable and self.job:
-            values["job"] = self.job
-        if "cron" in editable:
-            values["cron"] = self.cron
-        if "timezone" in editable:
-            values["timezone"] = self.timezone
-        if "payload" in editable:
-            values["payload"] = self.payload_value()
-        if "misfire_grace" in editable:
-            values["misfire_grace"] = self.grace_value()
-        if "overlap" in editable:
-            values["overlap"] = "allow" if self.overlap == "allow" else "skip"
+        """The update input, carrying only the `editable` fields (a job only when chosen)."""
+        values = {
+            name: self.value(name)
+            for name in SCHEDULE_FIELDS
+            if name in editable and (name != "job" or self.job)
+        }
         return SchedulePatch(**values)
+
+
+# The form's inputs that are a schedule's own fields (the others: its key, status, revision).
+SCHEDULE_FIELDS: Final = tuple(
+    name for name in field_names(SchedulePatch) if name in ScheduleForm.__dataclass_fields__
+)
+# Each one's type, without "unset": what its text is parsed into.
+_KINDS: Final = {
+    name: next(arm for arm in typing.get_args(hint) if arm not in (Unset, type(None)))
+    for name, hint in typing.get_type_hints(SchedulePatch).items()
+}
+
+
+def _text(value: object) -> str:
+    """A stored value as the form shows it: JSON objects indented, None blank."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return str(value)
 
 
 async def read_form(request: Request) -> ScheduleForm:

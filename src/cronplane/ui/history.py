@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from cronplane import events as ev
+from cronplane.core.model import QueueItem
 from cronplane.events import Event
-from cronplane.store.queue import QueueItem
 
 # Outcome label and tone (a CSS class) per ledger code.
 LEDGER: Final[dict[str, tuple[str, str]]] = {

@@ -15,9 +15,8 @@ from fastapi import Path, Request
 from starlette.responses import Response
 
 from cronplane.api.context import context_of
-from cronplane.core.model import Scope
+from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CronplaneError
-from cronplane.store.queue import QueueItem
 from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
@@ -45,7 +44,7 @@ def run_now(
     request: Request, session: Runner, stack: Segment, environment: Segment, name: Segment
 ) -> Response:
     """Enqueue the schedule's job now and show the queued item."""
-    runs = context_of(request).runs
+    runs = context_of(request).service.runs
     try:
         item = runs.run_now(
             Scope(session.tenant, stack, environment), name, actor=session.principal.actor
@@ -59,7 +58,7 @@ def run_now(
 def item_status(request: Request, session: Reader, item_id: UUID) -> Response:
     """One queue item's status (polled while it is queued or running)."""
     try:
-        item = context_of(request).runs.get_item(session.tenant, item_id)
+        item = context_of(request).service.runs.get_item(session.tenant, item_id)
     except CronplaneError as error:
         return _item(request, None, error)
     return _item(request, item, None)

@@ -123,7 +123,7 @@ def _authenticate(request: Request, action: Action) -> Session:
     if not secret:
         raise SignInRequired()
     try:
-        principal = context_of(request).tokens.authenticate(secret)
+        principal = context_of(request).service.tokens.authenticate(secret)
     except Unauthenticated as error:
         raise SignInRequired("Your session ended: the token is invalid or was revoked.") from error
     tenant = principal.tenant or request.cookies.get(TENANT_COOKIE)

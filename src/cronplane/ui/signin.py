@@ -95,7 +95,9 @@ async def signin(
     try:
         if not same(csrf, request.cookies.get(LOGIN_CSRF_COOKIE)):
             raise CsrfRejected("the sign-in form expired: try again", {"field": "csrf"})
-        principal = await run_in_threadpool(context_of(request).tokens.authenticate, token.strip())
+        principal = await run_in_threadpool(
+            context_of(request).service.tokens.authenticate, token.strip()
+        )
         chosen = principal.tenant or tenant
         if not chosen:
             raise InvalidRequest(

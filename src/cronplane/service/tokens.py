@@ -24,13 +24,13 @@ from uuid import UUID
 
 from cronplane.clock import Clock
 from cronplane.core.access import Principal, Role, parse_role
+from cronplane.core.model import ApiToken
 from cronplane.core.validation import validate_name
 from cronplane.errors import TokenNotFound, Unauthenticated
 from cronplane.events import TOKEN_CREATED, TOKEN_REVOKED
 from cronplane.store import tokens as store
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
-from cronplane.store.tokens import ApiToken
 
 TOKEN_SCHEME: Final = "cpt_"
 SECRET_BYTES: Final = 32

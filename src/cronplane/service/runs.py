@@ -16,7 +16,7 @@ from uuid import UUID
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.items import ItemOptions
-from cronplane.core.model import Scope
+from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import (
     InvalidState,
     JobInactive,
@@ -28,7 +28,6 @@ from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.jobs import get_job
-from cronplane.store.queue import QueueItem
 from cronplane.store.schedules import get_by_key
 
 WAIT_POLL = 0.25

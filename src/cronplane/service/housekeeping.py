@@ -22,7 +22,7 @@ from typing import Any
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.model import Job, Schedule
+from cronplane.core.model import Declared, Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
 from cronplane.store import queue
 from cronplane.store.database import Database
@@ -78,30 +78,18 @@ def ensure_system_schedules(
             )
             row = get_by_key(conn, SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT, name)
             if row is None:
+                definition = Declared(name, cron, "UTC", payloads[name])
                 insert_schedules(
                     conn,
                     [
-                        Schedule(
-                            id=uuid.uuid4(),
-                            tenant=SYSTEM_TENANT,
-                            stack=SYSTEM_STACK,
-                            environment=SYSTEM_ENVIRONMENT,
-                            name=name,
-                            job=name,
-                            cron=cron,
-                            timezone="UTC",
-                            payload=payloads[name],
-                            enabled=True,
+                        new_schedule(
+                            Scope(SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT),
+                            name,
+                            definition,
+                            schedule_id=uuid.uuid4(),
                             source="system",
-                            misfire_grace=None,
-                            overlap="skip",
-                            last_run=now,
+                            now=now,
                             next_run=next_run(cron, "UTC", now),
-                            created_at=now,
-                            updated_at=now,
-                            revision=1,
-                            declared=None,
-                            overrides=(),
                         )
                     ],
                 )

@@ -11,12 +11,10 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from cronplane.core.validation import validate_name
-from cronplane.errors import InvalidRequest
 from cronplane.events import Event
+from cronplane.service.paging import check_limit
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
-
-MAX_PAGE = 1000
 
 
 class AuditLog:
@@ -36,8 +34,7 @@ class AuditLog:
     ) -> list[Event]:
         """Up to `limit` events of `tenant`, newest first; `before_id` pages backwards."""
         validate_name(tenant, "tenant")
-        if not 1 <= limit <= MAX_PAGE:
-            raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
+        check_limit(limit)
         with self.database.read() as conn:
             return list_events(
                 conn,

@@ -1,0 +1,193 @@
+"""`cronplane dispatcher|worker|serve`: the long-running processes.
+
+Edges only: each command builds a node's parts from settings and runs them
+until a signal (or one step, with `--once`).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from types import FrameType
+
+import click
+
+from cronplane.cli.options import scope_options, settings
+from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
+from cronplane.node import Node, NodeOptions
+from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
+from cronplane.store.database import Database
+
+
+def _database(ctx: click.Context) -> Database:
+    database = Database(settings(ctx).database_url)
+    database.ensure_schema()
+    ctx.call_on_close(database.dispose)
+    return database
+
+
+def _logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # Migration chatter is not what an operator watches a scheduler for.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def _until_signal(node: Node) -> None:
+    """Run until SIGINT/SIGTERM, then stop the node gracefully."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    node.start()
+    while not stop.wait(1.0):
+        pass
+    node.stop()
+
+
+TTL = click.option(
+    "--ttl", type=float, default=DEFAULT_TTL, show_default=True, help="Leader lease TTL (s)."
+)
+BATCH = click.option(
+    "--batch-size",
+    type=int,
+    default=DEFAULT_BATCH,
+    show_default=True,
+    help="Fires per transaction.",
+)
+LANES = click.option(
+    "--lanes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fire transactions run at once on PostgreSQL [default: 2]; SQLite always runs one.",
+)
+RETENTION = click.option(
+    "--retention-days",
+    type=int,
+    default=DEFAULT_RETENTION_DAYS,
+    show_default=True,
+    envvar="CRONPLANE_RETENTION_DAYS",
+    help="Keep finished items and events this long (env CRONPLANE_RETENTION_DAYS).",
+)
+VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log at INFO.")
+
+
+@click.command("dispatcher")
+@click.option("--once", is_flag=True, help="Run one tick, print its report, exit.")
+@TTL
+@BATCH
+@LANES
+@RETENTION
+@VERBOSE
+@scope_options
+@click.pass_context
+def dispatcher(
+    ctx: click.Context,
+    once: bool,
+    ttl: float,
+    batch_size: int,
+    lanes: int | None,
+    retention_days: int,
+    verbose: bool,
+) -> None:
+    """Fire due schedules (only the lease holder fires; run one per node)."""
+    _logging(verbose)
+    database = _database(ctx)
+    node = Node(
+        database,
+        NodeOptions(
+            workers=0,
+            ttl=ttl,
+            batch_size=batch_size,
+            lanes=lanes,
+            retention_days=retention_days,
+        ),
+    )
+    if not once:
+        _until_signal(node)
+        return
+    assert node.dispatcher is not None
+    from cronplane.service.housekeeping import ensure_system_schedules
+
+    ensure_system_schedules(database, node.clock, retention_days=retention_days)
+    report = node.dispatcher.tick()
+    node.dispatcher.release()
+    counts = {outcome.value: n for outcome, n in report.counts.items()}
+    click.echo(
+        f"leader={report.leader} term={report.term} "
+        + " ".join(f"{k}={v}" for k, v in counts.items())
+        + (f" error={report.error}" if report.error else "")
+    )
+
+
+@click.command("worker")
+@click.option("--once", is_flag=True, help="Run at most one item, then exit.")
+@click.option("--threads", type=int, default=1, show_default=True, help="Worker threads.")
+@VERBOSE
+@scope_options
+@click.pass_context
+def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
+    """Run queued items (python: targets and housekeeping)."""
+    _logging(verbose)
+    database = _database(ctx)
+    node = Node(database, NodeOptions(dispatcher=False, workers=max(1, threads)))
+    if once:
+        click.echo("ran one item" if node.workers[0].run_once() else "queue empty")
+        return
+    _until_signal(node)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the API listens on.")
+@click.option("--port", type=int, default=8080, show_default=True, help="Port the API listens on.")
+@click.option("--no-dispatcher", is_flag=True, help="Do not dispatch (API-only or worker node).")
+@click.option("--no-worker", is_flag=True, help="Run no worker threads.")
+@click.option("--workers", type=int, default=2, show_default=True, help="Worker threads.")
+@TTL
+@BATCH
+@LANES
+@RETENTION
+@VERBOSE
+@scope_options
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    no_dispatcher: bool,
+    no_worker: bool,
+    workers: int,
+    ttl: float,
+    batch_size: int,
+    lanes: int | None,
+    retention_days: int,
+    verbose: bool,
+) -> None:
+    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted."""
+    from cronplane.api.server import serve_api
+
+    _logging(verbose or True)
+    database = _database(ctx)
+    workers = 0 if no_worker else workers
+    options = NodeOptions(
+        dispatcher=not no_dispatcher,
+        workers=workers,
+        ttl=ttl,
+        batch_size=batch_size,
+        lanes=lanes,
+        retention_days=retention_days,
+    )
+    parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
+    click.echo(
+        f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
+    )
+    serve_api(database, Node(database, options), host=host, port=port)
+
+
+COMMANDS = (dispatcher, worker, serve)

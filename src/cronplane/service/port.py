@@ -1,0 +1,113 @@
+"""`ControlPlane`: the use cases the CLI calls, whichever side answers them.
+
+The local `ScheduleService` (over a database) and `client.RemoteService` (over
+the HTTP API) both satisfy it; `cli.options.client` is typed with it, so mypy
+refuses a command that calls what one of the two lacks, or a signature on
+which they drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+from uuid import UUID
+
+from cronplane.core.model import (
+    CronDeclaration,
+    Job,
+    JobSpec,
+    Page,
+    QueueItem,
+    Schedule,
+    ScheduleSpec,
+    Scope,
+)
+from cronplane.core.reconcile import SyncPlan
+from cronplane.events import Event
+from cronplane.manifest import Manifest
+from cronplane.service.sync import AppReport
+
+
+class ControlPlane(Protocol):
+    """Schedules, jobs, apps and runs, as the CLI uses them."""
+
+    def create_schedule(self, scope: Scope, spec: ScheduleSpec, *, actor: str) -> Schedule: ...
+
+    def get_schedule(self, scope: Scope, name: str) -> Schedule: ...
+
+    def list_schedules(
+        self,
+        tenant: str,
+        *,
+        stack: str | None = None,
+        environment: str | None = None,
+        source: str | None = None,
+        enabled: bool | None = None,
+        job: str | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> Page: ...
+
+    def enable_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def disable_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def remove_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def reset_to_manifest(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def schedule_history(
+        self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
+    ) -> list[Event]: ...
+
+    def list_jobs(
+        self, tenant: str, stack: str | None = None, *, status: str | None = None
+    ) -> list[Job]: ...
+
+    def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job: ...
+
+    def sync(
+        self,
+        scope: Scope,
+        crons: Mapping[str, CronDeclaration],
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> SyncPlan: ...
+
+    def install_app(
+        self,
+        tenant: str,
+        environment: str,
+        manifest: Manifest,
+        *,
+        actor: str,
+        dry_run: bool = False,
+    ) -> AppReport: ...
+
+    def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport: ...
+
+    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem: ...
+
+    def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem: ...
+
+    def get_item(self, tenant: str, item_id: UUID) -> QueueItem: ...
+
+    def list_items(
+        self,
+        tenant: str,
+        *,
+        status: str | None = None,
+        schedule_id: UUID | None = None,
+        limit: int = 100,
+    ) -> list[QueueItem]: ...
+
+    def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem: ...
