@@ -13,13 +13,13 @@ change on a row (SPEC §2). Pure; the service applies the decisions, the UI show
 - `check_removable(row)` / `removable(row)`: an `app` row is not the operator's
   to remove (AppOwned).
 
-Adding a schedule field: one entry in `_CHECKS` (and, if an operator may override
+Adding a schedule field: one entry in `validation.FIELD_CHECKS` (and, if an operator may override
 it on app rows, in `core.model.OPERATOR_FIELDS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from cronplane.core import validation
@@ -31,38 +31,24 @@ from cronplane.core.model import (
     SchedulePatch,
     Source,
 )
-from cronplane.errors import AppOwned, InvalidRequest
+from cronplane.errors import AppOwned
 
 # Every field a patch may set: what an operator may change on his own rows.
 PATCH_FIELDS: Final = frozenset(field_names(SchedulePatch))
 
 
-def _check_enabled(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidRequest("enabled must be true or false", {"field": "enabled"})
-    return value
-
-
-# field -> check(value, seed), in the order fields are checked (the first bad one answers).
-_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
-    "job": lambda value, seed: validation.validate_name(value, "job"),
-    "cron": lambda value, seed: validation.normalize_cron(value, seed),
-    "timezone": lambda value, seed: validation.validate_zone(value),
-    "payload": lambda value, seed: validation.validate_payload(value),
-    "misfire_grace": lambda value, seed: validation.validate_misfire_grace(value),
-    "overlap": lambda value, seed: validation.validate_overlap(value),
-    "enabled": lambda value, seed: _check_enabled(value),
-}
-
-
 def check_field(name: str, value: Any, seed: str) -> Any:
     """One field's clean value; its coded error (InvalidName, CronRejected, ...) otherwise."""
-    return _CHECKS[name](value, seed)
+    return validation.FIELD_CHECKS[name](value, seed)
 
 
 def check_fields(values: Mapping[str, Any], seed: str) -> dict[str, Any]:
     """The clean value of each given field, checked in field order."""
-    return {name: check(values[name], seed) for name, check in _CHECKS.items() if name in values}
+    return {
+        name: check(values[name], seed)
+        for name, check in validation.FIELD_CHECKS.items()
+        if name in values
+    }
 
 
 def editable(source: Source | str) -> frozenset[str]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
 # Counting missed occurrences one by one is exact but unbounded (an
@@ -65,11 +65,20 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class DueRow:
-    """The part of a due schedule row the decision needs."""
+    """The part of a due schedule row the decision needs.
+
+    Every field after `next_run` is a `schedules` column of the same name: the
+    fire paths read the row's policy by POLICY_FIELDS, so a new decision input
+    is one field here (and its use in `decide`) plus its column.
+    """
 
     next_run: datetime
     misfire_grace: int | None
     overlap: str  # "skip" | "allow"
+
+
+# The row's own policy columns, in DueRow's order (what follows next_run).
+POLICY_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(DueRow))[1:]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -35,7 +36,6 @@ MAX_TITLE_LENGTH: Final = 200
 MAX_TARGET_LENGTH: Final = 1024
 # misfire_grace beyond a year would mean "always fire"; say so with null instead.
 MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
-TARGET_SCHEMES: Final = ("python", "webhook", "celery")
 _PYTHON_TARGET: Final = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 )
@@ -230,3 +230,23 @@ def validate_target(value: object) -> str:
             {"field": "target"},
         )
     return scheme
+
+
+def validate_enabled(value: object) -> bool:
+    """A schedule's enabled flag: a real boolean, not a truthy value."""
+    if not isinstance(value, bool):
+        raise InvalidRequest("enabled must be true or false", {"field": "enabled"})
+    return value
+
+
+# A schedule's own fields: field -> check(value, seed), in the order they are
+# checked (the first bad one answers). `seed` is the schedule's identity (`H`).
+FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
+    "job": lambda value, seed: validate_name(value, "job"),
+    "cron": normalize_cron,
+    "timezone": lambda value, seed: validate_zone(value),
+    "payload": lambda value, seed: validate_payload(value),
+    "misfire_grace": lambda value, seed: validate_misfire_grace(value),
+    "overlap": lambda value, seed: validate_overlap(value),
+    "enabled": lambda value, seed: validate_enabled(value),
+}

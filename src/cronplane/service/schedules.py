@@ -67,8 +67,6 @@ from cronplane.store.schedules import ScheduleFilter
 MAX_SEARCH = 128
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class NewSchedule:
     """One create request: where, what, and who asks (see `create_schedules`)."""

@@ -8,7 +8,7 @@ sync can treat it as idempotent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ from uuid import UUID
 from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, tuple_, update
 from sqlalchemy.sql import ColumnElement
 
+from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
 from cronplane.store import dialects
 from cronplane.store.tables import schedules
@@ -25,57 +26,34 @@ from cronplane.store.tables import schedules
 NOTIFY_CHANNEL = "cronplane_schedules"
 
 
+# Columns whose stored value differs from the record's (everything else maps by name).
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "payload": lambda value: dict(value or {}),
+    "enabled": bool,
+    "declared": lambda value: None if value is None else dict(value),
+    "overrides": lambda value: tuple(sorted(value or ())),
+}
+_TO_COLUMN: dict[str, Callable[[Any], Any]] = {"overrides": list}
+_FIELDS = field_names(Schedule)
+
+
 def schedule_from_row(row: Row[Any]) -> Schedule:
-    """Map a row of `schedules` to the frozen Schedule."""
+    """Map a row of `schedules` to the frozen Schedule (columns named as its fields)."""
     m = row._mapping
     return Schedule(
-        id=m["id"],
-        tenant=m["tenant"],
-        stack=m["stack"],
-        environment=m["environment"],
-        name=m["name"],
-        job=m["job"],
-        cron=m["cron"],
-        timezone=m["timezone"],
-        payload=dict(m["payload"] or {}),
-        enabled=bool(m["enabled"]),
-        source=m["source"],
-        misfire_grace=m["misfire_grace"],
-        overlap=m["overlap"],
-        last_run=m["last_run"],
-        next_run=m["next_run"],
-        created_at=m["created_at"],
-        updated_at=m["updated_at"],
-        revision=m["revision"],
-        declared=None if m["declared"] is None else dict(m["declared"]),
-        overrides=tuple(sorted(m["overrides"] or ())),
+        **{
+            name: _FROM_COLUMN[name](m[name]) if name in _FROM_COLUMN else m[name]
+            for name in _FIELDS
+        }
     )
 
 
 def schedule_values(schedule: Schedule) -> dict[str, Any]:
     """The column values of a Schedule, for inserts."""
-    return {
-        "id": schedule.id,
-        "tenant": schedule.tenant,
-        "stack": schedule.stack,
-        "environment": schedule.environment,
-        "name": schedule.name,
-        "job": schedule.job,
-        "cron": schedule.cron,
-        "timezone": schedule.timezone,
-        "payload": schedule.payload,
-        "enabled": schedule.enabled,
-        "source": schedule.source,
-        "misfire_grace": schedule.misfire_grace,
-        "overlap": schedule.overlap,
-        "last_run": schedule.last_run,
-        "next_run": schedule.next_run,
-        "created_at": schedule.created_at,
-        "updated_at": schedule.updated_at,
-        "revision": schedule.revision,
-        "declared": schedule.declared,
-        "overrides": list(schedule.overrides),
-    }
+    values = {name: getattr(schedule, name) for name in _FIELDS}
+    for name, convert in _TO_COLUMN.items():
+        values[name] = convert(values[name])
+    return values
 
 
 def _insert(conn: Connection) -> Any:

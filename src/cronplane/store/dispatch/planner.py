@@ -15,14 +15,15 @@ from cronplane import events as ev
 from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.core.items import ItemOptions
 from cronplane.store.dialects import Dialect
-from cronplane.store.dispatch.reads import DueInputs
+from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
-_INPUTS = len(DueInputs._fields)
+_WHEN = len(DueWhen._fields)
+_INPUTS = len(INPUT_FIELDS)
 
 _LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
     Outcome.SKIPPED_OVERLAP: (ev.SKIPPED_OVERLAP, "skipped: previous item still queued or running"),
-    Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: later than misfire_grace"),
+    Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: past its misfire grace"),
     Outcome.JOB_MISSING: (ev.JOB_MISSING, "not fired: job missing or inactive"),
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
@@ -123,20 +124,21 @@ class Planner:
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for a key: the reads.DueInputs fields, item active, job active."""
+        """The decision for a key: the reads.INPUT_FIELDS, item active, job active."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
         return found
 
     def _plan(self, key: tuple[Any, ...]) -> Plan:
-        inputs = DueInputs._make(key[:_INPUTS])
+        when = DueWhen._make(key[:_WHEN])
+        policy = key[_WHEN:_INPUTS]
         previous_active, job_active = key[_INPUTS:]
-        due = _instant(inputs.next_run)
+        due = _instant(when.next_run)
         decision = decide(
-            DueRow(due, inputs.misfire_grace, inputs.overlap),
+            DueRow(due, *policy),
             now=self.now,
-            next_after=self.next_after.of(inputs.cron, inputs.timezone),
+            next_after=self.next_after.of(when.cron, when.timezone),
             job_active=job_active,
             previous_active=previous_active,
         )
@@ -162,7 +164,7 @@ class Planner:
             set_values = (params.datetime(decision.next_run),)
         return Plan(
             decision,
-            inputs.next_run,
+            when.next_run,
             code.text,
             message,
             enc.datetime(decision.scheduled_for),

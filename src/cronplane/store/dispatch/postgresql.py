@@ -126,7 +126,7 @@ class _Rows:
         fire = Outcome.FIRE
         written, inputs = reads.WRITTEN, reads.INPUTS
         for row in rows:
-            # reads.DueWritten, then the decision inputs (reads.DueInputs).
+            # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS).
             sid, tenant, stack, environment, name, job, payload, row_key = row[written]
             job_key = (tenant, stack, job)
             job_options = options.get(job_key)

@@ -18,27 +18,27 @@ from sqlalchemy import (
     type_coerce,
 )
 
+from cronplane.core.firing import POLICY_FIELDS
 from cronplane.store import bulk
 from cronplane.store.tables import jobs, schedules
 
 
-class DueInputs(NamedTuple):
-    """A due row's decision inputs as read, one `schedules` column each.
-
-    Rows that share them share one decision (planner.Planner.plan). Both fire
-    paths read them by these fields: PostgreSQL selects them after the
-    written columns (DUE_FIELDS), SQLite packs them into one `json_array`
-    key (sqlite.py). A new decision input is a field here, then its use in
-    planner.Planner and core.firing.decide.
-    """
+class DueWhen(NamedTuple):
+    """When a due row is due, and what finds its next occurrence."""
 
     # As stored (no per-row type processing): written back unchanged as the
     # compare-and-set value.
     next_run: Any
     cron: str
     timezone: str
-    misfire_grace: int | None
-    overlap: str
+
+
+# A due row's decision inputs: when it is due, then its policy columns
+# (core.firing.POLICY_FIELDS). Rows that share them share one decision
+# (planner.Planner.plan). Both fire paths read them by these names:
+# PostgreSQL selects them after the written columns (DUE_FIELDS), SQLite packs
+# them into one `json_array` key (sqlite.py).
+INPUT_FIELDS: tuple[str, ...] = DueWhen._fields + POLICY_FIELDS
 
 
 class DueWritten(NamedTuple):
@@ -56,7 +56,7 @@ class DueWritten(NamedTuple):
 
 
 # A PostgreSQL due row: the written columns, then the decision inputs.
-DUE_FIELDS = DueWritten._fields + DueInputs._fields
+DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
 # Slices of a due row (row[WRITTEN], row[INPUTS]) and positions in it.
 WRITTEN = slice(0, len(DueWritten._fields))
 INPUTS = slice(len(DueWritten._fields), len(DUE_FIELDS))

@@ -46,12 +46,12 @@ _FIRE_PLAN = (
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
     "disables INTEGER NOT NULL) WITHOUT ROWID"
 )
-# What the json_array key holds: the decision inputs (reads.DueInputs), then
+# What the json_array key holds: the decision inputs (reads.INPUT_FIELDS), then
 # whether an item is active and the job's key.
-_KEY_FIELDS = (*reads.DueInputs._fields, "active", "tenant", "stack", "job")
-_INPUTS = len(reads.DueInputs._fields)
+_KEY_FIELDS = (*reads.INPUT_FIELDS, "active", "tenant", "stack", "job")
+_INPUTS = len(reads.INPUT_FIELDS)
 # The columns the due rows' select reads (the id orders them).
-_READ = dict.fromkeys(("id", "next_run", *reads.DueInputs._fields, "tenant", "stack", "job"))
+_READ = dict.fromkeys(("id", "next_run", *reads.INPUT_FIELDS, "tenant", "stack", "job"))
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
 # overlap rule is an index probe per row (ix_queue_items_schedule).
 _SELECT_DUE = f"""
