@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane.api import metrics
@@ -34,8 +33,7 @@ def readyz(ctx: Context) -> Health:
     """Ok when the database answers and its schema is at this code's newest migration."""
     checks = {"database": "ok", "migrations": "ok"}
     try:
-        with ctx.database.read() as conn:
-            conn.execute(text("SELECT 1"))
+        ctx.database.ping()
         current = ctx.database.current_revision()
     except SQLAlchemyError as error:
         checks["database"] = f"unreachable: {type(error).__name__}"

@@ -81,6 +81,11 @@ class Database:
             command.upgrade(config, revision)
         self._schema_checked = True
 
+    def ping(self) -> None:
+        """One round trip (`SELECT 1`); SQLAlchemyError when the database does not answer."""
+        with self.read() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
     def current_revision(self) -> str | None:
         """The revision the database is at, or None for an empty database."""
         from alembic.runtime.migration import MigrationContext
