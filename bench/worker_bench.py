@@ -2,7 +2,7 @@
 
 Run by hand (not part of the test suite)::
 
-    .venv/bin/python bench/worker_bench.py                       # full run
+    .venv/bin/python bench/worker_bench.py                       # full run (~11 min, 2 busy CPUs)
     .venv/bin/python bench/worker_bench.py --items 2000 --depths 100,10000
 
 Every system in the same run (the machine's speed drifts), each in fresh processes:
