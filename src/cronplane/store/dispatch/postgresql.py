@@ -124,14 +124,13 @@ class _Rows:
         items, ledger, fired_for = self.items, self.ledger, self.fired_for
         item_ids = iter(time_ordered_hexes(planner.now, len(rows)))
         fire = Outcome.FIRE
-        written, inputs = reads.WRITTEN, reads.INPUTS
-        for row in rows:
-            # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS).
-            sid, tenant, stack, environment, name, job, payload, row_key = row[written]
+        # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS). Unpacked
+        # in one step: slicing a Row costs several times more per row.
+        for sid, tenant, stack, environment, name, job, payload, row_key, *inputs in rows:
             job_key = (tenant, stack, job)
             job_options = options.get(job_key)
             # The planner's key: the inputs, whether an item is active, whether the job is.
-            key = row[inputs] + (sid in active, job_options is not None)
+            key = (*inputs, sid in active, job_options is not None)
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)

@@ -57,9 +57,6 @@ class DueWritten(NamedTuple):
 
 # A PostgreSQL due row: the written columns, then the decision inputs.
 DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
-# Slices of a due row (row[WRITTEN], row[INPUTS]) and positions in it.
-WRITTEN = slice(0, len(DueWritten._fields))
-INPUTS = slice(len(DueWritten._fields), len(DUE_FIELDS))
 # Where a due row's columns are not the stored column itself.
 _DUE_EXPRESSIONS: dict[str, Any] = {
     "id": cast(schedules.c.id, Text),
