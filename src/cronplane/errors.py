@@ -13,6 +13,7 @@
     │   ├── InvalidRequest               X400007REQINV
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
+    │   ├── IntervalTooShort             X400010INTMIN  fires more often than the minimum allows
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -162,6 +163,14 @@ class UnsupportedDatabase(InvalidInput):
     """A database URL naming a database or driver cronplane does not run on (refused at start)."""
 
     code = _code("X400009DBUNSP", "database unsupported: use sqlite or postgresql (psycopg)")
+
+
+class IntervalTooShort(InvalidInput):
+    """A schedule that fires more often than the installation's minimum interval."""
+
+    code = _code(
+        "X400010INTMIN", "schedule fires more often than the minimum interval; the message names it"
+    )
 
 
 class PayloadTooLarge(InvalidInput):

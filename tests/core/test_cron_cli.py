@@ -92,7 +92,7 @@ def test_invalid_input_exits_2_with_the_code_on_stderr() -> None:
         (["explain", "@daily", "--tz", "Mars/Olympus"], "X400004ZONINV"),
         (["next", "0 0 30 2 *"], "X400003INVSCH: invalid schedule '0 0 30 2 *': day-of-month"),
         (["next", "0 30 2 * * *"], "X400003INVSCH"),
-        (["explain", "61 * * * *"], "X400001CRNINV: cron '61 * * * *' rejected: invalid schedule"),
+        (["explain", "61 * * * *"], "X400001CRNINV: cron '61 * * * *' rejected: minute: '61'"),
         (["next", "@daily", "--after", "yesterday"], "Error: Invalid value for --after"),
     ],
 )

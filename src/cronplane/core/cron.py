@@ -2,6 +2,7 @@
 
     parse(text, seed=None) -> Cron           raises only ScheduleSyntax (X400003INVSCH)
     Cron.normalized, Cron.describe(), Cron.next_after(dt, tz), Cron.upcoming(dt, n, tz)
+    Cron.interval_seconds (an `@every` period, else None), Cron.shortest_gap (seconds)
     next_fire_times(expr, after, count, tz=None, seed=None) -> list[datetime]
     known_zone(name) -> ZoneInfo             raises UnknownZone (X400004ZONINV)
 
@@ -69,6 +70,19 @@ class Cron:
     def is_interval(self) -> bool:
         """True for an exact `@every` interval (zone-independent)."""
         return isinstance(self.expression, IntervalExpr)
+
+    @property
+    def interval_seconds(self) -> int | None:
+        """The period in seconds of an exact `@every` interval; None for a 5-field cron."""
+        return self.expression.seconds if isinstance(self.expression, IntervalExpr) else None
+
+    @property
+    def shortest_gap(self) -> int:
+        """The shortest time between two fires, in seconds: an interval's period, or for a
+        5-field cron its shortest gap on the wall clock (at least 60; see `CronExpr`)."""
+        if isinstance(self.expression, IntervalExpr):
+            return self.expression.seconds
+        return self.expression.shortest_gap()
 
     @property
     def fixed_time(self) -> bool:

@@ -8,10 +8,13 @@ The forms (SPEC §3) and what they normalize to:
 - 5-field cron `m h dom mon dow`  -> itself: single spaces, upper case, `?` as `*`,
                                      `H` resolved to numbers
 - `@hourly` ... `@annually`       -> the 5-field equivalents
-- `every N minutes|hours|days`    -> `*/N * * * *`, `0 */N * * *`, `0 0 * * *`, or
-                                     an exact interval `@every N(m|h|d)`
+- `every N seconds|minutes|hours|days` (or a sum: `every 1 minute 30 seconds`)
+                                  -> `*/N * * * *`, `0 */N * * *`, `0 0 * * *` when the
+                                     seconds make whole minutes that cron can say, else
+                                     an exact interval `@every N(s|m|h|d)`
 - `at HH:MM`, `every day at HH:MM` -> `MM HH * * *`
-- `@every N(m|h|d)`               -> itself, in the largest unit that divides it
+- `@every N(s|m|h|d)`, or a sum largest unit first (`@every 1m30s`)
+                                  -> one number in the largest unit that divides it
 
 The rules for edge cases the SPEC leaves open are written in docs/cron.md.
 """
@@ -20,7 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Final
+from itertools import pairwise
+from typing import Final, NoReturn
 
 from cronplane.core.cron_fields import (
     DAY_OF_MONTH,
@@ -36,6 +40,7 @@ from cronplane.core.cron_fields import (
 MAX_LENGTH: Final = 256
 # Longest exact interval: ten years; anything longer is almost surely a typo.
 MAX_INTERVAL_MINUTES: Final = 3650 * 1440
+MAX_INTERVAL_SECONDS: Final = MAX_INTERVAL_MINUTES * 60
 
 ALIASES: Final = {
     "@hourly": "0 * * * *",
@@ -47,15 +52,29 @@ ALIASES: Final = {
     "@annually": "0 0 1 1 *",
 }
 UNIT_MINUTES: Final = {"m": 1, "h": 60, "d": 1440}
+# Largest first: the order a sum must be written in, and the canonical unit's search order.
+UNIT_SECONDS: Final = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
 
 _SPACES = re.compile(r"[ \t]+")
 _EVERY = re.compile(
-    r"every(?:[ \t]+([0-9]+))?[ \t]+(minutes?|hours?|days?)", re.ASCII | re.IGNORECASE
+    r"every(?:[ \t]+([0-9]+))?[ \t]+(seconds?|minutes?|hours?|days?)", re.ASCII | re.IGNORECASE
+)
+# `every 1 hour 30 minutes`, `every 1 minute and 30 seconds`: a sum, each part numbered.
+_EVERY_PART = r"[0-9]+[ \t]+(?:second|minute|hour|day)s?"
+_EVERY_SUM = re.compile(
+    rf"every[ \t]+{_EVERY_PART}(?:(?:[ \t]*,[ \t]*|[ \t]+(?:and[ \t]+)?){_EVERY_PART})+",
+    re.ASCII | re.IGNORECASE,
+)
+_SUM_PART = re.compile(r"([0-9]+)[ \t]+([a-z])[a-z]*", re.ASCII | re.IGNORECASE)
+# Units cron has no word for: what to write instead (see `_calendar_unit`).
+_CALENDAR_UNIT = re.compile(
+    r"every(?:[ \t]+([0-9]+))?[ \t]+(weeks?|months?|years?)", re.ASCII | re.IGNORECASE
 )
 _AT = re.compile(
     r"(?:every[ \t]+day[ \t]+)?at[ \t]+([0-9]{1,2}):([0-9]{2})", re.ASCII | re.IGNORECASE
 )
-_INTERVAL = re.compile(r"@every[ \t]+([0-9]+)[ \t]*([a-z]+)", re.ASCII | re.IGNORECASE)
+_INTERVAL = re.compile(r"@every[ \t]+((?:[0-9]+[ \t]*[a-z]+[ \t]*)+)", re.ASCII | re.IGNORECASE)
+_INTERVAL_PART = re.compile(r"([0-9]+)[ \t]*([a-z]+)[ \t]*", re.ASCII | re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +107,38 @@ class CronExpr:
     _days: dict[tuple[int, int], tuple[int, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+
+    def shortest_gap(self) -> int:
+        """The shortest time between two fires on the wall clock, in seconds.
+
+        A lower bound: the gap across midnight counts whenever two days in a row
+        can match, and a daylight saving jump can shorten one real gap (as it
+        shortens the day). Never below 60: cron's grain is the minute.
+        """
+        times = sorted(hour * 60 + minute for hour in self.hours for minute in self.minutes)
+        gaps = [later - earlier for earlier, later in pairwise(times)]
+        if self._days_in_a_row():
+            gaps.append(times[0] + 1440 - times[-1])
+        return 60 * min(gaps, default=1440)
+
+    def _days_in_a_row(self) -> bool:
+        """Whether two consecutive calendar days can both match (checked over every
+        month shape; across a month's end, the next month starts the day after)."""
+        for month in self.months:
+            following = month % 12 + 1
+            for length in _month_lengths(month):
+                for first in range(7):
+                    days = self.days(length, first)
+                    if any(later == earlier + 1 for earlier, later in pairwise(days)):
+                        return True
+                    if days and days[-1] == length and following in self.months:
+                        next_first = (first + length) % 7
+                        if any(
+                            self.days(next_length, next_first)[:1] == (1,)
+                            for next_length in _month_lengths(following)
+                        ):
+                            return True
+        return False
 
     def days(self, length: int, first_weekday: int) -> tuple[int, ...]:
         """Sorted days (1-based) that match in a month of `length` days starting on
@@ -172,14 +223,14 @@ def _quote(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _interval(text: str, minutes: int) -> IntervalExpr:
-    if not 1 <= minutes <= MAX_INTERVAL_MINUTES:
-        reject(text, "interval", "the interval must be between 1 minute and 3650 days")
-    for unit in ("d", "h", "m"):
-        size = UNIT_MINUTES[unit]
-        if minutes % size == 0:
-            return IntervalExpr(f"@every {minutes // size}{unit}", minutes * 60)
-    raise AssertionError("minutes always divide by 1")  # pragma: no cover
+def _interval(text: str, seconds: int) -> IntervalExpr:
+    """The exact interval of `seconds`, said in the largest unit that divides it."""
+    if not 1 <= seconds <= MAX_INTERVAL_SECONDS:
+        reject(text, "interval", "the interval must be between 1 second and 3650 days")
+    for unit, size in UNIT_SECONDS.items():
+        if seconds % size == 0:
+            return IntervalExpr(f"@every {seconds // size}{unit}", seconds)
+    raise AssertionError("seconds always divide by 1")  # pragma: no cover
 
 
 def _number(text: str, token: str, what: str) -> int:
@@ -189,20 +240,101 @@ def _number(text: str, token: str, what: str) -> int:
     return int(token)
 
 
-def _every(text: str, count_text: str | None, unit_word: str) -> str | IntervalExpr:
-    """`every N unit`: a cron form when one exists, else an exact interval."""
-    count = 1 if count_text is None else _number(text, count_text, "interval")
-    if count == 0:
-        reject(text, "interval", "N must be at least 1")
-    minutes = count * UNIT_MINUTES[unit_word[0].lower()]
+def _every(text: str, seconds: int) -> str | IntervalExpr:
+    """`every N unit` (N in seconds): a cron form when one exists, else an exact interval.
+
+    Seconds that make whole minutes follow the minute rules, so `every 120
+    seconds` is `every 2 minutes` is `*/2 * * * *`; no cron field counts seconds.
+    """
+    if seconds % 60 != 0:
+        return _interval(text, seconds)
+    minutes = seconds // 60
     # Whole hours and whole days are said in the larger unit first, so that
     # `every 60 minutes` is `every 1 hour` and `every 24 hours` is `every 1 day`.
     if minutes % 1440 == 0:
-        return "0 0 * * *" if minutes == 1440 else _interval(text, minutes)
+        return "0 0 * * *" if minutes == 1440 else _interval(text, seconds)
     if minutes % 60 == 0:
         hours = minutes // 60
-        return f"0 */{hours} * * *" if 24 % hours == 0 else _interval(text, minutes)
-    return f"*/{minutes} * * * *" if 60 % minutes == 0 else _interval(text, minutes)
+        return f"0 */{hours} * * *" if 24 % hours == 0 else _interval(text, seconds)
+    return f"*/{minutes} * * * *" if 60 % minutes == 0 else _interval(text, seconds)
+
+
+def _every_one(text: str, count_text: str | None, unit_word: str) -> str | IntervalExpr:
+    """`every N unit`, `every unit` (N = 1); `every minutes` does not say how many."""
+    if count_text is None:
+        if unit_word.lower().endswith("s"):
+            singular = unit_word.lower()[:-1]
+            reject(
+                text,
+                "interval",
+                f"how many {unit_word.lower()}? write 'every 5 {unit_word.lower()}', "
+                f"or 'every {singular}' for one",
+            )
+        count = 1
+    else:
+        count = _number(text, count_text, "interval")
+    if count == 0:
+        reject(text, "interval", "N must be at least 1")
+    return _every(text, count * UNIT_SECONDS[unit_word[0].lower()])
+
+
+def _sum(text: str, parts: list[tuple[str, str]], example: str) -> int:
+    """Seconds of (number, unit letter) parts, written largest unit first, each once."""
+    order = list(UNIT_SECONDS)
+    total, previous = 0, -1
+    for count_text, unit in parts:
+        position = order.index(unit)
+        if position <= previous:
+            reject(text, "interval", f"write each unit once, largest unit first (e.g. {example})")
+        previous = position
+        total += _number(text, count_text, "interval") * UNIT_SECONDS[unit]
+    return total
+
+
+def _every_sum(text: str, stripped: str) -> str | IntervalExpr:
+    """`every 1 hour 30 minutes`: the sum, normalized as `every N seconds`."""
+    parts = [(m[1], m[2].lower()) for m in _SUM_PART.finditer(stripped[len("every") :])]
+    return _every(text, _sum(text, parts, "'every 1 minute 30 seconds'"))
+
+
+def _calendar_unit(text: str, count_text: str | None, unit_word: str) -> NoReturn:
+    """Weeks, months and years: refused, saying what to write instead."""
+    count = 1 if count_text is None else _number(text, count_text, "interval")
+    if count == 0:
+        reject(text, "interval", "N must be at least 1")
+    unit = unit_word.lower().rstrip("s")
+    if unit == "week":
+        advice = (
+            "write '@weekly' (0 0 * * 0: Sundays at 00:00) or a weekly cron such as "
+            "'0 9 * * MON', or 'every 7 days' (an exact interval counted from "
+            "1970-01-01 00:00 UTC, a Thursday)"
+            if count == 1
+            else f"write 'every {7 * count} days' (an exact interval counted from "
+            "1970-01-01 00:00 UTC, a Thursday), or a weekly cron such as '0 0 * * 0'"
+        )
+    elif unit == "month":
+        advice = (
+            "write '@monthly' (0 0 1 * *: the 1st at 00:00) or a cron such as '0 9 15 * *'"
+            if count == 1
+            else f"write a cron such as '0 0 1 */{count} *' (the 1st at 00:00, every "
+            f"{count} months from January)"
+            if 12 % count == 0
+            else "write a cron that lists the months, such as '0 0 1 1,6,11 *'"
+        )
+    else:
+        advice = "write '@yearly' (0 0 1 1 *: January 1st at 00:00) or a cron such as '0 0 15 6 *'"
+    reject(text, "expression", f"cron cannot count {unit}s: {advice}")
+
+
+def _every_interval(text: str, match: re.Match[str]) -> IntervalExpr:
+    """`@every 90s`, `@every 1h30m`: the sum, kept an exact interval."""
+    parts: list[tuple[str, str]] = []
+    for part in _INTERVAL_PART.finditer(match[1]):
+        unit = part[2].lower()
+        if unit not in UNIT_SECONDS:
+            reject(text, "interval", f"unknown unit {part[2]!r}; use s, m, h or d")
+        parts.append((part[1], unit))
+    return _interval(text, _sum(text, parts, "@every 1h30m"))
 
 
 def _special_form(text: str, stripped: str) -> str | IntervalExpr | None:
@@ -213,13 +345,13 @@ def _special_form(text: str, stripped: str) -> str | IntervalExpr | None:
     if lowered.startswith("@every"):
         match = _INTERVAL.fullmatch(stripped)
         if match is None:
-            reject(text, "interval", "expected @every N followed by m, h or d (e.g. @every 90m)")
-        unit = match[2].lower()
-        if unit == "s":
-            reject(text, "interval", "seconds are not supported; the smallest unit is m")
-        if unit not in UNIT_MINUTES:
-            reject(text, "interval", f"unknown unit {match[2]!r}; use m, h or d")
-        return _interval(text, _number(text, match[1], "interval") * UNIT_MINUTES[unit])
+            reject(
+                text,
+                "interval",
+                "expected @every N followed by s, m, h or d (e.g. @every 30s, @every 90m, "
+                "@every 1h30m)",
+            )
+        return _every_interval(text, match)
     if lowered.startswith("@"):
         reject(text, "expression", f"unknown alias {stripped!r}")
     match = _AT.fullmatch(stripped)
@@ -232,7 +364,12 @@ def _special_form(text: str, stripped: str) -> str | IntervalExpr | None:
         return f"{minute} {hour} * * *"
     match = _EVERY.fullmatch(stripped)
     if match is not None:
-        return _every(text, match[1], match[2])
+        return _every_one(text, match[1], match[2])
+    if _EVERY_SUM.fullmatch(stripped) is not None:
+        return _every_sum(text, stripped)
+    match = _CALENDAR_UNIT.fullmatch(stripped)
+    if match is not None:
+        _calendar_unit(text, match[1], match[2])
     return None
 
 
@@ -254,15 +391,31 @@ def compile_expression(text: str, seed: str | None = None) -> Expression:
     return _compile_cron(text, stripped if special is None else special, seed)
 
 
+def _six_fields(parts: list[str]) -> str:
+    """What to say to a 6-field (seconds-first) cron: cron's smallest field is the minute."""
+    seconds, rest = parts[0], parts[1:]
+    this_one = ""
+    step = seconds[2:] if seconds.startswith(("*/", "0/")) else ""
+    # Quartz numbers weekdays 1-7 from Sunday: only a day-of-week without digits reads the same.
+    if seconds == "0" and not any(c.isdigit() for c in rest[-1]):
+        this_one = f"; for this one: {' '.join(rest)!r} (the leading 0 dropped)"
+    elif all(part in ("*", "?") for part in rest) and (
+        seconds == "*" or (step.isascii() and step.isdigit() and len(step) <= 2)
+    ):
+        every = 1 if seconds == "*" else int(step)
+        if 0 < every < 60 and 60 % every == 0:
+            this_one = f"; for this one: 'every {every} second{'s' if every != 1 else ''}'"
+    return (
+        "6 fields given, but a seconds field is not supported: write 'every N seconds' "
+        "(e.g. 'every 30 seconds', stored as '@every 30s') or 5 fields "
+        f"(minute hour day-of-month month day-of-week){this_one}"
+    )
+
+
 def _compile_cron(text: str, cron_text: str, seed: str | None) -> CronExpr:
     parts = _SPACES.split(cron_text.upper())
     if len(parts) == 6:
-        reject(
-            text,
-            "expression",
-            "6 fields given, but seconds are not supported: "
-            "use 5 fields (minute hour day-of-month month day-of-week)",
-        )
+        reject(text, "expression", _six_fields(parts))
     if len(parts) != 5:
         reject(
             text,

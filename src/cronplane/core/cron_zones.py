@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import UTC, datetime, timedelta, tzinfo
+from difflib import get_close_matches
 from functools import lru_cache
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -35,14 +36,57 @@ def _iana_names() -> frozenset[str]:
     return frozenset(available_timezones()) - {"localtime", "posixrules"}
 
 
+@lru_cache(maxsize=1)
+def _by_lower_name() -> dict[str, str]:
+    return {name.lower(): name for name in _iana_names()}
+
+
+@lru_cache(maxsize=1)
+def _by_lower_place() -> dict[str, list[str]]:
+    places: dict[str, list[str]] = {}
+    for name in sorted(_iana_names()):
+        places.setdefault(name.rsplit("/", 1)[-1].lower(), []).append(name)
+    return places
+
+
+def closest_zones(name: str, limit: int = 3) -> list[str]:
+    """The IANA names a mistyped `name` most likely meant, best first (at most `limit`).
+
+    The same name in another case is the one answer (`europe/berlin`); then the
+    place alone (`berlin`, `new york`); then difflib's closest spellings.
+    """
+    wanted = name.strip().lower().replace(" ", "_")[:64]
+    if not wanted:
+        return []
+    exact = _by_lower_name().get(wanted)
+    if exact is not None:
+        return [exact]
+    by_place = _by_lower_place().get(wanted)
+    if by_place:
+        return by_place[:limit]
+    close = get_close_matches(wanted, list(_by_lower_name()), n=limit, cutoff=0.75)
+    return [_by_lower_name()[lowered] for lowered in close]
+
+
 @lru_cache(maxsize=4096)
 def known_zone(name: str) -> ZoneInfo:
-    """The IANA zone `name` (zoneinfo + tzdata); `UnknownZone` when there is none."""
+    """The IANA zone `name` (zoneinfo + tzdata); `UnknownZone` when there is none.
+
+    The error suggests the closest known names (`closest_zones`), in its message
+    and in `detail["suggestions"]`.
+    """
     if not isinstance(name, str) or name not in _iana_names():
-        shown = name if isinstance(name, str) else repr(name)
+        shown = name[:64] if isinstance(name, str) else repr(name)[:64]
+        suggestions = closest_zones(name) if isinstance(name, str) else []
+        listed = ", ".join(suggestions[:-1]) + " or " if len(suggestions) > 1 else ""
+        hint = (
+            f"did you mean {listed}{suggestions[-1]}?"
+            if suggestions
+            else "not an IANA zone name (e.g. Europe/London)"
+        )
         raise UnknownZone(
-            f"unknown time zone {shown[:64]!r}: not an IANA zone name (e.g. Europe/London)",
-            {"timezone": shown[:64]},
+            f"unknown time zone {shown!r}: {hint}",
+            {"timezone": shown, "suggestions": suggestions},
         )
     try:
         return ZoneInfo(name)

@@ -11,16 +11,18 @@ from cron_descriptor import ExpressionDescriptor, Options
 
 from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
 
-_UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"))
+_UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second"))
 
 
 def _interval(expr: IntervalExpr) -> str:
+    # One number in the largest unit that divides the period, as the normalized
+    # form says it: `@every 90s` is "Every 90 seconds", not "1 minute 30 seconds".
     for size, name in _UNITS:
         if expr.seconds % size == 0:
             count = expr.seconds // size
             every = f"Every {name}" if count == 1 else f"Every {count} {name}s"
             return f"{every}, counted from 1970-01-01 00:00 UTC"
-    return f"Every {expr.seconds} seconds"  # pragma: no cover - intervals are whole minutes
+    raise AssertionError("seconds always divide by 1")  # pragma: no cover
 
 
 def _every_day(expr: CronExpr) -> bool:

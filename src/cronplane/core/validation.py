@@ -21,6 +21,7 @@ from cronplane.core import cron as cron_engine
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,
+    IntervalTooShort,
     InvalidName,
     InvalidPayload,
     InvalidRequest,
@@ -153,7 +154,39 @@ def cron_rejected(text: str, error: ScheduleSyntax, *, parser_detail: bool = Fal
     detail: dict[str, Any] = {"field": "cron", "cron": text}
     if parser_detail:
         detail.update(error.detail)
-    return CronRejected(f"cron {text!r} rejected: {error.message}", detail)
+    # The parser's message quotes the input too; say it once: the field and the reason.
+    field, reason = error.detail.get("field"), error.detail.get("reason")
+    said = f"{field}: {reason}" if field and reason else error.message
+    return CronRejected(f"cron {text!r} rejected: {said}", detail)
+
+
+def _seconds(count: int) -> str:
+    return f"{count} second{'s' if count != 1 else ''}"
+
+
+def check_min_interval(cron: cron_engine.Cron, minimum: int) -> cron_engine.Cron:
+    """`cron` when it never fires more often than every `minimum` seconds; IntervalTooShort
+    (naming the minimum) otherwise.
+
+    An exact interval is judged by its period; a 5-field cron by its shortest
+    gap on the wall clock (`Cron.shortest_gap`), so every cron passes a
+    minimum of 60 s or less. The minimum is the platform's setting (default 1).
+    """
+    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+        raise ValueError(f"the minimum interval must be whole seconds >= 1, not {minimum!r}")
+    gap = cron.shortest_gap
+    if gap >= minimum:
+        return cron
+    fires = (
+        f"fires every {_seconds(gap)}"
+        if cron.interval_seconds is not None
+        else f"can fire {_seconds(gap)} apart"
+    )
+    raise IntervalTooShort(
+        f"cron {cron.normalized!r} {fires}; "
+        f"the minimum interval on this installation is {_seconds(minimum)}",
+        {"field": "cron", "cron": cron.normalized, "interval": gap, "minimum": minimum},
+    )
 
 
 def normalize_cron(text: object, seed: str) -> str:
