@@ -145,3 +145,67 @@ class RunService:
             if timeout is not None and self.clock.monotonic() - started >= timeout:
                 return item
             self.clock.wait(WAIT_POLL)
+
+    # -- the console's run summaries and retry --------------------------------
+
+    def last_items(self, tenant: str, schedule_ids: list[UUID]) -> dict[UUID, QueueItem]:
+        """Each schedule's newest item (any source), for a page of rows."""
+        with self.database.read() as conn:
+            return queue.latest_by_schedule(conn, tenant, schedule_ids)
+
+    def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
+        """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
+        with self.database.read() as conn:
+            return queue.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
+
+    def retry_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
+        """Enqueue a fresh manual copy of a failed or expired item (the item itself stays)."""
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            item = queue.get(conn, item_id, tenant)
+            if item is None:
+                raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
+            if item.status not in ("failed", "expired"):
+                raise InvalidState(
+                    f"queue item {item_id} is {item.status}; only failed or expired items can be retried",
+                    {"status": item.status},
+                )
+            job = get_job(conn, item.tenant, item.stack, item.job)
+            if job is None:
+                raise JobNotFound(f"job {item.job!r} not found", {"job": item.job})
+            if not job.active:
+                raise JobInactive(f"job {item.job!r} is inactive", {"job": item.job})
+            options = ItemOptions.manual(job.options)
+            values = queue.item_values(
+                tenant=item.tenant,
+                stack=item.stack,
+                environment=item.environment,
+                job=item.job,
+                payload=item.payload,
+                source="manual",
+                now=now,
+                schedule_id=item.schedule_id,
+                priority=options.priority,
+                expires_at=options.expires_at(now),
+                max_attempts=options.max_attempts,
+            )
+            retry_id = queue.enqueue(conn, values)
+            append_event(
+                conn,
+                ev.SCHEDULE_RUN_NOW,
+                tenant=item.tenant,
+                stack=item.stack,
+                environment=item.environment,
+                schedule_id=item.schedule_id,
+                item_id=retry_id,
+                actor=actor,
+                message=f"retry of item {item_id} by {actor}",
+                now=now,
+                fired_at=now,
+                detail={"retry_of": str(item_id)},
+            )
+            retried = queue.get(conn, retry_id)
+        assert retried is not None
+        if self.on_enqueue is not None:
+            self.on_enqueue()
+        return retried
