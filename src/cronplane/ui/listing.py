@@ -34,6 +34,7 @@ router = page_router()
 
 PAGE_SIZE: Final = 20
 MAX_BULK: Final = 100
+MAX_NOTICE: Final = 500
 Text = Annotated[str, Query(max_length=128)]
 
 
@@ -86,7 +87,8 @@ def listing(
     status: Annotated[str, Query(pattern="^(|active|inactive)$")] = "",
     q: Text = "",
     cursor: Annotated[str, Query(max_length=1024)] = "",
-    notice: Annotated[str, Query(max_length=200)] = "",
+    notice: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
+    refused: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
 ) -> Response:
     """The tenant's schedules, filtered, searched and paged."""
     ctx = context_of(request)
@@ -113,6 +115,7 @@ def listing(
             "stacks": stacks,
             "error": error_context(error),
             "notice": notice,
+            "refused": refused,
             "can_create": session.can(Action.CREATE),
             "fired": ctx.service.runs.fired_schedules(session.tenant, ids),
             "last_items": ctx.service.runs.last_items(session.tenant, ids),
@@ -174,12 +177,11 @@ async def bulk(request: Request, session: Toggler) -> Response:
     ]
     done = len(keys) - len(refused)
     past = "Enabled" if verb == "enable" else "Disabled"
-    notice = f"{past} {done} schedule{'s' if done != 1 else ''}."
+    query = {"notice": f"{past} {done} schedule{'s' if done != 1 else ''}."}
     if refused:
-        notice += " Refused: " + "; ".join(refused)
+        query["refused"] = "Refused: " + "; ".join(refused)
     back = form.get("back")
     target = back if isinstance(back, str) and back.startswith("/?") else "/?"
     separator = "" if target.endswith("?") else "&"
-    return RedirectResponse(
-        target + separator + urlencode({"notice": notice[:200]}), status_code=303
-    )
+    shown = {key: value[:MAX_NOTICE] for key, value in query.items()}
+    return RedirectResponse(target + separator + urlencode(shown), status_code=303)
