@@ -14,7 +14,7 @@ AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def _event(code: Code, detail: dict[str, Any], event_id: int = 1) -> Event:
-    fields = {name: None for name in Event.__dataclass_fields__}
+    fields = dict.fromkeys(Event.__dataclass_fields__)
     fields.update(
         id=event_id,
         code=code.text,

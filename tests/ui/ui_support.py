@@ -233,10 +233,11 @@ def add_schedule(
     stack: str = "billing",
     cron: str = "0 3 * * *",
     enabled: bool = True,
+    timezone: str = "UTC",
 ) -> None:
     """A row of the test's own in tenant `demo` (prod), created through the service."""
     service = ScheduleService(world.database, SystemClock())
-    spec = ScheduleSpec(job=job, cron=cron, name=name, enabled=enabled)
+    spec = ScheduleSpec(job=job, cron=cron, name=name, enabled=enabled, timezone=timezone)
     service.create_schedule(Scope(TENANT, stack, "prod"), spec, actor="test")
 
 
