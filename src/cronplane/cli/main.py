@@ -50,9 +50,13 @@ _register()
 
 
 def main() -> None:
-    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr."""
+    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr.
+
+    Outside standalone mode click *returns* the code of `ctx.exit(n)` instead of
+    exiting; it is passed on here, or `schedule run --wait` would exit 0 on failure.
+    """
     try:
-        cli.main(standalone_mode=False)
+        code = cli.main(standalone_mode=False)
     except CronplaneError as error:
         click.echo(str(error), err=True)
         sys.exit(error.exit_code)
@@ -64,3 +68,5 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
+    if isinstance(code, int) and code:
+        sys.exit(code)

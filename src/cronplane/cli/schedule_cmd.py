@@ -19,8 +19,10 @@ from cronplane.node import clock_for
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
 )
-# `schedule run --wait` exits with this when the job failed, expired or was cancelled.
+# `schedule run --wait` exits with this when the job failed, expired or was cancelled,
 ITEM_FAILED_EXIT = 1
+# and with this when --timeout passed before the item reached a final status.
+STILL_WAITING_EXIT = 8
 
 
 @click.group()
@@ -190,8 +192,15 @@ def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 
 @schedule.command("run")
 @click.argument("name")
-@click.option("--wait", is_flag=True, help="Wait for the item to finish; exit 1 if the job failed.")
-@click.option("--timeout", type=float, default=None, help="Give up waiting after this many s.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Wait for a final outcome, across retries; exit 1 if the job failed, expired "
+    "or was cancelled.",
+)
+@click.option(
+    "--timeout", type=float, default=None, help="Give up waiting after this many s (exit 8)."
+)
 @json_option
 @scope_options
 @click.pass_context
@@ -208,5 +217,10 @@ def schedule_run(
         render.echo_json(item.to_dict())
     else:
         click.echo(f"{item.id} {item.status}" + (f": {item.error}" if item.error else ""))
-    if wait and item.status in ("failed", "expired", "cancelled"):
+    if not wait:
+        return
+    if not item.finished:
+        click.echo(f"still {item.status} after {timeout:g} s; not waiting longer", err=True)
+        ctx.exit(STILL_WAITING_EXIT)
+    if item.status in ("failed", "expired", "cancelled"):
         ctx.exit(ITEM_FAILED_EXIT)
