@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import Cronplane, run_cronplane
+from cli_process import Cronplane, run_cronplane
 from live_server import serving
 
 from cronplane.clock import SystemClock
@@ -72,9 +72,7 @@ def test_wait_exits_0_on_success_and_8_when_the_timeout_passes(
     assert cronplane("schedule", "run", "nightly").code == 0
 
 
-def test_wait_against_a_server_exits_1_after_retries(
-    database: Database, tmp_path: Path
-) -> None:
+def test_wait_against_a_server_exits_1_after_retries(database: Database, tmp_path: Path) -> None:
     add_job(database, target="python:worker_handlers:boom", options=RETRYING)
     add_schedule(database, "nightly")
     token = TokenService(database, SystemClock()).create(tenant="acme", role="admin", actor="t")

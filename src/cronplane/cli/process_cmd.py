@@ -13,7 +13,7 @@ from types import FrameType
 
 import click
 
-from cronplane.cli.options import scope_options, settings
+from cronplane.cli.options import database, scope_options
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
@@ -21,10 +21,7 @@ from cronplane.store.database import Database
 
 
 def _database(ctx: click.Context) -> Database:
-    database = Database(settings(ctx).database_url)
-    database.ensure_schema()
-    ctx.call_on_close(database.dispose)
-    return database
+    return database(ctx, writes=True)
 
 
 def _logging(verbose: bool) -> None:

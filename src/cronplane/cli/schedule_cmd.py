@@ -63,7 +63,7 @@ def add(
         **fields,
     )
     s = settings(ctx)
-    created = client(ctx).create_schedule(s.scope, spec, actor=s.actor)
+    created = client(ctx, writes=True).create_schedule(s.scope, spec, actor=s.actor)
     render.schedule(created, as_json, parse(created.cron).describe())
 
 
@@ -131,7 +131,8 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
     """Enable; the next run is computed from now (no back-fill)."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).enable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).enable_schedule(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -145,7 +146,8 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
     """Disable; the next run is cleared."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).disable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).disable_schedule(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -158,7 +160,9 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
 def rm(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
     """Remove a user schedule (an app's: remove it from the manifest, or disable it)."""
     s = settings(ctx)
-    removed = client(ctx).remove_schedule(s.scope, name, actor=s.actor, revision=revision)
+    removed = client(ctx, writes=True).remove_schedule(
+        s.scope, name, actor=s.actor, revision=revision
+    )
     if as_json:
         render.echo_json(removed.to_dict())
     else:
@@ -175,7 +179,8 @@ def reset(ctx: click.Context, name: str, revision: int | None, as_json: bool) ->
     """Reset an app schedule to its manifest (clears the operator's overrides)."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).reset_to_manifest(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).reset_to_manifest(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -209,7 +214,7 @@ def schedule_run(
 ) -> None:
     """Enqueue NAME's job now (priority 5, expires in 5 h); next_run is untouched."""
     current = settings(ctx)
-    runs = client(ctx, clock_for)
+    runs = client(ctx, clock_for, writes=True)
     item = runs.run_now(current.scope, name, actor=current.actor)
     if wait:
         item = runs.wait(current.tenant, item.id, timeout=timeout)
