@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cronplane.core.codec import to_document
@@ -79,14 +80,18 @@ def schedule(
     as_json: bool,
     description: str | None = None,
     upcoming: Iterable[datetime] = (),
+    cron_error: str | None = None,
 ) -> None:
-    """One schedule in full, with its description and next occurrences."""
+    """One schedule in full, with its description and next occurrences (or, for a
+    stored cron that no longer parses, the parser's error)."""
     upcoming = list(upcoming)
     if as_json:
         document = row.to_dict()
         if description is not None:
             document["description"] = description
             document["upcoming"] = [moment.isoformat() for moment in upcoming]
+        if cron_error is not None:
+            document["cron_error"] = cron_error
         echo_json(document)
         return
     table = Table(show_header=False, box=None)
@@ -96,6 +101,8 @@ def schedule(
     table.add_row("Scope", f"{row.tenant}/{row.stack}/{row.environment}")
     table.add_row("Job", row.job)
     table.add_row("Cron", row.cron + (f"  ({description})" if description else ""))
+    if cron_error is not None:
+        table.add_row("Cron error", f"[red]{escape(cron_error)}[/red]")
     table.add_row("Zone", row.timezone)
     table.add_row("Status", status(row.enabled))
     table.add_row("Source", row.source)

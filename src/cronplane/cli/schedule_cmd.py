@@ -10,10 +10,11 @@ from typing import Any
 
 import click
 
-from cronplane.cli import render
+from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
 from cronplane.core.model import ScheduleSpec
+from cronplane.errors import CronplaneError, ScheduleNotFound
 from cronplane.node import clock_for
 
 REVISION = click.option(
@@ -91,17 +92,21 @@ def ls(
 ) -> None:
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
-    page = client(ctx).list_schedules(
+    plane = client(ctx)
+    filters: dict[str, Any] = {"source": source, "enabled": enabled, "job": job}
+    page = plane.list_schedules(
         s.tenant,
         stack=None if everywhere else s.stack,
         environment=None if everywhere else s.environment,
-        source=source,
-        enabled=enabled,
-        job=job,
         cursor=cursor,
         limit=limit,
+        **filters,
     )
     render.schedules(page.items, as_json, page.next_cursor)
+    if not page.items and not everywhere and cursor is None:
+        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", **filters)
+        if hint is not None:
+            click.echo(hint, err=True)
 
 
 @schedule.command("info")
@@ -112,8 +117,22 @@ def ls(
 @click.pass_context
 def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
     """Show one schedule, its description and its next runs."""
-    row = client(ctx).get_schedule(settings(ctx).scope, name)
-    cron = parse(row.cron)
+    s = settings(ctx)
+    plane = client(ctx)
+    try:
+        row = plane.get_schedule(s.scope, name)
+    except ScheduleNotFound as error:
+        hint = hints.missing_name(plane, s.tenant, name)
+        if hint is None:
+            raise
+        raise ScheduleNotFound(f"{error.message}; {hint}", error.detail) from error
+    try:
+        cron = parse(row.cron)
+    except CronplaneError as error:
+        # A stored cron this version no longer reads (the dispatcher disabled the row
+        # with X200900SCHCAL): show the row and why, so it can be fixed.
+        render.schedule(row, as_json, cron_error=str(error))
+        return
     after = row.next_run
     upcoming = (
         [] if after is None else [after, *cron.upcoming(after, max(0, count - 1), row.timezone)]
