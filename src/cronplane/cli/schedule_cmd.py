@@ -225,16 +225,27 @@ def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 @click.option(
     "--timeout", type=float, default=None, help="Give up waiting after this many s (exit 8)."
 )
+@click.option(
+    "--payload",
+    default=None,
+    help="This run's payload instead of the schedule's: JSON object or @file.json.",
+)
 @json_option
 @scope_options
 @click.pass_context
 def schedule_run(
-    ctx: click.Context, name: str, wait: bool, timeout: float | None, as_json: bool
+    ctx: click.Context,
+    name: str,
+    wait: bool,
+    timeout: float | None,
+    payload: str | None,
+    as_json: bool,
 ) -> None:
     """Enqueue NAME's job now (priority 5, expires in 5 h); next_run is untouched."""
     current = settings(ctx)
+    given = parse_json_object(payload, "payload")
     runs = client(ctx, clock_for, writes=True)
-    item = runs.run_now(current.scope, name, actor=current.actor)
+    item = runs.run_now(current.scope, name, actor=current.actor, payload=given)
     if wait:
         item = runs.wait(current.tenant, item.id, timeout=timeout)
     if as_json:
