@@ -74,3 +74,17 @@ def test_info_shows_a_row_whose_stored_cron_no_longer_parses(
     document = cronplane("schedule", "info", "broken", "--stack", "billing", "--json").json()
     assert isinstance(document, dict) and document["name"] == "broken"
     assert document["cron_error"].startswith("X400003INVSCH") and document["enabled"] is False
+
+
+def test_uninstall_dry_run_names_the_jobs_the_real_run_deactivates(
+    cronplane: Cronplane, tmp_path: Path
+) -> None:
+    (tmp_path / "app.yaml").write_text(
+        "name: shop\njobs:\n  pack: {target: 'python:a:b'}\ncrons:\n  nightly: {job: pack, cron: '@daily'}\n"
+    )
+    assert cronplane("app", "install", "app.yaml", "--env", "prod").code == 0
+    dry = cronplane("app", "uninstall", "shop", "--env", "prod", "--dry-run", "--json").json()
+    real = cronplane("app", "uninstall", "shop", "--env", "prod", "--json").json()
+    assert isinstance(dry, dict) and isinstance(real, dict)
+    assert dry["jobs_deactivated"] == real["jobs_deactivated"] == ["pack"]
+    assert dry["plan"] == real["plan"] and dry["dry_run"] is True
