@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import click
-from cli_process import Cronplane
+from cli_process import Cronplane, run_cronplane
 
 from cronplane.cli.main import cli
 
@@ -98,3 +99,17 @@ def test_json_shapes_of_cron_db_and_token(cronplane: Cronplane) -> None:
     assert ran == {"ran": False}
     report = cronplane("dispatcher", "--once", "--json").json()
     assert isinstance(report, dict) and report["leader"] is True and "counts" in report
+
+
+def test_import_strict_exits_1_through_the_real_main(tmp_path: Path) -> None:
+    """`raise Exit(1)` in a command used to be returned by click and dropped by main()."""
+    targets = Path(__file__).parents[1] / "targets"
+    path = os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(targets)])
+    args = ("import", "celery-beat", "celery_app_beat:app")
+    loose = run_cronplane(*args, "--json", env={"PYTHONPATH": path}, cwd=tmp_path)
+    assert loose.code == 0, loose.stderr
+    document = loose.json()
+    assert isinstance(document, dict) and document["manifest"]["name"] == "billing"
+    assert document["skipped"] and document["written"] is None
+    strict = run_cronplane(*args, "--strict", env={"PYTHONPATH": path}, cwd=tmp_path)
+    assert strict.code == 1 and "not translated" in strict.stderr
