@@ -389,3 +389,14 @@ class Health(Response):
 
     status: Literal["ok", "unavailable"]
     checks: dict[str, str]
+
+
+# -- run now (the `cli` change of issue 14; kept apart from the other models) ------
+
+
+class RunBody(Request):
+    """`POST …/run`'s optional body: a payload for this run only."""
+
+    payload: JSONObject | None = Field(
+        None, description="Replaces the schedule's payload for this run; checked like one."
+    )

@@ -6,6 +6,7 @@ until a signal (or one step, with `--once`).
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import threading
@@ -13,7 +14,7 @@ from types import FrameType
 
 import click
 
-from cronplane.cli.options import scope_options, settings
+from cronplane.cli.options import database, json_option, scope_options
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
@@ -21,17 +22,31 @@ from cronplane.store.database import Database
 
 
 def _database(ctx: click.Context) -> Database:
-    database = Database(settings(ctx).database_url)
-    database.ensure_schema()
-    ctx.call_on_close(database.dispose)
-    return database
+    return database(ctx, writes=True)
 
 
-def _logging(verbose: bool) -> None:
+class JsonLines(logging.Formatter):
+    """`--json` logs: one JSON object a line (time, level, logger, message)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {
+                "time": self.formatTime(record),
+                "level": record.levelname,
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
+
+
+def _logging(verbose: bool, as_json: bool = False) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if as_json:
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonLines())
     # Migration chatter is not what an operator watches a scheduler for.
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
@@ -85,6 +100,7 @@ VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log at INFO.")
 @LANES
 @RETENTION
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
 def dispatcher(
@@ -95,9 +111,11 @@ def dispatcher(
     lanes: int | None,
     retention_days: int,
     verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Fire due schedules (only the lease holder fires; run one per node)."""
-    _logging(verbose)
+    """Fire due schedules (only the lease holder fires; run one per node).
+    `--json`: the --once report as an object; log lines as JSON objects."""
+    _logging(verbose, as_json)
     database = _database(ctx)
     node = Node(
         database,
@@ -119,6 +137,10 @@ def dispatcher(
     report = node.dispatcher.tick()
     node.dispatcher.release()
     counts = {outcome.value: n for outcome, n in report.counts.items()}
+    if as_json:
+        document = {"leader": report.leader, "term": report.term, "counts": counts}
+        click.echo(json.dumps({**document, "error": report.error or None}, indent=2))
+        return
     click.echo(
         f"leader={report.leader} term={report.term} "
         + " ".join(f"{k}={v}" for k, v in counts.items())
@@ -130,15 +152,21 @@ def dispatcher(
 @click.option("--once", is_flag=True, help="Run at most one item, then exit.")
 @click.option("--threads", type=int, default=1, show_default=True, help="Worker threads.")
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
-def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
-    """Run queued items (python: targets and housekeeping)."""
-    _logging(verbose)
+def worker(ctx: click.Context, once: bool, threads: int, verbose: bool, as_json: bool) -> None:
+    """Run queued items (python: targets and housekeeping).
+    `--json`: `{"ran": true|false}` with --once; log lines as JSON objects."""
+    _logging(verbose, as_json)
     database = _database(ctx)
     node = Node(database, NodeOptions(dispatcher=False, workers=max(1, threads)))
     if once:
-        click.echo("ran one item" if node.workers[0].run_once() else "queue empty")
+        ran = node.workers[0].run_once()
+        if as_json:
+            click.echo(json.dumps({"ran": ran}))
+        else:
+            click.echo("ran one item" if ran else "queue empty")
         return
     _until_signal(node)
 
@@ -154,6 +182,7 @@ def worker(ctx: click.Context, once: bool, threads: int, verbose: bool) -> None:
 @LANES
 @RETENTION
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
 def serve(
@@ -168,11 +197,13 @@ def serve(
     lanes: int | None,
     retention_days: int,
     verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted."""
+    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted.
+    `--json`: the start line and log lines as JSON objects."""
     from cronplane.api.server import serve_api
 
-    _logging(verbose or True)
+    _logging(verbose or True, as_json)
     database = _database(ctx)
     workers = 0 if no_worker else workers
     options = NodeOptions(
@@ -184,9 +215,13 @@ def serve(
         retention_days=retention_days,
     )
     parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
-    click.echo(
-        f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
-    )
+    if as_json:
+        started = {"url": f"http://{host}:{port}", "database": database.dialect}
+        click.echo(json.dumps({**started, "dispatcher": not no_dispatcher, "workers": workers}))
+    else:
+        click.echo(
+            f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
+        )
     serve_api(database, Node(database, options), host=host, port=port)
 
 

@@ -11,10 +11,12 @@ report the job's own failure.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from cronplane import events as ev
 from cronplane.clock import Clock
+from cronplane.core import validation
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import (
@@ -47,8 +49,17 @@ class RunService:
         # In-process workers (serve) pass their wake hook here.
         self.on_enqueue = on_enqueue
 
-    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
-        """Enqueue the schedule's job now; next_run and last_run stay as they are."""
+    def run_now(
+        self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None
+    ) -> QueueItem:
+        """Enqueue the schedule's job now; next_run and last_run stay as they are.
+
+        `payload` replaces the schedule's for this run only; it is checked like a
+        schedule's (size, depth, the job's schema) and the ledger records who
+        overrode it.
+        """
+        if payload is not None:
+            payload = validation.validate_payload(payload)
         now = self.clock.now()
         with self.database.begin() as conn:
             row = get_by_key(conn, scope.tenant, scope.stack, scope.environment, name)
@@ -62,13 +73,15 @@ class RunService:
                 raise JobNotFound(f"job {row.job!r} not found", {"job": row.job})
             if not job.active:
                 raise JobInactive(f"job {row.job!r} is inactive", {"job": row.job})
+            if payload is not None:
+                validation.validate_against_schema(payload, job.payload_schema)
             options = ItemOptions.manual(job.options)
             values = queue.item_values(
                 tenant=row.tenant,
                 stack=row.stack,
                 environment=row.environment,
                 job=row.job,
-                payload=row.payload,
+                payload=row.payload if payload is None else payload,
                 source="manual",
                 now=now,
                 schedule_id=row.id,
@@ -87,9 +100,12 @@ class RunService:
                 schedule_name=row.name,
                 item_id=item_id,
                 actor=actor,
-                message=f"run now by {actor}",
+                message=f"run now by {actor}" + ("" if payload is None else ", payload overridden"),
                 now=now,
                 fired_at=now,
+                detail=None
+                if payload is None
+                else {"payload_overridden": True, "payload": payload},
             )
             item = queue.get(conn, item_id)
         assert item is not None
