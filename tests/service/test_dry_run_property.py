@@ -80,6 +80,14 @@ def _state(database: Database) -> tuple[Any, ...]:
 def test_a_dry_run_reports_exactly_what_the_real_run_applies(
     database: Database, steps: list[tuple[str, str, dict[str, Any], dict[str, Any]]]
 ) -> None:
+    check_dry_runs(database, steps)
+
+
+def check_dry_runs(
+    database: Database, steps: list[tuple[str, str, dict[str, Any], dict[str, Any]]]
+) -> set[str]:
+    """Run each step dry, then for real; return the kinds of change the real runs made."""
+    exercised: set[str] = set()
     service = ScheduleService(database, FakeClock(START))
     stack = f"app{next(_stacks)}"  # a fresh stack per example: no cleanup between them
     for op, env, job_docs, cron_docs in steps:
@@ -113,10 +121,8 @@ def test_a_dry_run_reports_exactly_what_the_real_run_applies(
         assert _state(database) == before, f"dry {op} wrote: {scope}"
         applied = _outcome(run(False))
         assert planned == applied, (op, env, document)
-        EXERCISED.update(k for k, v in _summary(applied).items() if v)
-
-
-EXERCISED: set[str] = set()
+        exercised.update(k for k, v in _summary(applied).items() if v)
+    return exercised
 
 
 def _summary(document: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +134,16 @@ def _summary(document: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-def test_the_property_exercised_every_kind_of_change() -> None:
-    """Runs after the property (file order): a property that never removed a row or
-    deactivated a job would prove nothing about them."""
-    assert {"created", "updated", "removed", "jobs_registered", "jobs_deactivated"} <= EXERCISED
+def test_the_comparison_sees_every_kind_of_change(database: Database) -> None:
+    """The same check over one sequence that creates, updates and removes rows and
+    registers, updates and deactivates jobs: a comparison that never met a removal
+    or a deactivation would prove nothing about them."""
+    first = {"j1": {"target": "python:m:f"}, "j2": {"target": "python:m:f"}}
+    second = {"j1": {"target": "python:m:g"}, "j2": {"target": "python:m:f"}}
+    steps = [
+        ("install", "prod", first, {"a": {"job": "j1", "cron": "@daily"}, "b": {"job": "j2", "cron": "@daily"}}),
+        ("install", "prod", second, {"a": {"job": "j1", "cron": "at 02:30"}}),
+        ("uninstall", "prod", second, {}),
+    ]  # fmt: skip
+    exercised = check_dry_runs(database, steps)
+    assert {"created", "updated", "removed", "jobs_registered", "jobs_deactivated"} <= exercised
