@@ -8,11 +8,14 @@ since. `If-Match` is optional (SPEC §2: updates *may* carry it); `*` means
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import Header, Response
 
 from cronplane.errors import InvalidRequest
+
+# What parse_if_match accepts (ASCII digits): `"3"`, `W/"3"`, `3` or `*`.
+IF_MATCH_REGEX: Final = r'^(?:\*|(?:W/)?"?[0-9]{1,12}"?)$'
 
 
 def parse_if_match(value: str | None) -> int | None:
@@ -37,6 +40,8 @@ async def if_match(
         Header(
             alias="If-Match",
             max_length=64,
+            # Described, not enforced here: parse_if_match answers its own coded error.
+            json_schema_extra={"pattern": IF_MATCH_REGEX},
             description='The row\'s ETag (`"<revision>"`); a stale one is refused with 412.',
         ),
     ] = None,

@@ -56,6 +56,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from cronplane import __version__
 from cronplane.clock import Clock
+from cronplane.core import validation
 from cronplane.targets import PermanentFailure, RunContext
 
 SECRET_KEY_VARIABLE: Final = "CRONPLANE_SECRET_KEY"
@@ -67,7 +68,7 @@ MAX_TIMEOUT: Final = 300.0
 RESULT_BODY_LIMIT: Final = 4096
 ERROR_BODY_LIMIT: Final = 2048
 SIGNATURE_TOLERANCE: Final = 300  # seconds a receiver should accept between t and its clock
-SEALED_PREFIX: Final = "sealed:v1:"
+SEALED_PREFIX: Final = validation.SEALED_PREFIX
 MIN_KEY_LENGTH: Final = 16
 # 4xx answers that mean "not now" rather than "never": retried like a 5xx.
 RETRYABLE_CLIENT_ERRORS: Final = frozenset({408, 425, 429})
