@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Final
 
 from fastapi import Header, Response
+from pydantic import WithJsonSchema
 
 from cronplane.errors import InvalidRequest
 
@@ -37,11 +38,11 @@ def parse_if_match(value: str | None) -> int | None:
 async def if_match(
     header: Annotated[
         str | None,
+        # Described as a plain string (absent means "no check"; null is not a header value).
+        WithJsonSchema({"type": "string", "maxLength": 64, "pattern": IF_MATCH_REGEX}),
         Header(
             alias="If-Match",
             max_length=64,
-            # Described, not enforced here: parse_if_match answers its own coded error.
-            json_schema_extra={"pattern": IF_MATCH_REGEX},
             description='The row\'s ETag (`"<revision>"`); a stale one is refused with 412.',
         ),
     ] = None,

@@ -262,6 +262,8 @@ CronsMap = Annotated[
         Annotated[str, Field(max_length=MAX_NAME), described(**NAME_SCHEMA)], CronText | CronEntry
     ],
     Field(max_length=MAX_CRONS),
+    # Keys are cron names: the pattern above, and nothing else.
+    described(additionalProperties=False),
 ]
 
 
