@@ -13,7 +13,8 @@ For each database:
    schedule of the job with a unique name, then update it (a PATCH of its
    cron and payload), again and again. The crons are yearly, so the
    dispatcher has nothing to fire and the load is the write path alone.
-Reported: requests, answers by status, latency p50/p99/max per kind, the 5xx
+Reported: the machine's speed and load (`machine.header`), requests, answers
+by status, the CPU the server and the clients used, latency p50/p99/max per kind, the 5xx
 count, and every "database is locked" seen in an answer or in the server's
 output. The script exits 1 when any answer is a 5xx or a transport error,
 or "database is locked" surfaces anywhere.
@@ -37,6 +38,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+import machine
 from cronplane.clock import FakeClock
 from cronplane.core.model import JobSpec
 from cronplane.service import ScheduleService
@@ -66,6 +68,13 @@ class Tally:
             self.locked += 1
         if response.status_code >= 500 and len(self.samples_5xx) < 5:
             self.samples_5xx.append(f"{kind} {response.status_code} {response.text[:200]}")
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) used so far by process `pid`."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -153,9 +162,12 @@ def run(database: str, url: str, clients: int, seconds: float, workdir: Path) ->
     log = workdir / f"serve-{database}.log"
     server = start_server(url, port, log)
     try:
-        started = time.perf_counter()
+        started, server_before = time.perf_counter(), process_cpu(server.pid)
+        client_before = time.process_time()
         tally = asyncio.run(load(f"http://127.0.0.1:{port}", token, clients, seconds))
         wall = time.perf_counter() - started
+        server_seconds = process_cpu(server.pid) - server_before
+        client_seconds = time.process_time() - client_before
     finally:
         server.terminate()
         try:
@@ -170,6 +182,11 @@ def run(database: str, url: str, clients: int, seconds: float, workdir: Path) ->
         f"\n{database}: {clients} clients, {wall:.1f} s, {total:,} answers ({total / wall:.0f}/s)"
     )
     print(f"  statuses: {statuses}")
+    print(
+        f"  CPU: server {server_seconds:.1f} s ({server_seconds / max(total, 1) * 1000:.2f} ms "
+        f"per answer), clients {client_seconds:.1f} s, of {wall * (os.cpu_count() or 1):.0f} "
+        "core-seconds"
+    )
     for kind, values in tally.latencies.items():
         print(
             f"  {kind:6}: {len(values):,} answers, p50 {percentile(values, 0.5) * 1000:.0f} ms, "
@@ -209,6 +226,7 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.clients <= 1000 or not 0 < args.seconds <= 600:
         parser.error("--clients must be 1..1000 and --seconds in (0, 600]")
+    print(machine.header("write_load"))
     passed = True
     with tempfile.TemporaryDirectory(prefix="cronplane-write-load-") as tmp:
         workdir = Path(tmp)

@@ -32,8 +32,10 @@ own), never sits in the database or a backup, and is rotated by bumping the
 job's `secret_rotation` option. A receiver that already has a secret gives it
 sealed: `options.secret: "sealed:v1:…"`, the output of `cronplane webhook
 seal` (Fernet, keyed from K), so neither the manifest nor the database holds
-it in clear. `cronplane webhook secret JOB` shows a job's secret to an
-operator who holds K.
+it in clear. A secret in clear is refused when the job is registered
+(`core.validation.validate_secret_option`), and no route answers one (job
+reads show `(redacted)`). `cronplane webhook secret JOB` shows a job's
+secret to an operator who holds K.
 
 Job options read here: `timeout` (seconds, default 10, at most 300; for the
 connection and for the whole response), `secret`, `secret_rotation`.
