@@ -71,11 +71,12 @@ TARGET_REGEX: Final = (
 def validate_name(value: object, what: str = "name") -> str:
     """A name of 1-64 letters, digits, `.`, `_`, `-`, not `.` or `..`; InvalidName otherwise."""
     if not isinstance(value, str) or NAME_PATTERN.fullmatch(value) is None:
-        shown = ascii(value[:100]) if isinstance(value, str) else type(value).__name__
+        # ascii(): the message and detail may quote a lone surrogate; keep them printable.
+        shown = ascii(value[:100] if isinstance(value, str) else value)[:100]
         raise InvalidName(
             f"{what} {shown} is invalid: use 1-64 of letters, digits, '.', '_', '-' "
             "(not '.' or '..')",
-            {"field": what, "value": shown},
+            {"field": what, "value": str(value)[:100].encode(errors="backslashreplace").decode()},
         )
     return value
 
