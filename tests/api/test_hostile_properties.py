@@ -67,7 +67,7 @@ WRITES: list[tuple[str, str, st.SearchStrategy[Any]]] = [
     ("POST", "/api/v1/tenants/acme/schedules", fields(*SCHEDULE)),
     ("PATCH", "/api/v1/tenants/acme/schedules/billing/prod/acme-nightly", fields(*SCHEDULE[:1], *SCHEDULE[5:], "cron")),
     ("POST", "/api/v1/tenants/acme/jobs", fields(*JOB)),
-    ("PATCH", "/api/v1/tenants/acme/jobs/billing/report", fields(*JOB[3:])),
+    ("PATCH", "/api/v1/tenants/acme/jobs/billing/report", fields(*JOB[1:2], *JOB[3:])),
     ("POST", "/api/v1/tenants/acme/sync", fields("stack", "environment", "crons", "dry_run")),
     ("POST", "/api/method/shc.schedule.sync", fields("stack", "environment", "crons", "tenant", "dry_run")),
     ("POST", "/api/v1/tenants/acme/apps", fields("manifest", "environment", "dry_run")),
