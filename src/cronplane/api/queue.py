@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Depends, Path, Query, status
+from fastapi import APIRouter, Body, Depends, Query, status
 
 from cronplane.api.auth import CanRead, CanRun
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import MAX_NAME, QueueItemList, QueueItemOut, RunBody
+from cronplane.api.schemas import NameSegment, QueueItemList, QueueItemOut, RunBody
 from cronplane.core.model import Scope
 
 router = APIRouter(prefix="/tenants/{tenant}", tags=["queue"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Segment = NameSegment
 STATUS_PATTERN = "^(queued|running|succeeded|failed|expired|cancelled)$"
 MAX_WAIT_SECONDS = 30.0  # a request thread is held while waiting
 
