@@ -147,6 +147,34 @@ def test_run_now_shows_the_queued_item_then_its_outcome(admin: Any) -> None:
     expect(admin.locator("#ledger")).to_contain_text("run now")
 
 
+def test_run_now_with_an_edited_payload_runs_it_once_and_the_ledger_says_so(admin: Any) -> None:
+    admin.goto("/schedules/billing/prod/nightly-report")
+    admin.get_by_role("button", name="Run now").click()
+    dialog = admin.get_by_role("dialog", name=re.compile("Run .nightly-report. now"))
+    payload = dialog.get_by_label(re.compile("Payload for this run"))
+    expect(payload).to_have_value(re.compile('"kind"'))
+    payload.fill('{"kind": "adhoc"}')
+    dialog.get_by_role("button", name="Run now").click()
+    expect(admin.locator("#run-outcome")).to_have_text("succeeded", timeout=15_000)
+    expect(admin.locator("#run-card")).to_contain_text('"built": "adhoc"')
+    admin.reload()
+    admin.get_by_role("tab", name="History").click()
+    expect(admin.locator("#ledger")).to_contain_text("payload overridden")
+    # The saved payload is unchanged: the next run without edits uses it again.
+    admin.get_by_role("tab", name="Json").click()
+    expect(admin.locator("#payload")).not_to_have_value(re.compile("adhoc"))
+    expect(admin.locator("#payload")).to_have_value(re.compile("kind"))
+
+
+def test_run_now_refuses_a_payload_that_is_not_json_in_place(admin: Any) -> None:
+    admin.goto("/schedules/billing/prod/nightly-report")
+    admin.get_by_role("button", name="Run now").click()
+    dialog = admin.get_by_role("dialog", name=re.compile("Run .nightly-report. now"))
+    dialog.get_by_label(re.compile("Payload for this run")).fill("{not json")
+    dialog.get_by_role("button", name="Run now").click()
+    expect(admin.locator("#run-status")).to_contain_text("X400002PAYINV")
+
+
 def test_a_failing_run_shows_the_jobs_own_error(admin: Any) -> None:
     admin.goto("/schedules/billing/prod/ledger-sync")
     admin.get_by_role("button", name="Run now").click()

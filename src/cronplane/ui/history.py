@@ -133,10 +133,13 @@ def history_of(events: list[Event], items: list[QueueItem]) -> History:
                 changes.append(Change(event, field_changes(event)))
             continue
         coalesced = event.detail.get("coalesced")
+        outcome = label[0]
+        if event.detail.get("payload_overridden"):  # run now with the dialog's own payload
+            outcome += f", payload overridden by {event.actor}"
         occurrences.append(
             Occurrence(
                 event=event,
-                outcome=label[0],
+                outcome=outcome,
                 tone=label[1],
                 coalesced=coalesced if isinstance(coalesced, int) else None,
             )
