@@ -1,17 +1,26 @@
-"""The built-in worker: claim an item, run its target, record the outcome.
+"""The built-in worker: claim a batch of items, run their targets, record the outcomes.
 
 :meth:`Worker.run_once` is one step; :meth:`Worker.run` repeats it. A step:
 
-1. claims the next available item in one transaction (no double claim:
-   `store.queue.claim`);
-2. looks up the item's job for its target and retry options;
-3. runs the target outside any transaction, heartbeating the item's lease
-   from a side thread so a long job is not mistaken for a dead worker;
-4. records the outcome in one transaction with its event: succeeded; or
-   failed and requeued after a backoff while attempts remain; or failed.
+1. claims up to `claim_batch` available items in one transaction (no double
+   claim: `store.queue.claim_batch`) and looks up their jobs (target, retry
+   options) and schedule names, once per distinct key;
+2. runs the targets outside any transaction: in this thread, or `concurrency`
+   at a time on a thread pool (for I/O-bound targets); the worker's one
+   heartbeat thread extends the lease of every item it holds, so a long job is
+   not mistaken for a dead worker;
+3. records the outcomes in groups, one transaction each with their events:
+   succeeded; or failed and requeued after a backoff while attempts remain;
+   or failed. A group is written when the batch is done, or earlier once its
+   oldest outcome has waited `flush_after` seconds (a slow item does not hold
+   back its batch-mates' results for long). Each write is conditional on the
+   lease: an item recovered meanwhile records nothing.
 
-A worker that dies mid-item leaves it `running` with a lease that lapses;
-the housekeeping sweep requeues it (or fails it past its attempts).
+A worker that dies mid-batch leaves its claimed items `running` with leases
+that lapse; the housekeeping sweep requeues them (or fails them past their
+attempts), and the next attempt runs them. Nothing runs twice within one
+attempt, and nothing is marked succeeded that did not run. A worker asked to
+stop gives its unstarted claims back (`queue.release`).
 """
 
 from __future__ import annotations
@@ -24,19 +33,23 @@ import socket
 import threading
 import traceback
 import uuid
-from collections.abc import Callable
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
-from cronplane.core.model import QueueItem
+from cronplane.core.model import Job, QueueItem
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.events import append_event
+from cronplane.store.events import append_events, event_values
 from cronplane.store.jobs import get_job
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
@@ -46,6 +59,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = 300.0
 DEFAULT_POLL = 1.0
+DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
@@ -74,8 +88,28 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """A claimed item with what running it needs (looked up in the claim's transaction)."""
+
+    item: QueueItem
+    job: Job | None
+    schedule: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """How one item ended, waiting to be recorded with its group."""
+
+    item: QueueItem
+    policy: RetryPolicy
+    result: Any = None
+    error: str | None = None
+    retry: bool = False
+
+
 class Worker:
-    """One worker thread's loop over the queue."""
+    """One worker's loop over the queue: batches claimed, run `concurrency` at a time."""
 
     def __init__(
         self,
@@ -89,7 +123,12 @@ class Worker:
         heartbeat: bool = True,
         jitter: Callable[[], float] = random.random,
         on_outcome: Callable[[str], None] | None = None,
+        concurrency: int = 1,
+        claim_batch: int | None = None,
+        flush_after: float = DEFAULT_FLUSH_AFTER,
     ) -> None:
+        if concurrency < 1 or (claim_batch is not None and claim_batch < 1):
+            raise ValueError("concurrency and claim_batch must be at least 1")
         self.database = database
         # Called after each recorded outcome: succeeded, retry or failed (metrics).
         self.on_outcome = on_outcome
@@ -100,23 +139,96 @@ class Worker:
         self.poll = poll
         self.heartbeat = heartbeat
         self.jitter = jitter
+        self.concurrency = concurrency
+        # One item per step unless asked: `cronplane worker` passes its --claim-batch.
+        self.claim_batch = claim_batch or concurrency
+        self.flush_after = flush_after
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._beats: _Heartbeat | None = None
+
+    # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
-        """Claim and run one item; False when none was available."""
+        """Claim a batch, run it, record its outcomes; False when nothing was available."""
         with self.database.begin() as conn:
-            item = queue.claim(conn, self.name, self.clock.now(), self.lease)
-            if item is None:
-                return False
-            job = get_job(conn, item.tenant, item.stack, item.job)
-            schedule_name = (
-                name_of(conn, item.schedule_id) if item.schedule_id is not None else None
+            claimed = queue.claim_batch(
+                conn, self.name, self.clock.now(), self.lease, self.claim_batch
             )
+            if not claimed:
+                return False
+            batch = self._lookups(conn, claimed)
+        beats = self._heartbeat()
+        if beats is not None:
+            beats.hold(item.id for item in claimed)
+        try:
+            self._run_batch(batch)
+        finally:
+            if beats is not None:
+                beats.drop(item.id for item in claimed)
+        return True
+
+    def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[_Work]:
+        """Each item's job and schedule name, read once per distinct key."""
+        jobs: dict[tuple[str, str, str], Job | None] = {}
+        names: dict[UUID, str | None] = {}
+        batch = []
+        for item in claimed:
+            key = (item.tenant, item.stack, item.job)
+            if key not in jobs:
+                jobs[key] = get_job(conn, *key)
+            sid = item.schedule_id
+            if sid is not None and sid not in names:
+                names[sid] = name_of(conn, sid)
+            batch.append(_Work(item, jobs[key], names.get(sid) if sid else None))
+        return batch
+
+    def _run_batch(self, batch: list[_Work]) -> None:
+        """Run every item (unless stopping), recording outcomes in groups."""
+        pending: list[_Outcome] = []
+        unstarted: list[QueueItem] = []
+        oldest = 0.0
+
+        def collect(outcome: _Outcome | QueueItem) -> None:
+            nonlocal oldest
+            if isinstance(outcome, QueueItem):
+                unstarted.append(outcome)
+                return
+            if not pending:
+                oldest = self.clock.monotonic()
+            pending.append(outcome)
+            if self.clock.monotonic() - oldest >= self.flush_after:
+                self._record(pending)
+                pending.clear()
+
+        try:
+            if self.concurrency == 1 or len(batch) == 1:
+                for work in batch:
+                    collect(self._run_unless_stopping(work))
+            else:
+                futures: list[Future[_Outcome | QueueItem]] = [
+                    self._executor().submit(self._run_unless_stopping, work) for work in batch
+                ]
+                for future in as_completed(futures):
+                    collect(future.result())
+        finally:
+            # Outcomes already known are recorded even when a later write failed.
+            self._record(pending)
+            self._release(unstarted)
+
+    def _run_unless_stopping(self, work: _Work) -> _Outcome | QueueItem:
+        """The item's outcome; the item itself, unrun, when the worker is stopping."""
+        if self._stop.is_set():
+            return work.item
+        return self._run(work)
+
+    def _run(self, work: _Work) -> _Outcome:
+        """Run one item's target; its failure is data (an outcome), not an exception."""
+        item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
-            self._record(item, policy, error="job missing: nothing to run", retry=False)
-            return True
+            return _Outcome(item, policy, error="job missing: nothing to run")
         context = RunContext(
             tenant=item.tenant,
             stack=item.stack,
@@ -124,7 +236,7 @@ class Worker:
             job=item.job,
             item_id=item.id,
             schedule_id=item.schedule_id,
-            schedule=schedule_name,
+            schedule=work.schedule,
             scheduled_for=item.scheduled_for,
             attempt=item.attempts,
             source=item.source,
@@ -132,45 +244,68 @@ class Worker:
         )
         try:
             runner, spec = self.targets.resolve(job.target)
-            with self._heartbeat(item):
-                result = runner.run(spec, dict(item.payload), context)
+            result = runner.run(spec, dict(item.payload), context)
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            self._record(item, policy, error=str(error)[:ERROR_LIMIT], retry=False)
+            return _Outcome(item, policy, error=str(error)[:ERROR_LIMIT])
         except Exception as error:  # the job's own failure is data, not a crash
             text = "".join(traceback.format_exception_only(error)).strip()
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            self._record(item, policy, error=text[:ERROR_LIMIT], retry=True)
-        else:
-            self._record(item, policy, result=jsonable(result))
-        return True
+            return _Outcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
+        return _Outcome(item, policy, result=jsonable(result))
 
-    def _record(
-        self,
-        item: QueueItem,
-        policy: RetryPolicy,
-        *,
-        result: Any = None,
-        error: str | None = None,
-        retry: bool = False,
-    ) -> None:
-        """Write the outcome and its event in one transaction, then report it."""
-        outcome = self._write(item, policy, result=result, error=error, retry=retry)
-        if outcome is not None and self.on_outcome is not None:
-            self.on_outcome(outcome)
+    # -- recording ---------------------------------------------------------------
 
-    def _write(
-        self,
-        item: QueueItem,
-        policy: RetryPolicy,
-        *,
-        result: Any,
-        error: str | None,
-        retry: bool,
-    ) -> str | None:
-        """The outcome's transaction; None when the item was no longer ours."""
+    def _record(self, outcomes: Sequence[_Outcome]) -> None:
+        """Write a group of outcomes and their events in one transaction, then report them."""
+        if not outcomes:
+            return
         now = self.clock.now()
-        common: dict[str, Any] = {
+        rows: list[dict[str, Any]] = []
+        kinds: list[str] = []
+        with self.database.begin() as conn:
+            wins = [(o.item.id, o.result) for o in outcomes if o.error is None]
+            done = queue.succeed_many(conn, wins, self.name, now)
+            for o in outcomes:
+                if o.error is None and o.item.id in done:
+                    message = f"{o.item.job} succeeded"
+                    rows.append(
+                        event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o, now))
+                    )
+                    kinds.append("succeeded")
+                elif o.error is not None and (kind := self._fail(conn, o, now, rows)):
+                    kinds.append(kind)
+            append_events(conn, rows)
+        if self.on_outcome is not None:
+            for kind in kinds:
+                self.on_outcome(kind)
+
+    def _fail(
+        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
+    ) -> str | None:
+        """Requeue after a backoff, or fail for good; None when the item was no longer ours."""
+        item, error = o.item, o.error or ""
+        detail: dict[str, Any] = {"error": error, "attempt": item.attempts}
+        if o.retry and o.policy.should_retry(item.attempts):
+            delay = o.policy.delay(item.attempts, self.jitter())
+            retry_at = now + timedelta(seconds=delay)
+            if not queue.fail(conn, item.id, self.name, now, error, retry_at):
+                return None
+            message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
+            detail["retry_at"] = retry_at.isoformat()
+            code, kind = ev.ITEM_RETRY, "retry"
+        else:
+            if not queue.fail(conn, item.id, self.name, now, error, None):
+                return None
+            message = f"{item.job} failed after {item.attempts} attempt(s)"
+            code, kind = ev.ITEM_FAILED, "failed"
+        rows.append(event_values(code, message=message, detail=detail, **self._on(o, now)))
+        return kind
+
+    def _on(self, o: _Outcome, now: datetime) -> dict[str, Any]:
+        """The event fields every outcome shares."""
+        item = o.item
+        return {
             "tenant": item.tenant,
             "stack": item.stack,
             "environment": item.environment,
@@ -180,112 +315,113 @@ class Worker:
             "now": now,
             "scheduled_for": item.scheduled_for,
         }
-        with self.database.begin() as conn:
-            if error is None:
-                if not queue.succeed(conn, item.id, self.name, now, result):
-                    return None
-                append_event(conn, ev.ITEM_SUCCEEDED, message=f"{item.job} succeeded", **common)
-                return "succeeded"
-            if retry and policy.should_retry(item.attempts):
-                delay = policy.delay(item.attempts, self.jitter())
-                retry_at = now + timedelta(seconds=delay)
-                if not queue.fail(conn, item.id, self.name, now, error, retry_at):
-                    return None
-                append_event(
-                    conn,
-                    ev.ITEM_RETRY,
-                    message=f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s",
-                    detail={
-                        "error": error,
-                        "attempt": item.attempts,
-                        "retry_at": retry_at.isoformat(),
-                    },
-                    **common,
-                )
-                return "retry"
-            if not queue.fail(conn, item.id, self.name, now, error, None):
-                return None
-            append_event(
-                conn,
-                ev.ITEM_FAILED,
-                message=f"{item.job} failed after {item.attempts} attempt(s)",
-                detail={"error": error, "attempt": item.attempts},
-                **common,
-            )
-            return "failed"
 
-    def _heartbeat(self, item: QueueItem) -> _Heartbeat:
-        return _Heartbeat(self, item)
+    def _release(self, unstarted: Sequence[QueueItem]) -> None:
+        """Give back claims that never ran (stopping): queued again, the attempt undone."""
+        if unstarted:
+            with self.database.begin() as conn:
+                queue.release(conn, [i.id for i in unstarted], self.name, self.clock.now())
 
-    # -- the loop -------------------------------------------------------------
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="cronplane-run")
+        return self._pool
+
+    def _heartbeat(self) -> _Heartbeat | None:
+        if self.heartbeat and self._beats is None:
+            self._beats = _Heartbeat(self)
+        return self._beats
+
+    # -- the loop ----------------------------------------------------------------
 
     def wake(self) -> None:
         """Cut the idle wait short (an item was enqueued in-process)."""
         self._wake.set()
 
     def stop(self) -> None:
-        """Ask `run` to return after the current item."""
+        """Ask `run` to return after the items in flight (unstarted claims are given back)."""
         self._stop.set()
         self._wake.set()
+        if self._beats is not None:
+            self._beats.stop()
+
+    def close(self) -> None:
+        """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
+        if self._beats is not None:
+            self._beats.stop()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def run(self) -> None:
         """Run items until `stop()`; idle polls every `poll` seconds; back off on DB errors."""
         failures = 0
-        while not self._stop.is_set():
-            try:
-                worked = self.run_once()
-                failures = 0
-            except Exception as error:  # database down, or a bug: keep the thread alive
-                failures += 1
-                delay = outage_delay(failures)
-                if isinstance(error, SQLAlchemyError):
-                    log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
-                else:
-                    log.exception("worker step crashed; retrying in %.1fs", delay)
-                self.clock.wait(delay, self._wake)
-                continue
-            if not worked:
-                self.clock.wait(self.poll, self._wake)
+        try:
+            while not self._stop.is_set():
+                try:
+                    worked = self.run_once()
+                    failures = 0
+                except Exception as error:  # database down, or a bug: keep the thread alive
+                    failures += 1
+                    delay = outage_delay(failures)
+                    if isinstance(error, SQLAlchemyError):
+                        log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
+                    else:
+                        log.exception("worker step crashed; retrying in %.1fs", delay)
+                    self.clock.wait(delay, self._wake)
+                    continue
+                if not worked:
+                    self.clock.wait(self.poll, self._wake)
+        finally:
+            self.close()
 
 
 class _Heartbeat:
-    """While a target runs, extend the item's lease every third of it."""
+    """The worker's one heartbeat thread: every third of the lease, extend all its claims."""
 
-    def __init__(self, worker: Worker, item: QueueItem) -> None:
+    def __init__(self, worker: Worker) -> None:
         self.worker = worker
-        self.item = item
+        self._held: set[UUID] = set()
+        self._lock = threading.Lock()
         self._done = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._busy = threading.Event()  # set while claims are held
+        self._thread = threading.Thread(target=self._beat, name="cronplane-heartbeat", daemon=True)
+        self._thread.start()
 
-    def __enter__(self) -> None:
-        if self.worker.heartbeat:
-            self._thread = threading.Thread(
-                target=self._beat, name="cronplane-heartbeat", daemon=True
-            )
-            self._thread.start()
+    def hold(self, item_ids: Any) -> None:
+        with self._lock:
+            self._held.update(item_ids)
+            self._busy.set()
 
-    def __exit__(self, *exc: object) -> None:
+    def drop(self, item_ids: Any) -> None:
+        with self._lock:
+            self._held.difference_update(item_ids)
+            if not self._held:
+                self._busy.clear()
+
+    def stop(self) -> None:
         self._done.set()
-        if self._thread is not None:
-            self._thread.join()
+        self._busy.set()
 
     def _beat(self) -> None:
         interval = self.worker.lease.total_seconds() / 3
-        while not self.worker.clock.wait(interval, self._done):
+        while not self._done.is_set():
+            self._busy.wait()  # an idle worker has no lease to renew: no timer runs
+            if self.worker.clock.wait(interval, self._done) or self._done.is_set():
+                return
+            with self._lock:
+                held = sorted(self._held)
             try:
                 with self.worker.database.begin() as conn:
-                    ours = queue.heartbeat(
-                        conn,
-                        self.item.id,
-                        self.worker.name,
-                        self.worker.clock.now(),
-                        self.worker.lease,
+                    ours = queue.heartbeat_many(
+                        conn, held, self.worker.name, self.worker.clock.now(), self.worker.lease
                     )
             except SQLAlchemyError as error:
-                log.warning("heartbeat for %s failed: %s", self.item.id, error)
+                log.warning("heartbeat for %d item(s) failed: %s", len(held), error)
                 continue
-            if not ours:
+            lost = set(held) - ours
+            if lost:
                 log.warning(
-                    "item %s is no longer ours; its outcome will not be recorded", self.item.id
+                    "%d item(s) are no longer ours; their outcomes will not be recorded", len(lost)
                 )
-                return
+                self.drop(lost)
