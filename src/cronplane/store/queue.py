@@ -179,7 +179,8 @@ def _claim_statement(dialect: dialects.Dialect) -> Any:
     return (
         update(queue_items)
         # `status = 'queued'` again: the guard that makes the claim conditional.
-        .where(queue_items.c.id.in_(select(chosen.c.id)), _QUEUED)
+        .add_cte(chosen)
+        .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
         .values(
             status="running",
             attempts=queue_items.c.attempts + 1,
