@@ -60,6 +60,11 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = 300.0
 DEFAULT_POLL = 1.0
 DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
+# A claim takes about this many seconds of work per run slot (at most
+# `claim_batch` items): fast items go in big batches, slow ones in small, so
+# a worker does not sit on claims other workers could be running.
+BATCH_SECONDS = 0.5
+DEFAULT_CLAIM_BATCH = 64  # `cronplane worker|serve`; the class itself claims `concurrency`
 ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
@@ -143,6 +148,7 @@ class Worker:
         # One item per step unless asked: `cronplane worker` passes its --claim-batch.
         self.claim_batch = claim_batch or concurrency
         self.flush_after = flush_after
+        self._item_seconds = 0.0  # a running mean of one item's wall time (0: unknown)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
@@ -153,21 +159,33 @@ class Worker:
     def run_once(self) -> bool:
         """Claim a batch, run it, record its outcomes; False when nothing was available."""
         with self.database.begin() as conn:
-            claimed = queue.claim_batch(
-                conn, self.name, self.clock.now(), self.lease, self.claim_batch
-            )
+            claimed = queue.claim_batch(conn, self.name, self.clock.now(), self.lease, self.limit())
             if not claimed:
                 return False
             batch = self._lookups(conn, claimed)
         beats = self._heartbeat()
         if beats is not None:
             beats.hold(item.id for item in claimed)
+        started = self.clock.monotonic()
         try:
             self._run_batch(batch)
         finally:
             if beats is not None:
                 beats.drop(item.id for item in claimed)
+        per_item = (
+            (self.clock.monotonic() - started) * min(self.concurrency, len(batch)) / len(batch)
+        )
+        self._item_seconds = (
+            per_item if not self._item_seconds else (self._item_seconds + per_item) / 2
+        )
         return True
+
+    def limit(self) -> int:
+        """How many items the next claim takes: `claim_batch`, fewer while items are slow."""
+        if self._item_seconds <= 0:
+            return self.claim_batch
+        fits = int(self.concurrency * BATCH_SECONDS / self._item_seconds)
+        return max(min(self.concurrency, self.claim_batch), min(self.claim_batch, fits))
 
     def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[_Work]:
         """Each item's job and schedule name, read once per distinct key."""

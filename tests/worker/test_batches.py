@@ -242,3 +242,22 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_attempt(
     for item_id in recorded:  # recorded before the kill: never run again
         assert [a for i, a in runs if i == str(item_id)] == [1]
     assert event_codes(database)[ev.ITEM_SUCCEEDED.text] == 10
+
+
+def cronplane(database: Database, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
+    argv = ["cronplane", "--db", database.url, "--tenant", "acme", *args]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_worker_once_runs_one_item_and_options_must_be_positive(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'cli.db'}")
+    database.upgrade()
+    add_job(database, target="python:worker_handlers:ok")
+    enqueue_items(database, [item_row(now=database.now()) for _ in range(3)])
+    for option in ("--concurrency", "--claim-batch"):
+        refused = cronplane(database, "worker", "--once", option, "0")
+        assert refused.returncode == 2 and option in refused.stderr, refused.stderr
+    done = cronplane(database, "worker", "--once", "--claim-batch", "50")
+    assert done.returncode == 0 and "ran one item" in done.stdout, done.stderr
+    assert sorted(i.status for i in all_items(database)) == ["queued", "queued", "succeeded"]
