@@ -49,8 +49,9 @@ from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.events import append_events, event_values
+from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
+from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.python import PythonTarget
@@ -293,7 +294,7 @@ class Worker:
                     kinds.append("succeeded")
                 elif o.error is not None and (kind := self._fail(conn, o, now, rows)):
                     kinds.append(kind)
-            append_events(conn, rows)
+            append_outcome_events(conn, rows)
         if self.on_outcome is not None:
             for kind in kinds:
                 self.on_outcome(kind)
