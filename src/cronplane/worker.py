@@ -65,7 +65,7 @@ DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 # `claim_batch` items): fast items go in big batches, slow ones in small, so
 # a worker does not sit on claims other workers could be running.
 BATCH_SECONDS = 0.5
-DEFAULT_CLAIM_BATCH = 64  # `cronplane worker|serve`; the class itself claims `concurrency`
+DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
 ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
