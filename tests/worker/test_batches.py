@@ -139,6 +139,24 @@ def test_retries_and_expiry_are_unchanged_under_batches(
     assert codes[ev.ITEM_RETRY.text] == 2 and codes[ev.ITEM_FAILED.text] == 2
 
 
+def test_a_stopping_worker_gives_back_the_claims_it_did_not_start(
+    database: Database, clock: FakeClock
+) -> None:
+    add_job(database, target="python:worker_handlers:hook")
+    enqueue_items(database, [item_row(now=START, max_attempts=1) for _ in range(3)])
+    worker = Worker(database, clock, claim_batch=3, heartbeat=False)
+    worker_handlers.ON_RUN[:] = [worker.stop]
+    try:
+        assert worker.run_once()
+    finally:
+        worker_handlers.ON_RUN.clear()
+    found = Counter((i.status, i.attempts, i.lease_owner) for i in all_items(database))
+    assert found == {("succeeded", 1, None): 1, ("queued", 0, None): 2}
+    # Given back whole: the next worker runs them, within their one attempt.
+    assert Worker(database, clock, claim_batch=3, heartbeat=False).run_once()
+    assert {i.status for i in all_items(database)} == {"succeeded"}
+
+
 def test_concurrency_runs_n_items_at_once(database: Database, clock: FakeClock) -> None:
     n = worker_handlers.BARRIER_PARTIES
     worker_handlers.BARRIER.reset()

@@ -62,3 +62,11 @@ def held(payload: dict[str, Any], context: RunContext) -> None:
     """Block until the test sets HOLD (10 s at most)."""
     if not HOLD.wait(10):
         raise TimeoutError("HOLD was never set")
+
+
+ON_RUN: list[Any] = []  # callables the `hook` target calls (a test's worker.stop)
+
+
+def hook(payload: dict[str, Any], context: RunContext) -> None:
+    for call in ON_RUN:
+        call()
