@@ -34,7 +34,7 @@ import threading
 import traceback
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -221,17 +221,19 @@ class Worker:
                 self._record(pending)
                 pending.clear()
 
+        futures: list[Future[_Outcome | QueueItem]] = []
         try:
             if self.concurrency == 1 or len(batch) == 1:
                 for work in batch:
                     collect(self._run_unless_stopping(work))
             else:
-                futures: list[Future[_Outcome | QueueItem]] = [
-                    self._executor().submit(self._run_unless_stopping, work) for work in batch
-                ]
+                futures = [self._executor().submit(self._run_unless_stopping, w) for w in batch]
                 for future in as_completed(futures):
                     collect(future.result())
         finally:
+            # After a failed write, the targets still running end before their
+            # claims are let go (their leases lapse; the sweep requeues them).
+            wait(futures)
             # Outcomes already known are recorded even when a later write failed.
             self._record(pending)
             self._release(unstarted)
