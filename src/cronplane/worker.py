@@ -47,6 +47,7 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
+from cronplane.heartbeat import Heartbeat
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import event_values
@@ -153,7 +154,7 @@ class Worker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
-        self._beats: _Heartbeat | None = None
+        self._beats: Heartbeat | None = None
 
     # -- one step ----------------------------------------------------------------
 
@@ -348,9 +349,9 @@ class Worker:
             self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="cronplane-run")
         return self._pool
 
-    def _heartbeat(self) -> _Heartbeat | None:
+    def _heartbeat(self) -> Heartbeat | None:
         if self.heartbeat and self._beats is None:
-            self._beats = _Heartbeat(self)
+            self._beats = Heartbeat(self.database, self.clock, self.name, self.lease)
         return self._beats
 
     # -- the loop ----------------------------------------------------------------
@@ -370,6 +371,8 @@ class Worker:
         """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
         if self._beats is not None:
             self._beats.stop()
+            self._beats.join()
+            self._beats = None
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -395,54 +398,3 @@ class Worker:
                     self.clock.wait(self.poll, self._wake)
         finally:
             self.close()
-
-
-class _Heartbeat:
-    """The worker's one heartbeat thread: every third of the lease, extend all its claims."""
-
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self._held: set[UUID] = set()
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-        self._busy = threading.Event()  # set while claims are held
-        self._thread = threading.Thread(target=self._beat, name="cronplane-heartbeat", daemon=True)
-        self._thread.start()
-
-    def hold(self, item_ids: Any) -> None:
-        with self._lock:
-            self._held.update(item_ids)
-            self._busy.set()
-
-    def drop(self, item_ids: Any) -> None:
-        with self._lock:
-            self._held.difference_update(item_ids)
-            if not self._held:
-                self._busy.clear()
-
-    def stop(self) -> None:
-        self._done.set()
-        self._busy.set()
-
-    def _beat(self) -> None:
-        interval = self.worker.lease.total_seconds() / 3
-        while not self._done.is_set():
-            self._busy.wait()  # an idle worker has no lease to renew: no timer runs
-            if self.worker.clock.wait(interval, self._done) or self._done.is_set():
-                return
-            with self._lock:
-                held = sorted(self._held)
-            try:
-                with self.worker.database.begin() as conn:
-                    ours = queue.heartbeat_many(
-                        conn, held, self.worker.name, self.worker.clock.now(), self.worker.lease
-                    )
-            except SQLAlchemyError as error:
-                log.warning("heartbeat for %d item(s) failed: %s", len(held), error)
-                continue
-            lost = set(held) - ours
-            if lost:
-                log.warning(
-                    "%d item(s) are no longer ours; their outcomes will not be recorded", len(lost)
-                )
-                self.drop(lost)
