@@ -88,6 +88,8 @@ def default_targets(database: Database, clock: Clock) -> Targets:
 
 def jsonable(value: Any) -> Any:
     """A target's return value as stored: itself when JSON-able, else its repr."""
+    if value is None or isinstance(value, str | int | bool):  # most results: no encoding
+        return value
     try:
         json.dumps(value)
     except (TypeError, ValueError):

@@ -9,7 +9,7 @@ dispatcher writes its ledger (store.dispatch).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection
@@ -25,6 +25,10 @@ _KINDS = (
 )  # fmt: skip
 
 
+def _empty_or(encode: Callable[[Any], Any], empty: Any) -> Callable[[Any], Any]:
+    return lambda value: empty if not value else encode(value)
+
+
 def append_outcome_events(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Append events made by `store.events.event_values` in one bulk statement."""
     if not rows:
@@ -32,6 +36,7 @@ def append_outcome_events(conn: Connection, rows: Sequence[Mapping[str, Any]]) -
     dialect = dialects.of(conn)
     enc = dialect.row_encoder
     converters = [getattr(enc, kind) for kind in _KINDS]
+    converters[-1] = _empty_or(enc.json, enc.json({}))  # most details are {}: encoded once
     null = enc.null
     encoded = [
         tuple(
