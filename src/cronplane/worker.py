@@ -366,8 +366,6 @@ class Worker:
         """Ask `run` to return after the items in flight (unstarted claims are given back)."""
         self._stop.set()
         self._wake.set()
-        if self._beats is not None:
-            self._beats.stop()
 
     def close(self) -> None:
         """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
