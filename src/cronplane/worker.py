@@ -242,8 +242,14 @@ class Worker:
             self._release(unstarted)
 
     def _run_unless_stopping(self, work: _Work) -> _Outcome | QueueItem:
-        """The item's outcome; the item itself, unrun, when the worker is stopping."""
-        if self._stop.is_set():
+        """The item's outcome; the item itself, unrun, when stopping or past its expiry.
+
+        An item that expired while it waited for its turn in the batch is given
+        back, not run: queued again, the sweep expires it, as it would have
+        had it never been claimed.
+        """
+        expires = work.item.expires_at
+        if self._stop.is_set() or (expires is not None and expires <= self.clock.now()):
             return work.item
         return self._run(work)
 

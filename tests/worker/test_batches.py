@@ -157,6 +157,26 @@ def test_a_stopping_worker_gives_back_the_claims_it_did_not_start(
     assert {i.status for i in all_items(database)} == {"succeeded"}
 
 
+def test_an_item_that_expires_while_waiting_in_its_batch_is_not_run(
+    database: Database, clock: FakeClock
+) -> None:
+    add_job(database, target="python:worker_handlers:hook")
+    first = item_row(now=START, priority=1)
+    late = item_row(now=START, expires_at=START + timedelta(seconds=30))
+    enqueue_items(database, [first, late])
+    worker = Worker(database, clock, claim_batch=2, heartbeat=False)
+    worker_handlers.ON_RUN[:] = [lambda: clock.advance(31)]  # the first item takes 31 s
+    try:
+        assert worker.run_once()
+    finally:
+        worker_handlers.ON_RUN.clear()
+    by_id = {i.id: i for i in all_items(database)}
+    assert by_id[first["id"]].status == "succeeded"
+    assert (by_id[late["id"]].status, by_id[late["id"]].attempts) == ("queued", 0)
+    with database.begin() as conn:
+        assert [i.id for i in queue.expire_stale(conn, clock.now())] == [late["id"]]
+
+
 def test_concurrency_runs_n_items_at_once(database: Database, clock: FakeClock) -> None:
     n = worker_handlers.BARRIER_PARTIES
     worker_handlers.BARRIER.reset()
