@@ -15,7 +15,8 @@ Every system in the same run (the machine's speed drifts), each in fresh process
   then start together on a "go" line. items/s = N / (last `finished_at` -
   go); CPU = the workers' user+sys from go to their end (not the database
   server's), per item. Checked: every item `succeeded` at its first attempt,
-  one success event each, and the workers' claims add up to N.
+  one success event each, and the runs each worker reports (its
+  success events) add up to N.
 - **claim cost**: D queued items (one queue deepened through --depths), then
   K `store.queue.claim(conn, worker, now, lease)` calls, each alone in
   `database.begin()` and **rolled back**, so every claim sees depth D (kept

@@ -8,6 +8,7 @@ Item lifecycle (drawn in docs/architecture.md)::
     running ──fail, no attempts left──▶ failed
     queued  ──expires_at passed──▶ expired      (sweep)
     running ──worker lease lost──▶ queued / failed  (sweep: recover)
+    running ──released unstarted (stopping, expired in its batch)──▶ queued
     queued  ──cancel──▶ cancelled
 
 Claiming never hands one item to two workers: on PostgreSQL the candidates
