@@ -11,10 +11,12 @@
    not mistaken for a dead worker;
 3. records the outcomes in groups, one transaction each with their events:
    succeeded; or failed and requeued after a backoff while attempts remain;
-   or failed. A group is written when the batch is done, or earlier once its
-   oldest outcome has waited `flush_after` seconds (a slow item does not hold
-   back its batch-mates' results for long). Each write is conditional on the
-   lease: an item recovered meanwhile records nothing.
+   or failed. A group is written when the batch is done, or earlier when an
+   outcome arrives and the group's oldest has waited `flush_after` seconds
+   (an outcome waits at most for the item running beside or after it; the
+   batch sizing keeps that near `BATCH_SECONDS` once slow items are seen).
+   Each write is conditional on the lease: an item recovered meanwhile
+   records nothing.
 
 A worker that dies mid-batch leaves its claimed items `running` with leases
 that lapse; the housekeeping sweep requeues them (or fails them past their
