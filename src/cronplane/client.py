@@ -339,9 +339,13 @@ class RemoteService:
 
     # -- runs and the queue ----------------------------------------------------------
 
-    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
-        """POST …/run."""
-        return from_document(QueueItem, self._request("POST", self._schedule(scope, name) + "/run"))
+    def run_now(
+        self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None
+    ) -> QueueItem:
+        """POST …/run (with `{"payload": …}` when this run's payload is overridden)."""
+        path = self._schedule(scope, name) + "/run"
+        body = None if payload is None else {"payload": payload}
+        return from_document(QueueItem, self._request("POST", path, body=body))
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
         """Poll the item until it finished (or `timeout` passed), as RunService.wait."""

@@ -107,6 +107,7 @@ class BatchReport:
     fired: int
     fired_for: tuple[datetime, ...]
     committed_at: datetime
+    coalesced: int = 0  # missed occurrences folded into these fires
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +286,7 @@ class Dispatcher:
                                 result.counts[Outcome.FIRE],
                                 tuple(result.fired_for),
                                 committed,
+                                result.coalesced,
                             )
                         )
                     full = full or result.selected >= limit

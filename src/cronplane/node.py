@@ -153,6 +153,7 @@ class _Metrics:
         for batch in report.batches:
             for scheduled_for in batch.fired_for:
                 self.m.record_fire((batch.committed_at - scheduled_for).total_seconds())
+            self.m.record_coalesced(batch.coalesced)
         for outcome, reason in _SKIP_REASONS.items():
             for _ in range(report.counts.get(outcome, 0)):
                 self.m.record_skip(reason)

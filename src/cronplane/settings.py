@@ -19,7 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
-from cronplane.store.database import DEFAULT_URL
+
+# The store's default, spelled here so reading settings imports no database driver
+# (store.database.DEFAULT_URL is this same value).
+DEFAULT_URL = "sqlite:///cronplane.db"
 
 
 @dataclass(frozen=True, slots=True)

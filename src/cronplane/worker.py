@@ -50,7 +50,7 @@ from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
 from cronplane.heartbeat import Heartbeat
-from cronplane.store import queue
+from cronplane.store import outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
@@ -288,17 +288,17 @@ class Worker:
 
     # -- recording ---------------------------------------------------------------
 
-    def _record(self, outcomes: Sequence[_Outcome]) -> None:
+    def _record(self, group: Sequence[_Outcome]) -> None:
         """Write a group of outcomes and their events in one transaction, then report them."""
-        if not outcomes:
+        if not group:
             return
         now = self.clock.now()
         rows: list[dict[str, Any]] = []
         kinds: list[str] = []
         with self.database.begin() as conn:
-            wins = [(o.item.id, o.result) for o in outcomes if o.error is None]
-            done = queue.succeed_many(conn, wins, self.name, now)
-            for o in outcomes:
+            wins = [(o.item.id, o.result) for o in group if o.error is None]
+            done = outcomes.succeed_many(conn, wins, self.name, now)
+            for o in group:
                 if o.error is None and o.item.id in done:
                     message = f"{o.item.job} succeeded"
                     rows.append(
@@ -352,7 +352,7 @@ class Worker:
         """Give back claims that never ran (stopping): queued again, the attempt undone."""
         if unstarted:
             with self.database.begin() as conn:
-                queue.release(conn, [i.id for i in unstarted], self.name, self.clock.now())
+                outcomes.release(conn, [i.id for i in unstarted], self.name, self.clock.now())
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:

@@ -118,6 +118,7 @@ def test_remote_cli_matches_local(
     database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    Database(f"sqlite:///{tmp_path / 'local.db'}").upgrade()  # reads never create one
     local = run_scenario(
         {
             "CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'local.db'}",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_process import run_cronplane
 from click.testing import CliRunner
 
 from cronplane.cli.main import main
@@ -225,45 +225,22 @@ def test_an_invalid_manifest_lists_every_problem(cli, tmp_path: Path) -> None:  
     )
     out = cli("app", "install", "bad.yaml")
     assert out.code == 2 and out.stderr.startswith("X400006MANINV")
-    assert cli("schedule", "ls", "--all", "--json").json() == []
+    # Refused before the database was opened: not even its file was made.
+    assert not (tmp_path / "cli.db").exists()
+    assert cli("schedule", "ls", "--all", "--json").stderr.startswith("X503001DBDOWN")
 
 
-def test_the_installed_command_migrates_an_empty_sqlite_file(tmp_path: Path) -> None:
+def test_the_installed_command_creates_a_sqlite_file_only_when_it_writes(
+    tmp_path: Path,
+) -> None:
     database = tmp_path / "fresh.db"
-    env = {"PATH": "", "CRONPLANE_DATABASE_URL": f"sqlite:///{database}", "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "cronplane", "schedule", "ls", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
-    assert database.exists()
-    failed = subprocess.run(
-        [sys.executable, "-m", "cronplane", "schedule", "info", "nope"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert failed.returncode == 3 and failed.stderr.startswith("X404902SCHNFD: ")
-    upgraded = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cronplane",
-            "db",
-            "upgrade",
-            "--db",
-            f"sqlite:///{tmp_path / 'other.db'}",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert upgraded.returncode == 0 and "revision" in upgraded.stdout
+    env = {"CRONPLANE_DATABASE_URL": f"sqlite:///{database}", "HOME": str(tmp_path)}
+    read = run_cronplane("schedule", "ls", "--json", env=env, cwd=tmp_path)
+    assert read.code == 7 and read.stderr.startswith("X503001DBDOWN: "), read.stderr
+    assert str(database) in read.stderr and not database.exists()
+    made = run_cronplane("db", "upgrade", env=env, cwd=tmp_path)
+    assert made.code == 0 and "revision" in made.stdout
+    assert made.stderr == f"creating a new SQLite database: {database}\n"
+    assert run_cronplane("schedule", "ls", "--json", env=env, cwd=tmp_path).stdout.strip() == "[]"
+    failed = run_cronplane("schedule", "info", "nope", env=env, cwd=tmp_path)
+    assert failed.code == 3 and failed.stderr.startswith("X404902SCHNFD: ")

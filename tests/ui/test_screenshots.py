@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ui_support import World, add_job, add_schedule, sign_in
 
 try:
     from playwright.sync_api import expect
@@ -32,7 +33,7 @@ def _target(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_screenshots(admin: Any, tmp_path: Path) -> None:
+def test_screenshots(admin: Any, world: World, tmp_path: Path) -> None:
     out = _target(tmp_path)
     admin.set_viewport_size({"width": 1360, "height": 700})
     expect(admin.locator("#schedules tbody tr").first).to_be_visible()
@@ -62,5 +63,46 @@ def test_screenshots(admin: Any, tmp_path: Path) -> None:
     expect(admin.locator("#run-outcome")).to_have_text("succeeded", timeout=15_000)
     expect(admin.locator("#payload-ok")).to_be_visible()
     admin.screenshot(path=str(out / "json-tab-run.png"), full_page=True)
-    for name in ("listing", "job-picker", "cron-tab", "json-tab-run"):
+    admin.get_by_role("tab", name="History").click()
+    expect(admin.locator("#items tbody tr[data-status='succeeded']").first).to_be_visible()
+    admin.screenshot(path=str(out / "history-tab.png"), full_page=True)
+
+    add_job(world, "stock", "shot-fails", "python:ui_handlers:broken", {"max_attempts": 1})
+    add_schedule(world, "shot-fails", job="shot-fails", stack="stock")
+    admin.goto("/schedules/stock/prod/shot-fails")
+    admin.get_by_role("button", name="Run now").click()
+    admin.get_by_role("dialog").get_by_role("button", name="Run now").click()
+    expect(admin.locator("#run-outcome")).to_have_text("failed", timeout=15_000)
+    admin.get_by_role("link", name="Jobs").click()
+    expect(admin.locator("#problem-items tr[data-job='shot-fails']")).to_be_visible()
+    admin.screenshot(path=str(out / "jobs.png"), full_page=True)
+    for name in ("listing", "job-picker", "cron-tab", "json-tab-run", "history-tab", "jobs"):
         assert (out / f"{name}.png").stat().st_size > 10_000
+
+
+def test_at_390_px_the_listing_keeps_name_status_and_next_run(
+    browser: Any, world: World, tmp_path: Path
+) -> None:
+    out = _target(tmp_path)
+    context = browser.new_context(
+        base_url=world.url, viewport={"width": 390, "height": 844}, locale="en-GB"
+    )
+    context.set_default_timeout(10_000)
+    phone = context.new_page()
+    try:
+        sign_in(phone, world)
+        rows = phone.locator("#schedules tbody tr")
+        expect(rows.first).to_be_visible()
+        for name in ("invoices-sweep", "nightly-report", "monthly-notice"):
+            row = phone.locator(f"#schedules tr[data-name='{name}']")
+            for cell in ("td.col-name a", "td.col-status .badge", "td.col-next"):
+                box = row.locator(cell).bounding_box()
+                assert box is not None, (name, cell)
+                assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (name, cell, box)
+        expect(phone.locator("#schedules th", has_text="Created")).to_be_hidden()
+        page_width = phone.evaluate("document.documentElement.scrollWidth")
+        assert page_width <= 390, page_width  # no sideways scrolling
+        phone.screenshot(path=str(out / "listing-narrow.png"), full_page=False)
+        assert (out / "listing-narrow.png").stat().st_size > 10_000
+    finally:
+        context.close()

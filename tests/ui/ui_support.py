@@ -223,3 +223,26 @@ def sign_in(page: Any, world: World, role: Role = Role.ADMIN) -> None:
     page.get_by_label("API token").fill(world.tokens[role])
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(world.url + "/")
+
+
+def add_schedule(
+    world: World,
+    name: str,
+    *,
+    job: str = "build-report",
+    stack: str = "billing",
+    cron: str = "0 3 * * *",
+    enabled: bool = True,
+    timezone: str = "UTC",
+) -> None:
+    """A row of the test's own in tenant `demo` (prod), created through the service."""
+    service = ScheduleService(world.database, SystemClock())
+    spec = ScheduleSpec(job=job, cron=cron, name=name, enabled=enabled, timezone=timezone)
+    service.create_schedule(Scope(TENANT, stack, "prod"), spec, actor="test")
+
+
+def add_job(world: World, stack: str, name: str, target: str, options: dict[str, Any]) -> None:
+    """A job of the test's own in tenant `demo`."""
+    service = ScheduleService(world.database, SystemClock())
+    spec = JobSpec(name=name, target=target, title=name, options=options)
+    service.register_job(TENANT, stack, spec, actor="test")

@@ -28,7 +28,7 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import QueueItem
-from cronplane.store import queue
+from cronplane.store import outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
 from cronplane.worker import Worker
@@ -83,10 +83,10 @@ def test_grouped_outcomes_are_recorded_only_while_ours(
         assert queue.recover_abandoned(conn, later) == 3
         again = queue.claim_batch(conn, "alive", later, LEASE, 1)
         ids = [i.id for i in claimed]
-        assert queue.succeed_many(conn, [(i, None) for i in ids], "dead", later) == set()
+        assert outcomes.succeed_many(conn, [(i, None) for i in ids], "dead", later) == set()
         assert queue.heartbeat_many(conn, ids, "dead", later, LEASE) == set()
         assert queue.heartbeat_many(conn, ids, "alive", later, LEASE) == {again[0].id}
-        done = queue.succeed_many(conn, [(again[0].id, {"n": 1})], "alive", later)
+        done = outcomes.succeed_many(conn, [(again[0].id, {"n": 1})], "alive", later)
     assert done == {again[0].id}
     by_id = {i.id: i for i in all_items(database)}
     assert by_id[again[0].id].status == "succeeded" and by_id[again[0].id].result == {"n": 1}

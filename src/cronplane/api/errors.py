@@ -3,7 +3,8 @@
 - `CronplaneError` (the service's coded errors) -> its own status and body.
 - Request validation (pydantic/FastAPI) -> 400 `X400007REQINV`, listing each
   problem by location; never FastAPI's uncoded 422.
-- Routing misses -> 404 `X404001NOROUT`, 405 `X405001METHOD`.
+- Routing misses -> 404 `X404001NOROUT`, 405 `X405001METHOD` (its `Allow` lists
+  every method of the path, across routes).
 - Database unreachable or busy -> 503 `X503001DBDOWN`; a value the database
   refuses (a backstop behind the service's own validation) -> 400.
 - Anything else is a bug -> 500 `X500001INTERN`, logged with its traceback,
@@ -12,7 +13,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,8 +25,10 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cronplane.api.auth import inventory
 from cronplane.errors import (
     CronplaneError,
     InternalError,
@@ -39,12 +44,29 @@ log = logging.getLogger("cronplane.api")
 MAX_LISTED_PROBLEMS = 20
 
 
+class _AsciiJSON(JSONResponse):
+    """JSON with non-ASCII escaped: a message quoting hostile input (a lone surrogate)
+    still encodes, where UTF-8 output would raise while answering."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":"), default=str).encode()
+
+
 def error_response(error: CronplaneError, headers: Mapping[str, str] | None = None) -> JSONResponse:
     """The JSON answer for a coded error."""
     extra = dict(headers or {})
     if isinstance(error, Unauthenticated):
         extra.setdefault("WWW-Authenticate", "Bearer")
-    return JSONResponse(error.to_dict(), status_code=error.status, headers=extra)
+    return _AsciiJSON(error.to_dict(), status_code=error.status, headers=extra)
+
+
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """Every method some API route answers on `path` (Starlette's 405 names one route's)."""
+    table: list[tuple[re.Pattern[str], str]] | None = getattr(app.state, "allow_table", None)
+    if table is None:
+        table = [(compile_path(entry.path)[0], entry.method) for entry in inventory(app)]
+        app.state.allow_table = table
+    return sorted({method for regex, method in table if regex.match(path)})
 
 
 def _location(loc: Sequence[Any]) -> str:
@@ -86,6 +108,9 @@ async def _http(request: Request, error: Exception) -> JSONResponse:
         coded: CronplaneError = RouteNotFound(f"no API route at {request.url.path}")
     elif error.status_code == 405:
         coded = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}")
+        allowed = allowed_methods(request.app, request.scope.get("path", request.url.path))
+        if allowed:
+            return error_response(coded, {**(error.headers or {}), "Allow": ", ".join(allowed)})
     elif error.status_code == 401:
         coded = Unauthenticated(str(error.detail))
     elif 400 <= error.status_code < 500:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import Field
 
 from cronplane.api.auth import CanRead
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import MAX_NAME, EventPage
+from cronplane.api.schemas import EventPage, NameSegment
 from cronplane.core.codec import to_document
 from cronplane.events import Event
 
@@ -27,7 +27,7 @@ def render_event(event: Event) -> dict[str, Any]:
 def list_events(
     ctx: Context,
     _: CanRead,
-    tenant: Annotated[str, Path(min_length=1, max_length=MAX_NAME)],
+    tenant: NameSegment,
     code: Annotated[
         list[Annotated[str, Field(pattern=r"^[XV]\d{6}[A-Z]{6}$")]] | None,
         Query(description="Only these codes (repeat the parameter)."),

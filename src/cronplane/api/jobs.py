@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Response, status
 
 from cronplane.api.auth import CanCreate, CanRead, CanUpdate
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.revisions import if_match, set_etag
-from cronplane.api.schemas import MAX_NAME, JobCreate, JobList, JobOut, JobPatchBody
+from cronplane.api.schemas import MAX_NAME, JobCreate, JobList, JobOut, JobPatchBody, NameSegment
 from cronplane.core.model import Job, JobPatch, JobSpec
 
 router = APIRouter(prefix="/tenants/{tenant}/jobs", tags=["jobs"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Segment = NameSegment
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{name}"
 

@@ -92,6 +92,12 @@ LEADER.set(0)
 # -- what the dispatcher and worker call --------------------------------------
 
 
+def record_coalesced(count: int) -> None:
+    """`count` missed occurrences were folded into fires (a catch-up after downtime)."""
+    if count > 0:
+        COALESCED.inc(count)
+
+
 def record_fire(lateness_seconds: float, coalesced: int = 0) -> None:
     """One occurrence fired, `lateness_seconds` after it was due, folding `coalesced` missed ones."""
     FIRES.inc()

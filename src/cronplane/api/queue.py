@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Path, Query, status
+from fastapi import APIRouter, Body, Depends, Query, status
 
 from cronplane.api.auth import CanRead, CanRun
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import MAX_NAME, QueueItemList, QueueItemOut
+from cronplane.api.schemas import NameSegment, QueueItemList, QueueItemOut, RunBody
 from cronplane.core.model import Scope
 
 router = APIRouter(prefix="/tenants/{tenant}", tags=["queue"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Segment = NameSegment
 STATUS_PATTERN = "^(queued|running|succeeded|failed|expired|cancelled)$"
 MAX_WAIT_SECONDS = 30.0  # a request thread is held while waiting
 
@@ -66,11 +66,18 @@ def run_now(
     stack: Segment,
     environment: Segment,
     name: Segment,
+    body: Annotated[RunBody | None, Body()] = None,
     wait: bool = False,
     timeout: Annotated[float, Query(gt=0, le=MAX_WAIT_SECONDS)] = MAX_WAIT_SECONDS,
 ) -> dict[str, Any]:
-    """Enqueue the schedule's job now; with `wait`, answer with the finished item."""
-    item = ctx.service.run_now(Scope(tenant, stack, environment), name, actor=principal.actor)
+    """Enqueue the schedule's job now; with `wait`, answer with the item once final or
+    when `timeout` (at most 30 s: a request thread is held) passes, whichever is first:
+    a client wanting longer polls the item. An optional body `{"payload": {…}}`
+    replaces the schedule's payload for this run (the job's schema applies)."""
+    payload = None if body is None else body.payload
+    item = ctx.service.run_now(
+        Scope(tenant, stack, environment), name, actor=principal.actor, payload=payload
+    )
     if wait:
         item = ctx.service.wait(tenant, item.id, timeout=timeout)
     return item.to_dict()

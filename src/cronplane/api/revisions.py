@@ -8,11 +8,15 @@ since. `If-Match` is optional (SPEC §2: updates *may* carry it); `*` means
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import Header, Response
+from pydantic import WithJsonSchema
 
 from cronplane.errors import InvalidRequest
+
+# What parse_if_match accepts (ASCII digits): `"3"`, `W/"3"`, `3` or `*`.
+IF_MATCH_REGEX: Final = r'^(?:\*|(?:W/)?"?[0-9]{1,12}"?)$'
 
 
 def parse_if_match(value: str | None) -> int | None:
@@ -34,6 +38,8 @@ def parse_if_match(value: str | None) -> int | None:
 async def if_match(
     header: Annotated[
         str | None,
+        # Described as a plain string (absent means "no check"; null is not a header value).
+        WithJsonSchema({"type": "string", "maxLength": 64, "pattern": IF_MATCH_REGEX}),
         Header(
             alias="If-Match",
             max_length=64,

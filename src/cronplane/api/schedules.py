@@ -11,7 +11,7 @@ import json
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 
 from cronplane.api.auth import CanCreate, CanDelete, CanRead, CanToggle, CanUpdate
 from cronplane.api.context import ApiContext, context_of, current_context
@@ -22,6 +22,7 @@ from cronplane.api.revisions import etag, if_match, set_etag
 from cronplane.api.schemas import (
     MAX_NAME,
     EventPage,
+    NameSegment,
     Preview,
     ScheduleCreate,
     ScheduleOut,
@@ -34,7 +35,7 @@ from cronplane.service import NewSchedule
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Segment = NameSegment
 Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{environment}/{name}"

@@ -1,9 +1,12 @@
 """Request and response models. Requests refuse unknown fields and bound every string.
 
-Bounds here are generous outer limits that keep what is parsed small; the
-service applies the exact rules (names of 1-64 characters, 64 KiB payloads,
-depth 32, cron length) and answers with its specific codes, so the API and
-the local CLI refuse the same input with the same code.
+Bounds enforced here are generous outer limits that keep what is parsed
+small; the service applies the exact rules (names of 1-64 characters, 64 KiB
+payloads, depth 32, cron length) and answers with its specific codes, so the
+API and the local CLI refuse the same input with the same code. The exact
+rules are still *described* in the OpenAPI document (`Described`: schema
+only, not enforced by pydantic), so generated clients and fuzzers know them.
+Booleans are strict: `0`, `1` and `"true"` are not booleans.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from fastapi import Path
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
+
+from cronplane.core import validation
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -20,10 +26,38 @@ MAX_ZONE: Final = 64
 MAX_TEXT: Final = 2048
 MAX_CRONS: Final = 10_000  # per sync; the body limit bounds it first anyway
 
-NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
-CronText = Annotated[str, Field(min_length=1, max_length=MAX_CRON)]
-ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE)]
-Grace = Annotated[int, Field(ge=0, le=10**9)]
+
+def described(**schema: Any) -> Any:
+    """Field metadata that only describes (JSON Schema keywords); the service enforces it."""
+    return Field(json_schema_extra=schema)
+
+
+# What the service accepts, for the document (core/validation.py is the rule).
+NAME_SCHEMA: Final = {"pattern": validation.NAME_REGEX, "maxLength": validation.MAX_NAME_LENGTH}
+NO_NUL: Final = "^[^\\x00]*$"
+
+NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME), described(**NAME_SCHEMA)]
+# A name in a URL path (tenant, stack, environment, schedule, job).
+NameSegment = Annotated[
+    str, Path(min_length=1, max_length=MAX_NAME, json_schema_extra=dict(NAME_SCHEMA))
+]
+CronText = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_CRON),
+    described(maxLength=validation.MAX_CRON_LENGTH, pattern=NO_NUL),
+]
+ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE), described(pattern=NO_NUL)]
+Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_MISFIRE_GRACE)]
+TargetText = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TEXT),
+    described(pattern=validation.TARGET_REGEX, maxLength=validation.MAX_TARGET_LENGTH),
+]
+TitleText = Annotated[
+    str,
+    Field(max_length=MAX_TEXT),
+    described(maxLength=validation.MAX_TITLE_LENGTH, pattern=NO_NUL),
+]
 JSONObject = dict[str, Any]
 
 
@@ -62,7 +96,7 @@ class ScheduleCreate(Request):
     payload: JSONObject | None = Field(None, description="Defaults to the job's default payload.")
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] = "skip"
-    enabled: bool = True
+    enabled: StrictBool = True
 
 
 class SchedulePatchBody(Request):
@@ -74,7 +108,7 @@ class SchedulePatchBody(Request):
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] | None = None
-    enabled: bool | None = None
+    enabled: StrictBool | None = None
 
 
 class ScheduleOut(Response):
@@ -155,9 +189,9 @@ class JobCreate(Request):
     """A job to register in (tenant, stack)."""
 
     name: NameText
-    target: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    target: TargetText
     stack: NameText = "default"
-    title: Annotated[str, Field(max_length=MAX_TEXT)] = ""
+    title: TitleText = ""
     kind: NameText | None = None
     payload: JSONObject = Field(default_factory=dict)
     payload_schema: JSONObject | None = None
@@ -168,8 +202,8 @@ class JobCreate(Request):
 class JobPatchBody(Request):
     """Job fields to change; absent fields are left alone (`payload_schema: null` clears it)."""
 
-    title: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
-    target: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] | None = None
+    title: TitleText | None = None
+    target: TargetText | None = None
     kind: NameText | None = None
     payload: JSONObject | None = None
     payload_schema: JSONObject | None = None
@@ -196,6 +230,12 @@ class JobOut(Response):
     updated_at: datetime
     revision: int
 
+    @field_validator("options")
+    @classmethod
+    def _redacted(cls, options: dict[str, Any]) -> dict[str, Any]:
+        # Every route that answers a job goes through here: no secret leaves, sealed or not.
+        return validation.public_options(options)
+
 
 class JobList(Response):
     """Jobs by stack and name."""
@@ -218,8 +258,12 @@ class CronEntry(Request):
 
 
 CronsMap = Annotated[
-    dict[Annotated[str, Field(max_length=MAX_NAME)], CronText | CronEntry],
+    dict[
+        Annotated[str, Field(max_length=MAX_NAME), described(**NAME_SCHEMA)], CronText | CronEntry
+    ],
     Field(max_length=MAX_CRONS),
+    # Keys are cron names: the pattern above, and nothing else.
+    described(additionalProperties=False),
 ]
 
 
@@ -229,7 +273,7 @@ class SyncBody(Request):
     stack: NameText
     environment: NameText = "default"
     crons: CronsMap = Field(default_factory=dict)
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class SeedSyncBody(Request):
@@ -239,7 +283,7 @@ class SeedSyncBody(Request):
     environment: NameText = "default"
     crons: CronsMap = Field(default_factory=dict)
     tenant: NameText | None = None
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class PlannedChange(Response):
@@ -307,7 +351,7 @@ class AppInstall(Request):
 
     manifest: JSONObject
     environment: NameText = "default"
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class AppReportOut(Response):
@@ -370,7 +414,7 @@ class ExplainBody(Request):
     timezone: ZoneText = "UTC"
     count: Annotated[int, Field(ge=1, le=100)] = 5
     after: datetime | None = Field(None, description="Start (exclusive); default now.")
-    seed: NameText | None = Field(
+    seed: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = Field(
         None, description="Schedule identity resolving `H` fields (tenant/stack/env/name)."
     )
 
@@ -389,3 +433,14 @@ class Health(Response):
 
     status: Literal["ok", "unavailable"]
     checks: dict[str, str]
+
+
+# -- run now (the `cli` change of issue 14; kept apart from the other models) ------
+
+
+class RunBody(Request):
+    """`POST …/run`'s optional body: a payload for this run only."""
+
+    payload: JSONObject | None = Field(
+        None, description="Replaces the schedule's payload for this run; checked like one."
+    )

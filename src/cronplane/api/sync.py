@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Query
 
 from cronplane.api.auth import CanSync, CanSyncBodyTenant
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import (
-    MAX_NAME,
     AppInstall,
     AppReportOut,
     CronEntry,
+    NameSegment,
     SeedSyncBody,
     SeedSyncOut,
     SyncBody,
@@ -34,7 +34,7 @@ from cronplane.service import AppReport
 router = APIRouter(prefix="/tenants/{tenant}", tags=["apps"])
 seed_router = APIRouter(tags=["apps"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Segment = Annotated[str, Path(min_length=1, max_length=MAX_NAME)]
+Segment = NameSegment
 
 
 def declarations(stack: str, crons: Mapping[str, str | CronEntry]) -> dict[str, CronDeclaration]:

@@ -46,7 +46,7 @@ def install(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> Non
     """Register the manifest's jobs, then sync its crons into --env."""
     s = settings(ctx)
     manifest = load_manifest(file)
-    report = client(ctx).install_app(
+    report = client(ctx, writes=not dry_run).install_app(
         s.tenant, s.environment, manifest, actor=s.actor, dry_run=dry_run
     )
     _report(report, as_json)
@@ -63,7 +63,9 @@ def sync(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
     s = settings(ctx)
     manifest = load_manifest(file)
     scope = Scope(s.tenant, manifest.name, s.environment)
-    plan = client(ctx).sync(scope, manifest.crons, actor=s.actor, dry_run=dry_run)
+    plan = client(ctx, writes=not dry_run).sync(
+        scope, manifest.crons, actor=s.actor, dry_run=dry_run
+    )
     render.plan(plan, as_json, {"stack": manifest.name, "dry_run": dry_run})
 
 
@@ -76,7 +78,7 @@ def sync(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
 def uninstall(ctx: click.Context, stack: str, dry_run: bool, as_json: bool) -> None:
     """Remove the app's schedules from --env; deactivate its jobs when no env has any left."""
     s = settings(ctx)
-    report = client(ctx).uninstall_app(
+    report = client(ctx, writes=not dry_run).uninstall_app(
         Scope(s.tenant, stack, s.environment), actor=s.actor, dry_run=dry_run
     )
     _report(report, as_json)

@@ -5,10 +5,14 @@ answer (`cronplane.core.cron`: a bad expression is X400003INVSCH); `explain`
 is `cronplane.core.explain`, the answer the API's `cron/explain` and the
 editor give (X400001CRNINV). Errors are coded and `cli.main` prints
 `CODE: message` and exits 2.
+
+Kept light on purpose: no database, server or table-rendering imports, so
+trying an expression starts in well under a second.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, tzinfo
 
 import click
@@ -57,12 +61,23 @@ def cron() -> None:
 @click.option("--count", "-n", default=5, show_default=True, type=click.IntRange(1, 10_000))
 @_TZ
 @_SEED
-def next_(expr: str, after: str | None, count: int, tz: str, seed: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def next_(
+    expr: str, after: str | None, count: int, tz: str, seed: str | None, as_json: bool
+) -> None:
     """Print the next COUNT occurrences of EXPR as UTC instants, one a line."""
     zone = known_zone(tz)
     schedule = parse(expr, seed)
-    for instant in schedule.upcoming(_start(after, zone), count, zone):
-        click.echo(_iso_utc(instant))
+    instants = [_iso_utc(i) for i in schedule.upcoming(_start(after, zone), count, zone)]
+    if as_json:
+        _json({"expression": expr, "timezone": tz, "next": instants})
+        return
+    for instant in instants:
+        click.echo(instant)
+
+
+def _json(document: object) -> None:
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 @cron.command("explain")
@@ -70,7 +85,8 @@ def next_(expr: str, after: str | None, count: int, tz: str, seed: str | None) -
 @_AFTER
 @_TZ
 @_SEED
-def explain(expr: str, after: str | None, tz: str, seed: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def explain(expr: str, after: str | None, tz: str, seed: str | None, as_json: bool) -> None:
     """Show EXPR normalized, described, and its next 5 occurrences (zone and UTC)."""
     zone = known_zone(tz)
     explained = explain_expression(expr, tz, _start(after, zone), 5, seed)
@@ -81,6 +97,21 @@ def explain(expr: str, after: str | None, tz: str, seed: str | None) -> None:
         rule = "fixed time: a skipped time fires after the jump, a repeated one on the first pass"
     else:
         rule = "every matching wall minute: both copies of a repeated hour, none in a gap"
+    if as_json:
+        _json(
+            {
+                "expression": expr,
+                "normalized": explained.normalized,
+                "description": explained.description,
+                "timezone": tz,
+                "dst_rule": rule,
+                "next": [
+                    {"local": i.astimezone(zone).isoformat(), "utc": _iso_utc(i)}
+                    for i in explained.next
+                ],
+            }
+        )
+        return
     click.echo(f"expression:  {expr}")
     click.echo(f"normalized:  {explained.normalized}")
     click.echo(f"description: {explained.description}")

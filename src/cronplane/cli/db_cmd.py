@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cronplane.cli.options import scope_options, settings
-from cronplane.store.database import Database
+from cronplane.cli import render
+from cronplane.cli.options import json_option, scope_options, settings
 
 
 @click.group()
@@ -15,27 +15,41 @@ def db() -> None:
 
 
 @db.command("upgrade")
+@json_option
 @scope_options
 @click.pass_context
-def upgrade(ctx: click.Context) -> None:
-    """Apply every migration (safe to run from several nodes at once)."""
-    database = Database(settings(ctx).database_url)
-    try:
-        database.upgrade()
-        click.echo(f"database at revision {database.current_revision()}")
-    finally:
-        database.dispose()
+def upgrade(ctx: click.Context, as_json: bool) -> None:
+    """Apply every migration (safe to run from several nodes at once); may create a
+    new SQLite file (said on stderr)."""
+    from cronplane.store.database import open_database
+
+    database = open_database(
+        settings(ctx).database_url,
+        create=True,
+        announce=lambda message: click.echo(message, err=True),
+    )
+    ctx.call_on_close(database.dispose)
+    database.upgrade()
+    revision = database.current_revision()
+    if as_json:
+        render.echo_json({"revision": revision, "head": database.head_revision()})
+    else:
+        click.echo(f"database at revision {revision}")
 
 
 @db.command("current")
+@json_option
 @scope_options
 @click.pass_context
-def current(ctx: click.Context) -> None:
-    """Print the schema revision and whether it is the newest."""
-    database = Database(settings(ctx).database_url)
-    try:
-        revision = database.current_revision()
-        head = database.head_revision()
-        click.echo(f"{revision or '(empty)'}{'' if revision == head else f' (newest: {head})'}")
-    finally:
-        database.dispose()
+def current(ctx: click.Context, as_json: bool) -> None:
+    """Print the schema revision and whether it is the newest (creates nothing)."""
+    from cronplane.store.database import open_database
+
+    database = open_database(settings(ctx).database_url, create=False)
+    ctx.call_on_close(database.dispose)
+    revision = database.current_revision()
+    head = database.head_revision()
+    if as_json:
+        render.echo_json({"revision": revision, "head": head, "current": revision == head})
+        return
+    click.echo(f"{revision or '(empty)'}{'' if revision == head else f' (newest: {head})'}")

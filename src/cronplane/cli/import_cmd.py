@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -26,7 +27,15 @@ def import_() -> None:
 )
 @click.option("--stack", default=None, help="The manifest's name (default: the Celery app's).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any beat entry was not translated.")
-def celery_beat(reference: str, output: Path | None, stack: str | None, strict: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {manifest, written, skipped, notes} as JSON (the file, if any, stays YAML).",
+)
+def celery_beat(
+    reference: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+) -> None:
     """Translate MODULE:APP's beat_schedule into an app.yaml (celery: targets).
 
     Entries that cannot be translated (solar, sub-minute intervals, …) are listed
@@ -36,6 +45,20 @@ def celery_beat(reference: str, output: Path | None, stack: str | None, strict: 
     # The same loader `cronplane app install` runs: what we write, it accepts.
     manifest_from_data(translation.document, source=f"celery-beat import of {reference}")
     text = translation.to_yaml(reference)
+    if as_json:
+        if output is not None:
+            output.write_text(text)
+        skipped = [{"name": item.name, "reason": item.reason} for item in translation.skipped]
+        document = {
+            "manifest": translation.document,
+            "written": None if output is None else str(output),
+            "skipped": skipped,
+            "notes": list(translation.notes),
+        }
+        click.echo(json.dumps(document, indent=2, default=str, ensure_ascii=False))
+        if strict and translation.skipped:
+            raise click.exceptions.Exit(1)
+        return
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -60,4 +60,6 @@ def add(
         payload=parse_json_object(payload, "payload") or {},
         payload_schema=parse_json_object(schema, "schema"),
     )
-    render.job(client(ctx).register_job(s.tenant, s.stack, spec, actor=s.actor), as_json)
+    render.job(
+        client(ctx, writes=True).register_job(s.tenant, s.stack, spec, actor=s.actor), as_json
+    )

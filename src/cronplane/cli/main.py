@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -10,49 +11,57 @@ from cronplane import __version__
 from cronplane.cli.options import scope_options
 from cronplane.errors import CronplaneError
 
+# Command name -> (module, attribute). A command's module, and whatever it needs,
+# is imported only when that command runs (or when help lists them all), so
+# `cron explain` does not pay for the server stack's imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cron": ("cron_cmd", "cron"),
+    "schedule": ("schedule_cmd", "schedule"),
+    "job": ("job_cmd", "job"),
+    "app": ("app_cmd", "app"),
+    "db": ("db_cmd", "db"),
+    "token": ("token_cmd", "token"),
+    "import": ("import_cmd", "import_"),
+    "webhook": ("webhook_cmd", "webhook"),
+    "queue": ("queue_cmd", "queue"),
+    "dispatcher": ("process_cmd", "dispatcher"),
+    "worker": ("process_cmd", "worker"),
+    "serve": ("process_cmd", "serve"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """The root group: looks a command up in COMMANDS and imports it on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        found = COMMANDS.get(cmd_name)
+        if found is None:
+            return None
+        module = importlib.import_module(f"cronplane.cli.{found[0]}")
+        command: click.Command = getattr(module, found[1])
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cronplane")
 @scope_options
 def cli() -> None:
     """cronplane: a multi-tenant cron control plane."""
 
 
-def _register() -> None:
-    # Each command group lives in its own module; the root only assembles them.
-    from cronplane.cli import (
-        app_cmd,
-        cron_cmd,
-        db_cmd,
-        import_cmd,
-        job_cmd,
-        process_cmd,
-        queue_cmd,
-        schedule_cmd,
-        token_cmd,
-        webhook_cmd,
-    )
-
-    cli.add_command(cron_cmd.cron)
-    cli.add_command(schedule_cmd.schedule)
-    cli.add_command(job_cmd.job)
-    cli.add_command(app_cmd.app)
-    cli.add_command(db_cmd.db)
-    cli.add_command(token_cmd.token)
-    cli.add_command(import_cmd.import_)
-    cli.add_command(webhook_cmd.webhook)
-    cli.add_command(queue_cmd.queue)
-    for command in process_cmd.COMMANDS:  # dispatcher, worker, serve
-        cli.add_command(command)
-
-
-_register()
-
-
 def main() -> None:
-    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr."""
+    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr.
+
+    Outside standalone mode click *returns* the code of `ctx.exit(n)` instead of
+    exiting; it is passed on here, or `schedule run --wait` would exit 0 on failure.
+    """
     try:
-        cli.main(standalone_mode=False)
+        code = cli.main(standalone_mode=False)
     except CronplaneError as error:
         click.echo(str(error), err=True)
         sys.exit(error.exit_code)
@@ -64,3 +73,26 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
+    except Exception as error:
+        lost = _connection_lost(error)
+        if lost is None:
+            raise
+        click.echo(str(lost), err=True)
+        sys.exit(lost.exit_code)
+    if isinstance(code, int) and code:
+        sys.exit(code)
+
+
+def _connection_lost(error: Exception) -> CronplaneError | None:
+    """X503001DBDOWN for a database that stopped answering after it was opened
+    (opening one that does not answer is already coded: `open_database`)."""
+    if "sqlalchemy" not in sys.modules:
+        return None
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    if not isinstance(error, OperationalError | InterfaceError):
+        return None
+    from cronplane.cli.options import opened_url
+    from cronplane.store.database import unavailable
+
+    return unavailable(opened_url() or "(the configured one)", error)

@@ -18,17 +18,18 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cronplane.client import RemoteService
-from cronplane.clock import Clock, SystemClock
 from cronplane.errors import InvalidPayload, InvalidRequest
-from cronplane.service import ScheduleService
-from cronplane.service.port import ControlPlane
 from cronplane.settings import Settings, load_settings
-from cronplane.store.database import Database
+
+if TYPE_CHECKING:  # imported when a command runs: `cron explain` needs none of them
+    from cronplane.client import RemoteService
+    from cronplane.clock import Clock
+    from cronplane.service.port import ControlPlane
+    from cronplane.store.database import Database
 
 F = TypeVar("F", bound=Callable[..., Any])
 _META = "cronplane.flags"
@@ -91,6 +92,8 @@ def remote(ctx: click.Context) -> RemoteService | None:
     url = flags.get("url") or os.environ.get("CRONPLANE_URL")
     if not url:
         return None
+    from cronplane.client import RemoteService
+
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, RemoteService):
         service = RemoteService(url, flags.get("token") or os.environ.get("CRONPLANE_TOKEN"))
@@ -99,19 +102,55 @@ def remote(ctx: click.Context) -> RemoteService | None:
     return service
 
 
-def client(ctx: click.Context, clock: Callable[[Database], Clock] | None = None) -> ControlPlane:
+def database(ctx: click.Context, *, writes: bool, url: str | None = None) -> Database:
+    """The configured database (or `url`), migrated, closed with the command.
+
+    X503001DBDOWN when it cannot be reached. Only a command that `writes` may
+    create a new SQLite file, and it says so on stderr (`store.database.open_database`).
+    """
+    from cronplane.store.database import open_database
+
+    opened = open_database(
+        url or settings(ctx).database_url,
+        create=writes,
+        announce=lambda message: click.echo(message, err=True),
+    )
+    ctx.call_on_close(opened.dispose)
+    _OPENED.append(opened.url)
+    opened.ensure_schema()
+    return opened
+
+
+_OPENED: list[str] = []  # what this process opened, for a connection lost later
+
+
+def opened_url() -> str | None:
+    """The database URL this process opened last, password masked (for messages)."""
+    from cronplane.store.database import shown_url
+
+    return shown_url(_OPENED[-1]) if _OPENED else None
+
+
+def client(
+    ctx: click.Context,
+    clock: Callable[[Database], Clock] | None = None,
+    *,
+    writes: bool = False,
+) -> ControlPlane:
     """The service this invocation talks to: the server's API when a URL is set, else
-    the database (an empty SQLite file migrates itself) with `clock(database)`
-    (default: the process clock)."""
+    the database with `clock(database)` (default: the process clock). Pass
+    `writes=True` from a command that changes something: only those may create
+    a new SQLite file."""
     server = remote(ctx)
     if server is not None:
         return server
+    from cronplane.clock import SystemClock
+    from cronplane.service import ScheduleService
+
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, ScheduleService):
-        database = Database(settings(ctx).database_url)
-        database.ensure_schema()
-        ctx.call_on_close(database.dispose)
-        service = ScheduleService(database, SystemClock() if clock is None else clock(database))
+        opened = database(ctx, writes=writes)
+        service = ScheduleService(opened, SystemClock() if clock is None else clock(opened))
         ctx.meta[_SERVICE] = service
     local: ControlPlane = service
     return local

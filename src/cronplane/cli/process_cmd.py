@@ -6,6 +6,7 @@ until a signal (or one step, with `--once`).
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import threading
@@ -13,7 +14,7 @@ from types import FrameType
 
 import click
 
-from cronplane.cli.options import scope_options, settings
+from cronplane.cli.options import database, json_option, scope_options
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
@@ -22,17 +23,31 @@ from cronplane.worker import DEFAULT_CLAIM_BATCH
 
 
 def _database(ctx: click.Context) -> Database:
-    database = Database(settings(ctx).database_url)
-    database.ensure_schema()
-    ctx.call_on_close(database.dispose)
-    return database
+    return database(ctx, writes=True)
 
 
-def _logging(verbose: bool) -> None:
+class JsonLines(logging.Formatter):
+    """`--json` logs: one JSON object a line (time, level, logger, message)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {
+                "time": self.formatTime(record),
+                "level": record.levelname,
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
+
+
+def _logging(verbose: bool, as_json: bool = False) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if as_json:
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonLines())
     # Migration chatter is not what an operator watches a scheduler for.
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
@@ -100,6 +115,7 @@ VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log at INFO.")
 @LANES
 @RETENTION
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
 def dispatcher(
@@ -110,9 +126,11 @@ def dispatcher(
     lanes: int | None,
     retention_days: int,
     verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Fire due schedules (only the lease holder fires; run one per node)."""
-    _logging(verbose)
+    """Fire due schedules (only the lease holder fires; run one per node).
+    `--json`: the --once report as an object; log lines as JSON objects."""
+    _logging(verbose, as_json)
     database = _database(ctx)
     node = Node(
         database,
@@ -134,6 +152,10 @@ def dispatcher(
     report = node.dispatcher.tick()
     node.dispatcher.release()
     counts = {outcome.value: n for outcome, n in report.counts.items()}
+    if as_json:
+        document = {"leader": report.leader, "term": report.term, "counts": counts}
+        click.echo(json.dumps({**document, "error": report.error or None}, indent=2))
+        return
     click.echo(
         f"leader={report.leader} term={report.term} "
         + " ".join(f"{k}={v}" for k, v in counts.items())
@@ -147,13 +169,21 @@ def dispatcher(
 @CONCURRENCY
 @CLAIM_BATCH
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
 def worker(
-    ctx: click.Context, once: bool, threads: int, concurrency: int, claim_batch: int, verbose: bool
+    ctx: click.Context,
+    once: bool,
+    threads: int,
+    concurrency: int,
+    claim_batch: int,
+    verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Run queued items (python: targets and housekeeping)."""
-    _logging(verbose)
+    """Run queued items (python: targets and housekeeping).
+    `--json`: `{"ran": true|false}` with --once; log lines as JSON objects."""
+    _logging(verbose, as_json)
     database = _database(ctx)
     options = NodeOptions(
         dispatcher=False,
@@ -163,7 +193,11 @@ def worker(
     )
     node = Node(database, options)
     if once:
-        click.echo("ran one item" if node.workers[0].run_once() else "queue empty")
+        ran = node.workers[0].run_once()
+        if as_json:
+            click.echo(json.dumps({"ran": ran}))
+        else:
+            click.echo("ran one item" if ran else "queue empty")
         return
     _until_signal(node)
 
@@ -181,6 +215,7 @@ def worker(
 @CONCURRENCY
 @CLAIM_BATCH
 @VERBOSE
+@json_option
 @scope_options
 @click.pass_context
 def serve(
@@ -197,11 +232,13 @@ def serve(
     concurrency: int,
     claim_batch: int,
     verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted."""
+    """Serve the HTTP API and console, with a dispatcher and workers, until interrupted.
+    `--json`: the start line and log lines as JSON objects."""
     from cronplane.api.server import serve_api
 
-    _logging(verbose or True)
+    _logging(verbose or True, as_json)
     database = _database(ctx)
     workers = 0 if no_worker else workers
     options = NodeOptions(
@@ -215,9 +252,13 @@ def serve(
         claim_batch=claim_batch,
     )
     parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
-    click.echo(
-        f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
-    )
+    if as_json:
+        started = {"url": f"http://{host}:{port}", "database": database.dialect}
+        click.echo(json.dumps({**started, "dispatcher": not no_dispatcher, "workers": workers}))
+    else:
+        click.echo(
+            f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
+        )
     serve_api(database, Node(database, options), host=host, port=port)
 
 

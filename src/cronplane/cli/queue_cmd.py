@@ -74,4 +74,7 @@ def queue_info(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @click.pass_context
 def queue_cancel(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """Cancel a queued item (running items finish)."""
-    _show(client(ctx, clock_for).cancel_item(settings(ctx).tenant, _item_id(item_id)), as_json)
+    _show(
+        client(ctx, clock_for, writes=True).cancel_item(settings(ctx).tenant, _item_id(item_id)),
+        as_json,
+    )

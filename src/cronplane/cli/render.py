@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cronplane.core.codec import to_document
@@ -79,14 +80,18 @@ def schedule(
     as_json: bool,
     description: str | None = None,
     upcoming: Iterable[datetime] = (),
+    cron_error: str | None = None,
 ) -> None:
-    """One schedule in full, with its description and next occurrences."""
+    """One schedule in full, with its description and next occurrences (or, for a
+    stored cron that no longer parses, the parser's error)."""
     upcoming = list(upcoming)
     if as_json:
         document = row.to_dict()
         if description is not None:
             document["description"] = description
             document["upcoming"] = [moment.isoformat() for moment in upcoming]
+        if cron_error is not None:
+            document["cron_error"] = cron_error
         echo_json(document)
         return
     table = Table(show_header=False, box=None)
@@ -96,6 +101,8 @@ def schedule(
     table.add_row("Scope", f"{row.tenant}/{row.stack}/{row.environment}")
     table.add_row("Job", row.job)
     table.add_row("Cron", row.cron + (f"  ({description})" if description else ""))
+    if cron_error is not None:
+        table.add_row("Cron error", f"[red]{escape(cron_error)}[/red]")
     table.add_row("Zone", row.timezone)
     table.add_row("Status", status(row.enabled))
     table.add_row("Source", row.source)
@@ -156,11 +163,37 @@ def events(rows: Sequence[Event], as_json: bool) -> None:
         echo_json([{key: document[key] for key in HISTORY_KEYS} for document in documents])
         return
     table = Table()
-    for column in ("At", "Code", "Actor", "Scheduled For", "Message"):
+    for column in ("At", "Code", "Actor", "Scheduled For", "Item", "Message"):
         table.add_column(column, no_wrap=column != "Message")
+    shown = distinct_tails([str(e.item_id) for e in rows if e.item_id is not None])
     for e in rows:
-        table.add_row(when(e.created_at), e.code, e.actor, when(e.scheduled_for), e.message)
+        item = "-" if e.item_id is None else shown[str(e.item_id)]
+        message = e.message + coalesced_note(e.detail)
+        table.add_row(
+            when(e.created_at), e.code, e.actor, when(e.scheduled_for), item, escape(message)
+        )
     _console().print(table)
+
+
+def coalesced_note(detail: dict[str, Any] | None) -> str:
+    """`, coalesced 3` when one decision stood for several missed occurrences."""
+    count = (detail or {}).get("coalesced")
+    if not isinstance(count, int) or count < 2:
+        return ""
+    return f", coalesced {count}{'+' if (detail or {}).get('coalesced_at_least') else ''}"
+
+
+MIN_TAIL = 8
+
+
+def distinct_tails(ids: Sequence[str]) -> dict[str, str]:
+    """Each id by its shortest tail (at least MIN_TAIL characters) that no other id
+    shares: UUIDv7 ids made close together share their leading, time-ordered part."""
+    unique = sorted(set(ids))
+    length = MIN_TAIL
+    while length < 36 and len({i[-length:] for i in unique}) < len(unique):
+        length += 1
+    return {i: ("…" + i[-length:] if length < len(i) else i) for i in unique}
 
 
 def plan(result: SyncPlan, as_json: bool, header: dict[str, Any] | None = None) -> None:

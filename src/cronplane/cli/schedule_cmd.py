@@ -10,17 +10,20 @@ from typing import Any
 
 import click
 
-from cronplane.cli import render
+from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
 from cronplane.core.model import ScheduleSpec
+from cronplane.errors import CronplaneError, ScheduleNotFound
 from cronplane.node import clock_for
 
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
 )
-# `schedule run --wait` exits with this when the job failed, expired or was cancelled.
+# `schedule run --wait` exits with this when the job failed, expired or was cancelled,
 ITEM_FAILED_EXIT = 1
+# and with this when --timeout passed before the item reached a final status.
+STILL_WAITING_EXIT = 8
 
 
 @click.group()
@@ -61,7 +64,7 @@ def add(
         **fields,
     )
     s = settings(ctx)
-    created = client(ctx).create_schedule(s.scope, spec, actor=s.actor)
+    created = client(ctx, writes=True).create_schedule(s.scope, spec, actor=s.actor)
     render.schedule(created, as_json, parse(created.cron).describe())
 
 
@@ -89,17 +92,21 @@ def ls(
 ) -> None:
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
-    page = client(ctx).list_schedules(
+    plane = client(ctx)
+    filters: dict[str, Any] = {"source": source, "enabled": enabled, "job": job}
+    page = plane.list_schedules(
         s.tenant,
         stack=None if everywhere else s.stack,
         environment=None if everywhere else s.environment,
-        source=source,
-        enabled=enabled,
-        job=job,
         cursor=cursor,
         limit=limit,
+        **filters,
     )
     render.schedules(page.items, as_json, page.next_cursor)
+    if not page.items and not everywhere and cursor is None:
+        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", **filters)
+        if hint is not None:
+            click.echo(hint, err=True)
 
 
 @schedule.command("info")
@@ -110,8 +117,22 @@ def ls(
 @click.pass_context
 def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
     """Show one schedule, its description and its next runs."""
-    row = client(ctx).get_schedule(settings(ctx).scope, name)
-    cron = parse(row.cron)
+    s = settings(ctx)
+    plane = client(ctx)
+    try:
+        row = plane.get_schedule(s.scope, name)
+    except ScheduleNotFound as error:
+        hint = hints.missing_name(plane, s.tenant, name)
+        if hint is None:
+            raise
+        raise ScheduleNotFound(f"{error.message}; {hint}", error.detail) from error
+    try:
+        cron = parse(row.cron)
+    except CronplaneError as error:
+        # A stored cron this version no longer reads (the dispatcher disabled the row
+        # with X200900SCHCAL): show the row and why, so it can be fixed.
+        render.schedule(row, as_json, cron_error=str(error))
+        return
     after = row.next_run
     upcoming = (
         [] if after is None else [after, *cron.upcoming(after, max(0, count - 1), row.timezone)]
@@ -129,7 +150,8 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
     """Enable; the next run is computed from now (no back-fill)."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).enable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).enable_schedule(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -143,7 +165,8 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
     """Disable; the next run is cleared."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).disable_schedule(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).disable_schedule(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -156,7 +179,9 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
 def rm(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
     """Remove a user schedule (an app's: remove it from the manifest, or disable it)."""
     s = settings(ctx)
-    removed = client(ctx).remove_schedule(s.scope, name, actor=s.actor, revision=revision)
+    removed = client(ctx, writes=True).remove_schedule(
+        s.scope, name, actor=s.actor, revision=revision
+    )
     if as_json:
         render.echo_json(removed.to_dict())
     else:
@@ -173,7 +198,8 @@ def reset(ctx: click.Context, name: str, revision: int | None, as_json: bool) ->
     """Reset an app schedule to its manifest (clears the operator's overrides)."""
     s = settings(ctx)
     render.schedule(
-        client(ctx).reset_to_manifest(s.scope, name, actor=s.actor, revision=revision), as_json
+        client(ctx, writes=True).reset_to_manifest(s.scope, name, actor=s.actor, revision=revision),
+        as_json,
     )
 
 
@@ -190,23 +216,46 @@ def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 
 @schedule.command("run")
 @click.argument("name")
-@click.option("--wait", is_flag=True, help="Wait for the item to finish; exit 1 if the job failed.")
-@click.option("--timeout", type=float, default=None, help="Give up waiting after this many s.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Wait for a final outcome, across retries; exit 1 if the job failed, expired "
+    "or was cancelled.",
+)
+@click.option(
+    "--timeout", type=float, default=None, help="Give up waiting after this many s (exit 8)."
+)
+@click.option(
+    "--payload",
+    default=None,
+    help="This run's payload instead of the schedule's: JSON object or @file.json.",
+)
 @json_option
 @scope_options
 @click.pass_context
 def schedule_run(
-    ctx: click.Context, name: str, wait: bool, timeout: float | None, as_json: bool
+    ctx: click.Context,
+    name: str,
+    wait: bool,
+    timeout: float | None,
+    payload: str | None,
+    as_json: bool,
 ) -> None:
     """Enqueue NAME's job now (priority 5, expires in 5 h); next_run is untouched."""
     current = settings(ctx)
-    runs = client(ctx, clock_for)
-    item = runs.run_now(current.scope, name, actor=current.actor)
+    given = parse_json_object(payload, "payload")
+    runs = client(ctx, clock_for, writes=True)
+    item = runs.run_now(current.scope, name, actor=current.actor, payload=given)
     if wait:
         item = runs.wait(current.tenant, item.id, timeout=timeout)
     if as_json:
         render.echo_json(item.to_dict())
     else:
         click.echo(f"{item.id} {item.status}" + (f": {item.error}" if item.error else ""))
-    if wait and item.status in ("failed", "expired", "cancelled"):
+    if not wait:
+        return
+    if not item.finished:
+        click.echo(f"still {item.status} after {timeout:g} s; not waiting longer", err=True)
+        ctx.exit(STILL_WAITING_EXIT)
+    if item.status in ("failed", "expired", "cancelled"):
         ctx.exit(ITEM_FAILED_EXIT)

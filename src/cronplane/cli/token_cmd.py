@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import getpass
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from cronplane.cli.options import settings
-from cronplane.clock import SystemClock
+from cronplane.cli import render
+from cronplane.cli.options import database, json_option
 from cronplane.core.access import Role
-from cronplane.service import ScheduleService
-from cronplane.service.tokens import TokenService
-from cronplane.store.database import DEFAULT_URL, Database
+
+if TYPE_CHECKING:
+    from cronplane.service.tokens import TokenService
 
 ROLE_NAMES = [role.value for role in Role]
 
@@ -30,13 +31,13 @@ def _actor() -> str:
         return "cli"
 
 
-def _service(database_url: str | None) -> TokenService:
+def _service(database_url: str | None, *, writes: bool) -> TokenService:
     # Tokens are minted against the database, never through a server: ignore --url.
-    ctx = click.get_current_context()
-    database = Database(database_url or settings(ctx).database_url)
-    ctx.call_on_close(database.dispose)
-    database.ensure_schema()
-    return ScheduleService(database, SystemClock()).tokens
+    from cronplane.clock import SystemClock
+    from cronplane.service import ScheduleService
+
+    opened = database(click.get_current_context(), writes=writes, url=database_url)
+    return ScheduleService(opened, SystemClock()).tokens
 
 
 _DATABASE = click.option(
@@ -44,7 +45,8 @@ _DATABASE = click.option(
     "--database",
     "database_url",
     default=None,
-    help=f"Database URL (default: the root --db, env CRONPLANE_DATABASE_URL, {DEFAULT_URL}).",
+    help="Database URL (default: the root --db, env CRONPLANE_DATABASE_URL, "
+    "sqlite:///cronplane.db).",
 )
 
 
@@ -60,15 +62,27 @@ def token() -> None:
 )
 @click.option("--role", required=True, type=click.Choice(ROLE_NAMES), help="Role in the tenant.")
 @click.option("--name", default=None, help="A label for people (default TENANT-ROLE).")
+@json_option
 @_DATABASE
 def create(
-    tenant: str | None, platform: bool, role: str, name: str | None, database_url: str | None
+    tenant: str | None,
+    platform: bool,
+    role: str,
+    name: str | None,
+    as_json: bool,
+    database_url: str | None,
 ) -> None:
-    """Create a token; the last line of output is the token, shown this once."""
+    """Create a token; the last line of output is the token, shown this once
+    (`--json`: the token row with the secret in its `token` field)."""
     if platform == (tenant is not None):
         raise click.UsageError("give exactly one of --tenant T or --platform")
-    created = _service(database_url).create(tenant=tenant, role=role, name=name, actor=_actor())
+    created = _service(database_url, writes=True).create(
+        tenant=tenant, role=role, name=name, actor=_actor()
+    )
     row = created.token
+    if as_json:
+        render.echo_json({**row.to_dict(), "token": created.secret})
+        return
     click.echo(f"id:     {row.id}")
     click.echo(f"tenant: {row.tenant or '* (platform)'}")
     click.echo(f"role:   {row.role}")
@@ -84,7 +98,7 @@ def create(
 @_DATABASE
 def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: str | None) -> None:
     """List tokens (never their secrets)."""
-    rows = _service(database_url).list(tenant=tenant, include_revoked=include_revoked)
+    rows = _service(database_url, writes=False).list(tenant=tenant, include_revoked=include_revoked)
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -111,10 +125,14 @@ def ls(tenant: str | None, include_revoked: bool, as_json: bool, database_url: s
 
 @token.command("revoke")
 @click.argument("token_id")
+@json_option
 @_DATABASE
-def revoke(token_id: str, database_url: str | None) -> None:
+def revoke(token_id: str, as_json: bool, database_url: str | None) -> None:
     """Revoke TOKEN_ID at once (requests with it are refused from now on)."""
-    row = _service(database_url).revoke(token_id, actor=_actor())
+    row = _service(database_url, writes=True).revoke(token_id, actor=_actor())
+    if as_json:
+        render.echo_json(row.to_dict())
+        return
     click.echo(f"revoked {row.id} ({row.name}, {row.prefix})")
 
 

@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from cronplane.cli.options import client, scope_options, settings
+from cronplane.cli import render
+from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.errors import InvalidRequest, JobNotFound
 from cronplane.targets.webhook import SECRET_KEY_VARIABLE, SecretKeyring, secret_for
 
@@ -33,10 +34,12 @@ def webhook() -> None:
 
 @webhook.command("secret")
 @click.argument("name")
+@json_option
 @scope_options
 @click.pass_context
-def secret(ctx: click.Context, name: str) -> None:
-    """Print the secret webhook job NAME signs with, for its receiver."""
+def secret(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print the secret webhook job NAME signs with, for its receiver
+    (`--json`: `{"job", "stack", "secret"}`)."""
     s = settings(ctx)
     jobs = client(ctx).list_jobs(s.tenant, s.stack)
     job = next((j for j in jobs if j.name == name), None)
@@ -45,15 +48,25 @@ def secret(ctx: click.Context, name: str) -> None:
     if not job.target.startswith("webhook:"):
         raise InvalidRequest(f"job {name!r} is not a webhook job ({job.target})")
     try:
-        click.echo(secret_for(_keyring(), job.tenant, job.stack, job.name, job.options))
+        found = secret_for(_keyring(), job.tenant, job.stack, job.name, job.options)
     except ValueError as error:
         raise InvalidRequest(f"job {name!r}: {error}") from error
+    if as_json:
+        render.echo_json({"job": job.name, "stack": job.stack, "secret": found})
+    else:
+        click.echo(found)
 
 
 @webhook.command("seal")
-def seal() -> None:
-    """Seal a secret read from standard input, for a job's `secret` option."""
+@json_option
+def seal(as_json: bool) -> None:
+    """Seal a secret read from standard input, for a job's `secret` option
+    (`--json`: `{"sealed"}`)."""
     given = sys.stdin.read().strip()
     if not given:
         raise InvalidRequest("no secret on standard input")
-    click.echo(_keyring().seal(given))
+    sealed = _keyring().seal(given)
+    if as_json:
+        render.echo_json({"sealed": sealed})
+    else:
+        click.echo(sealed)

@@ -7,6 +7,7 @@ show it as is. Nothing here reads a clock: "now" is an argument.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable
@@ -29,7 +30,16 @@ from cronplane.errors import (
     ScheduleSyntax,
 )
 
-NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# 1-64 of letters, digits, `.`, `_`, `-`, except the path segments `.` and `..`,
+# which URL clients normalize away (the name would be unreachable). Written
+# without look-arounds so the OpenAPI document can carry it as is.
+NAME_REGEX: Final = (
+    r"^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}"
+    r"|\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,62}"
+    r"|\.\.[A-Za-z0-9._-]{1,62})$"
+)
+NAME_PATTERN: Final = re.compile(NAME_REGEX)
+MAX_NAME_LENGTH: Final = 64
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 MAX_PAYLOAD_DEPTH: Final = 32
 MAX_CRON_LENGTH: Final = 256  # the column's width
@@ -40,17 +50,47 @@ MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 _PYTHON_TARGET: Final = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 )
+SEALED_PREFIX: Final = "sealed:v1:"
+REDACTED: Final = "(redacted)"
+_URLSAFE_BASE64: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+# A Fernet token: version byte, 8-byte time, 16-byte IV, whole AES blocks, 32-byte HMAC.
+_FERNET_OVERHEAD: Final = 1 + 8 + 16 + 32
+_FERNET_BLOCK: Final = 16
+# `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
+_JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
+# The targets `validate_target` accepts, as one regex for the OpenAPI document
+# (webhook URLs narrowed to an ASCII authority without controls or spaces).
+TARGET_REGEX: Final = (
+    rf"^(?:python:{_PYTHON_TARGET.pattern}"
+    r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
+    rf"|celery:{_CELERY_TARGET.pattern})$"
+)
 
 
 def validate_name(value: object, what: str = "name") -> str:
-    """A name of 1-64 letters, digits, `.`, `_`, `-`; InvalidName otherwise."""
+    """A name of 1-64 letters, digits, `.`, `_`, `-`, not `.` or `..`; InvalidName otherwise."""
     if not isinstance(value, str) or NAME_PATTERN.fullmatch(value) is None:
+        # ascii(): the message and detail may quote a lone surrogate; keep them printable.
+        shown = ascii(value[:100] if isinstance(value, str) else value)[:100]
         raise InvalidName(
-            f"{what} {value!r} is invalid: use 1-64 of letters, digits, '.', '_', '-'",
-            {"field": what, "value": str(value)[:100]},
+            f"{what} {shown} is invalid: use 1-64 of letters, digits, '.', '_', '-' "
+            "(not '.' or '..')",
+            {"field": what, "value": str(value)[:100].encode(errors="backslashreplace").decode()},
         )
     return value
+
+
+def storable_text(value: str) -> bool:
+    """Whether both databases can store `value`: valid UTF-8 (no lone surrogate), no NUL."""
+    # PostgreSQL refuses NUL in text and jsonb; SQLite would keep it: refuse it on both.
+    if "\x00" in value:
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def payload_depth(value: object) -> int:
@@ -89,6 +129,13 @@ def validate_payload(value: object, what: str = "payload") -> dict[str, Any]:
         encoded = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as error:
         raise InvalidPayload(f"{what} is not JSON: {error}", {"field": what}) from error
+    # A lone surrogate stays raw in `encoded` (ensure_ascii=False) and fails to encode;
+    # NUL is written as the escape `\u0000`, which PostgreSQL's jsonb refuses.
+    if not storable_text(encoded) or _JSON_NUL.search(encoded):
+        raise InvalidPayload(
+            f"{what} holds text that cannot be stored: a lone UTF-16 surrogate or NUL",
+            {"field": what},
+        )
     size = len(encoded.encode())
     if size > MAX_PAYLOAD_BYTES:
         raise InvalidPayload(
@@ -137,8 +184,8 @@ def validate_zone(name: object) -> str:
     """A known IANA zone name; UnknownZone otherwise."""
     from cronplane.errors import UnknownZone
 
-    if not isinstance(name, str) or not name or len(name) > 64:
-        raise UnknownZone(f"time zone {name!r} is unknown", {"field": "timezone"})
+    if not isinstance(name, str) or not name or len(name) > 64 or not storable_text(name):
+        raise UnknownZone(f"time zone {ascii(name)[:80]} is unknown", {"field": "timezone"})
     cron_engine.known_zone(name)
     return name
 
@@ -233,8 +280,8 @@ def validate_overlap(value: object) -> Overlap:
 
 
 def validate_title(value: object) -> str:
-    """A job title: a string of at most 200 characters."""
-    if not isinstance(value, str) or len(value) > MAX_TITLE_LENGTH:
+    """A job title: a string of at most 200 storable characters."""
+    if not isinstance(value, str) or len(value) > MAX_TITLE_LENGTH or not storable_text(value):
         raise InvalidRequest(
             f"title must be a string of at most {MAX_TITLE_LENGTH} characters", {"field": "title"}
         )
@@ -243,9 +290,14 @@ def validate_title(value: object) -> str:
 
 def validate_target(value: object) -> str:
     """`python:module:function`, `webhook:http(s)://…` or `celery:task.name`; returns the scheme."""
-    if not isinstance(value, str) or len(value) > MAX_TARGET_LENGTH or ":" not in value:
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_TARGET_LENGTH
+        or ":" not in value
+        or not storable_text(value)
+    ):
         raise InvalidTarget(
-            f"target {value!r} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -253,16 +305,49 @@ def validate_target(value: object) -> str:
     if scheme == "python":
         ok = _PYTHON_TARGET.fullmatch(rest) is not None
     elif scheme == "webhook":
-        url = urlsplit(rest)
+        try:
+            url = urlsplit(rest)
+        except ValueError:  # `http://[` (an unclosed IPv6 literal), a netloc NFKC changes
+            url = urlsplit("")
         ok = url.scheme in ("http", "https") and bool(url.netloc)
     elif scheme == "celery":
         ok = _CELERY_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {value!r} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
             {"field": "target"},
         )
     return scheme
+
+
+def is_sealed(value: object) -> bool:
+    """Whether `value` has the shape of `cronplane webhook seal`'s output: `sealed:v1:` and
+    a Fernet token (the key is not needed to tell, so any process can check it)."""
+    if not isinstance(value, str) or not value.startswith(SEALED_PREFIX):
+        return False
+    token = value.removeprefix(SEALED_PREFIX)
+    if _URLSAFE_BASE64.fullmatch(token) is None or len(token) % 4:
+        return False
+    raw = base64.urlsafe_b64decode(token)
+    body = len(raw) - _FERNET_OVERHEAD
+    return raw[:1] == b"\x80" and body >= _FERNET_BLOCK and body % _FERNET_BLOCK == 0
+
+
+def validate_secret_option(options: dict[str, Any]) -> None:
+    """A webhook job's `options.secret`: absent (the derived secret) or sealed, never clear."""
+    if options.get("secret") is not None and not is_sealed(options["secret"]):
+        raise InvalidRequest(
+            "options.secret must be sealed (cronplane webhook seal), or left out to sign "
+            "with the derived secret: a secret in clear is never stored",
+            {"field": "options.secret"},
+        )
+
+
+def public_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A job's options as any reader may see them: the `secret` value redacted."""
+    if "secret" not in options:
+        return options
+    return {**options, "secret": REDACTED}
 
 
 def validate_enabled(value: object) -> bool:

@@ -33,6 +33,8 @@ def checked_job(spec: JobSpec) -> JobSpec:
         schema = validation.validate_schema(spec.payload_schema, "payload_schema")
         validation.validate_against_schema(payload, schema)
     validation.validate_payload(spec.options, "options")
+    if scheme == "webhook":
+        validation.validate_secret_option(spec.options)
     if spec.status not in ("active", "inactive"):
         raise InvalidRequest(f"status {spec.status!r} is invalid: use active or inactive")
     return replace(spec, kind=kind, payload_schema=schema)

@@ -9,7 +9,7 @@ which they drift apart.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.model import (
@@ -95,7 +95,9 @@ class ControlPlane(Protocol):
 
     def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport: ...
 
-    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem: ...
+    def run_now(
+        self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None
+    ) -> QueueItem: ...
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem: ...
 

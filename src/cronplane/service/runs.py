@@ -11,10 +11,12 @@ report the job's own failure.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from cronplane import events as ev
 from cronplane.clock import Clock
+from cronplane.core import validation
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import (
@@ -47,8 +49,17 @@ class RunService:
         # In-process workers (serve) pass their wake hook here.
         self.on_enqueue = on_enqueue
 
-    def run_now(self, scope: Scope, name: str, *, actor: str) -> QueueItem:
-        """Enqueue the schedule's job now; next_run and last_run stay as they are."""
+    def run_now(
+        self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None
+    ) -> QueueItem:
+        """Enqueue the schedule's job now; next_run and last_run stay as they are.
+
+        `payload` replaces the schedule's for this run only; it is checked like a
+        schedule's (size, depth, the job's schema) and the ledger records who
+        overrode it.
+        """
+        if payload is not None:
+            payload = validation.validate_payload(payload)
         now = self.clock.now()
         with self.database.begin() as conn:
             row = get_by_key(conn, scope.tenant, scope.stack, scope.environment, name)
@@ -62,13 +73,15 @@ class RunService:
                 raise JobNotFound(f"job {row.job!r} not found", {"job": row.job})
             if not job.active:
                 raise JobInactive(f"job {row.job!r} is inactive", {"job": row.job})
+            if payload is not None:
+                validation.validate_against_schema(payload, job.payload_schema)
             options = ItemOptions.manual(job.options)
             values = queue.item_values(
                 tenant=row.tenant,
                 stack=row.stack,
                 environment=row.environment,
                 job=row.job,
-                payload=row.payload,
+                payload=row.payload if payload is None else payload,
                 source="manual",
                 now=now,
                 schedule_id=row.id,
@@ -87,9 +100,12 @@ class RunService:
                 schedule_name=row.name,
                 item_id=item_id,
                 actor=actor,
-                message=f"run now by {actor}",
+                message=f"run now by {actor}" + ("" if payload is None else ", payload overridden"),
                 now=now,
                 fired_at=now,
+                detail=None
+                if payload is None
+                else {"payload_overridden": True, "payload": payload},
             )
             item = queue.get(conn, item_id)
         assert item is not None
@@ -145,3 +161,67 @@ class RunService:
             if timeout is not None and self.clock.monotonic() - started >= timeout:
                 return item
             self.clock.wait(WAIT_POLL)
+
+    # -- the console's run summaries and retry --------------------------------
+
+    def last_items(self, tenant: str, schedule_ids: list[UUID]) -> dict[UUID, QueueItem]:
+        """Each schedule's newest item (any source), for a page of rows."""
+        with self.database.read() as conn:
+            return queue.latest_by_schedule(conn, tenant, schedule_ids)
+
+    def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
+        """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
+        with self.database.read() as conn:
+            return queue.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
+
+    def retry_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
+        """Enqueue a fresh manual copy of a failed or expired item (the item itself stays)."""
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            item = queue.get(conn, item_id, tenant)
+            if item is None:
+                raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
+            if item.status not in ("failed", "expired"):
+                raise InvalidState(
+                    f"queue item {item_id} is {item.status}; only failed or expired items can be retried",
+                    {"status": item.status},
+                )
+            job = get_job(conn, item.tenant, item.stack, item.job)
+            if job is None:
+                raise JobNotFound(f"job {item.job!r} not found", {"job": item.job})
+            if not job.active:
+                raise JobInactive(f"job {item.job!r} is inactive", {"job": item.job})
+            options = ItemOptions.manual(job.options)
+            values = queue.item_values(
+                tenant=item.tenant,
+                stack=item.stack,
+                environment=item.environment,
+                job=item.job,
+                payload=item.payload,
+                source="manual",
+                now=now,
+                schedule_id=item.schedule_id,
+                priority=options.priority,
+                expires_at=options.expires_at(now),
+                max_attempts=options.max_attempts,
+            )
+            retry_id = queue.enqueue(conn, values)
+            append_event(
+                conn,
+                ev.SCHEDULE_RUN_NOW,
+                tenant=item.tenant,
+                stack=item.stack,
+                environment=item.environment,
+                schedule_id=item.schedule_id,
+                item_id=retry_id,
+                actor=actor,
+                message=f"retry of item {item_id} by {actor}",
+                now=now,
+                fired_at=now,
+                detail={"retry_of": str(item_id)},
+            )
+            retried = queue.get(conn, retry_id)
+        assert retried is not None
+        if self.on_enqueue is not None:
+            self.on_enqueue()
+        return retried

@@ -123,7 +123,10 @@ class Apps(ServiceBase):
                         updated.append(name)
                     jobs[name] = job
                 plan, _, _ = self._plan(conn, scope, manifest.crons, jobs, now)
-            return AppReport(scope.stack, plan, tuple(registered), tuple(updated), dry_run=True)
+            # Names sorted on both paths: a dry run reports exactly what the real one does.
+            return AppReport(
+                scope.stack, plan, tuple(registered), tuple(sorted(updated)), dry_run=True
+            )
         with self._write() as tx:
             registered, updated = [], []
             for name, spec in specs.items():
@@ -140,7 +143,7 @@ class Apps(ServiceBase):
                     updated.append(name)
             plan = self._sync(tx, scope, manifest.crons, actor)
         self._after_bulk_load(plan)
-        return AppReport(scope.stack, plan, tuple(registered), tuple(updated))
+        return AppReport(scope.stack, plan, tuple(sorted(registered)), tuple(sorted(updated)))
 
     def _after_bulk_load(self, plan: SyncPlan) -> None:
         """Refresh the planner's statistics after a sync that created many rows.
@@ -161,8 +164,23 @@ class Apps(ServiceBase):
         """
         checked_scope(scope)
         if dry_run:
+            with self._read() as conn:
+                jobs = _jobs_by_name(conn, scope)
+                plan, _, _ = self._plan(conn, scope, {}, jobs, self.clock.now())
+                # What the real run decides after its removals: no app row left anywhere.
+                left = schedule_store.count_source(conn, scope.tenant, scope.stack, "app")
+                doomed = (
+                    []
+                    if left - len(plan.removed)
+                    else job_store.list_jobs(
+                        conn, scope.tenant, scope.stack, status="active", source="app"
+                    )
+                )
             return AppReport(
-                scope.stack, self.sync(scope, {}, actor=actor, dry_run=True), dry_run=True
+                scope.stack,
+                plan,
+                jobs_deactivated=tuple(job.name for job in doomed),
+                dry_run=True,
             )
         with self._write() as tx:
             plan = self._sync(tx, scope, {}, actor)

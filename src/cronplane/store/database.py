@@ -10,22 +10,34 @@ Database is made (UnsupportedDatabase).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
+from cronplane import settings
 from cronplane.clock import Clock, SystemClock
+from cronplane.errors import Unavailable
 from cronplane.store import dialects
 from cronplane.store.dialects import normalize_url
 
-__all__ = ["DEFAULT_URL", "Database", "DatabaseClock", "alembic_config", "normalize_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "Database",
+    "DatabaseClock",
+    "alembic_config",
+    "normalize_url",
+    "open_database",
+    "shown_url",
+]
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-DEFAULT_URL = "sqlite:///cronplane.db"
+DEFAULT_URL = settings.DEFAULT_URL
 
 
 class Database:
@@ -126,6 +138,63 @@ class Database:
     def dispose(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages show it: the password masked."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL at all: UnsupportedDatabase says so elsewhere
+        return url
+
+
+def open_database(
+    url: str, *, create: bool, announce: Callable[[str], None] | None = None
+) -> Database:
+    """A Database that answered one round trip, or Unavailable (X503001DBDOWN).
+
+    The front door of commands and processes. A SQLite file in a folder that
+    does not exist is unavailable; a missing file is created only when `create`
+    (commands that write; `announce` is told), so a command that only reads
+    never leaves a database or a folder behind. The message is one line that
+    names the URL without its password.
+    """
+    normalized = normalize_url(url)
+    shown = shown_url(normalized)
+    dialects.for_url(normalized)  # UnsupportedDatabase before any file is touched
+    parsed = make_url(normalized)
+    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if file and file != ":memory:" and not file.startswith("file:"):
+        path = Path(file)
+        if not path.parent.is_dir():
+            raise Unavailable(
+                f"database {shown} is unavailable: folder {path.parent} does not exist",
+                {"url": shown},
+            )
+        if not path.exists():
+            if not create:
+                raise Unavailable(
+                    f"database {shown} does not exist (a command that only reads creates "
+                    "none; `cronplane db upgrade` makes it)",
+                    {"url": shown},
+                )
+            if announce is not None:
+                announce(f"creating a new SQLite database: {path}")
+    database = Database(normalized)
+    try:
+        database.ping()
+    except SQLAlchemyError as error:
+        database.dispose()
+        raise unavailable(shown, error) from error
+    return database
+
+
+def unavailable(shown: str, error: BaseException) -> Unavailable:
+    """X503001DBDOWN naming the URL and the driver's first line of complaint."""
+    cause = getattr(error, "orig", None) or error
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    reason = lines[0] if lines else type(cause).__name__
+    return Unavailable(f"database {shown} is unavailable: {reason}", {"url": shown})
 
 
 def alembic_config(conn: Connection) -> Any:

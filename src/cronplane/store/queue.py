@@ -36,21 +36,23 @@ from sqlalchemy import (
     Row,
     String,
     Uuid,
+    and_,
     bindparam,
     delete,
     func,
     literal_column,
     or_,
     select,
+    union,
     update,
 )
 
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
-from cronplane.store import dialects
+from cronplane.store import dialects, outcomes
 from cronplane.store.tables import events, queue_items
-from cronplane.store.types import JSONDocument, UTCDateTime
+from cronplane.store.types import UTCDateTime
 
 # A new item's defaults are core.items' (ItemOptions).
 _DEFAULT = ItemOptions()
@@ -158,7 +160,6 @@ _OURS = (
     & (queue_items.c.lease_owner == _WORKER)
     & (queue_items.c.status == literal_column("'running'"))
 )
-_RELEASED = {"lease_owner": None, "lease_expires_at": None, "updated_at": _NOW}
 
 
 @lru_cache(maxsize=4)
@@ -205,22 +206,6 @@ _HEARTBEAT = (
     )
     .returning(queue_items.c.id)
 )
-_SUCCEED = (
-    update(queue_items)
-    .where(_OURS)
-    .values(status="succeeded", error=None, result=None, finished_at=_NOW, **_RELEASED)
-    .returning(queue_items.c.id)
-)
-_RESULT = (
-    update(queue_items)
-    .where(queue_items.c.id == bindparam("item", type_=Uuid()))
-    .values(result=bindparam("result", type_=JSONDocument))
-)
-_RELEASE = (
-    update(queue_items)
-    .where(_OURS)
-    .values(status="queued", attempts=queue_items.c.attempts - 1, **_RELEASED)
-)
 
 
 def claim_batch(
@@ -262,35 +247,9 @@ def heartbeat(
     return bool(heartbeat_many(conn, [item_id], worker, now, lease))
 
 
-def succeed_many(
-    conn: Connection, results: Sequence[tuple[UUID, Any]], worker: str, now: datetime
-) -> set[UUID]:
-    """Record successes (item id, result); the ids recorded (those still ours).
-
-    One UPDATE for the group, then one executemany for the results that are
-    not None, on rows this transaction has just made `succeeded`.
-    """
-    if not results:
-        return set()
-    params = {"ids": [item_id for item_id, _ in results], "worker": worker, "now": now}
-    done = set(conn.execute(_SUCCEED, params).scalars())
-    values = [{"item": i, "result": r} for i, r in results if r is not None and i in done]
-    if values:
-        conn.execute(_RESULT, values)
-    return done
-
-
 def succeed(conn: Connection, item_id: UUID, worker: str, now: datetime, result: Any) -> bool:
     """Record success; False when the item is no longer ours."""
-    return bool(succeed_many(conn, [(item_id, result)], worker, now))
-
-
-def release(conn: Connection, item_ids: Sequence[UUID], worker: str, now: datetime) -> int:
-    """Give back claimed items that never started (a stopping worker): queued, attempt undone."""
-    if not item_ids:
-        return 0
-    done = conn.execute(_RELEASE, {"ids": list(item_ids), "worker": worker, "now": now})
-    return int(done.rowcount)
+    return bool(outcomes.succeed_many(conn, [(item_id, result)], worker, now))
 
 
 def _ours(item_id: UUID, worker: str) -> Any:
@@ -408,3 +367,51 @@ def prune(conn: Connection, before: datetime) -> tuple[int, int]:
         old = old.where(events.c.id < first_kept)
     old_events = conn.execute(old).rowcount
     return int(items), int(old_events)
+
+
+def latest_by_schedule(
+    conn: Connection, tenant: str, schedule_ids: Sequence[UUID]
+) -> dict[UUID, QueueItem]:
+    """Each schedule's newest item (the console's "last outcome"), in one query."""
+    if not schedule_ids:
+        return {}
+    newest = (
+        select(queue_items.c.schedule_id, func.max(queue_items.c.created_at).label("at"))
+        .where(queue_items.c.tenant == tenant, queue_items.c.schedule_id.in_(schedule_ids))
+        .group_by(queue_items.c.schedule_id)
+        .subquery()
+    )
+    query = select(queue_items).join(
+        newest,
+        and_(
+            queue_items.c.schedule_id == newest.c.schedule_id,
+            queue_items.c.created_at == newest.c.at,
+        ),
+    )
+    latest: dict[UUID, QueueItem] = {}
+    for row in conn.execute(query):
+        item = item_from_row(row)
+        assert item.schedule_id is not None
+        kept = latest.get(item.schedule_id)
+        if kept is None or item.id > kept.id:  # same instant: the later UUIDv7
+            latest[item.schedule_id] = item
+    return latest
+
+
+def fired_schedules(
+    conn: Connection, tenant: str, schedule_ids: Sequence[UUID], fired_code: str
+) -> set[UUID]:
+    """The schedules among `schedule_ids` that ever fired: a `schedule` item or a fired event."""
+    if not schedule_ids:
+        return set()
+    by_item = select(queue_items.c.schedule_id).where(
+        queue_items.c.tenant == tenant,
+        queue_items.c.source == "schedule",
+        queue_items.c.schedule_id.in_(schedule_ids),
+    )
+    by_event = select(events.c.schedule_id).where(
+        events.c.tenant == tenant,
+        events.c.code == fired_code,
+        events.c.schedule_id.in_(schedule_ids),
+    )
+    return {row[0] for row in conn.execute(union(by_item, by_event)) if row[0] is not None}

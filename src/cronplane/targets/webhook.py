@@ -32,8 +32,10 @@ own), never sits in the database or a backup, and is rotated by bumping the
 job's `secret_rotation` option. A receiver that already has a secret gives it
 sealed: `options.secret: "sealed:v1:…"`, the output of `cronplane webhook
 seal` (Fernet, keyed from K), so neither the manifest nor the database holds
-it in clear. `cronplane webhook secret JOB` shows a job's secret to an
-operator who holds K.
+it in clear. A secret in clear is refused when the job is registered
+(`core.validation.validate_secret_option`), and no route answers one (job
+reads show `(redacted)`). `cronplane webhook secret JOB` shows a job's
+secret to an operator who holds K.
 
 Job options read here: `timeout` (seconds, default 10, at most 300; for the
 connection and for the whole response), `secret`, `secret_rotation`.
@@ -56,6 +58,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from cronplane import __version__
 from cronplane.clock import Clock
+from cronplane.core import validation
 from cronplane.targets import PermanentFailure, RunContext
 
 SECRET_KEY_VARIABLE: Final = "CRONPLANE_SECRET_KEY"
@@ -67,7 +70,7 @@ MAX_TIMEOUT: Final = 300.0
 RESULT_BODY_LIMIT: Final = 4096
 ERROR_BODY_LIMIT: Final = 2048
 SIGNATURE_TOLERANCE: Final = 300  # seconds a receiver should accept between t and its clock
-SEALED_PREFIX: Final = "sealed:v1:"
+SEALED_PREFIX: Final = validation.SEALED_PREFIX
 MIN_KEY_LENGTH: Final = 16
 # 4xx answers that mean "not now" rather than "never": retried like a 5xx.
 RETRYABLE_CLIENT_ERRORS: Final = frozenset({408, 425, 429})

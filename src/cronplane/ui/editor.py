@@ -31,9 +31,10 @@ from cronplane.core.edits import editable, removable
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
 from cronplane.ui.form import ScheduleForm, read_form
-from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
+from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
+from cronplane.ui.runs import history
 from cronplane.ui.session import Creator, Deleter, Reader, Session, Toggler, Updater
 
 router = page_router()
@@ -78,10 +79,15 @@ def _job_of(ctx: ApiContext, tenant: str, form: ScheduleForm) -> Job | None:
         return None
 
 
-def _history(ctx: ApiContext, schedule: Schedule) -> History:
-    events = ctx.service.schedule_history(schedule.scope, schedule.name, limit=HISTORY_EVENTS)
-    items = ctx.service.list_items(schedule.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
-    return history_of(events, items)
+def _run_facts(ctx: ApiContext, schedule: Schedule | None) -> dict[str, Any]:
+    """Whether the row ever fired and its newest item (its last outcome)."""
+    if schedule is None:
+        return {"fired": False, "last_item": None}
+    runs = ctx.service.runs
+    return {
+        "fired": schedule.id in runs.fired_schedules(schedule.tenant, [schedule.id]),
+        "last_item": runs.last_items(schedule.tenant, [schedule.id]).get(schedule.id),
+    }
 
 
 def editor_page(
@@ -100,6 +106,7 @@ def editor_page(
     scope = Scope(session.tenant, form.stack or "default", form.environment or "default")
     context: dict[str, Any] = {
         "session": session,
+        "section": "schedules",
         "form": form,
         "schedule": schedule,
         "creating": schedule is None,
@@ -111,10 +118,10 @@ def editor_page(
         "error": error_context(error),
         "notice": notice,
         "tab": tab if tab in ("details", "cron", "json", "history") else "details",
-        "history": _history(ctx, schedule) if schedule is not None else None,
+        "history": history(request, schedule.scope, schedule.name) if schedule else None,
         "item_tone": item_tone,
         "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
-        "can": {action.value: session.can(action) for action in Action},
+        **_run_facts(ctx, schedule),
         # Offer only what the service would accept: the edit policy is core.edits';
         # reset only has an app row's overrides to drop.
         "deletable": schedule is not None and session.can(Action.DELETE) and removable(schedule),

@@ -1,14 +1,18 @@
-"""A schedule's history as the History tab shows it: occurrences, runs and changes.
+"""A schedule's history as the History tab shows it: run outcomes apart from changes.
 
 The occurrence ledger (SPEC §6) is the events whose code is one of the
 dispatcher's outcomes; each says what happened to one `scheduled_for`
 (fired, with how many missed occurrences it coalesced, or skipped and why).
+With the queue items it makes the *runs*. Configuration changes are the
+schedule's CRUD events only, each with its fields old → new (the service's
+`detail.changes`) and its actor; the worker's per-attempt events are not
+changes (the items already say how each run went).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from cronplane import events as ev
 from cronplane.core.model import QueueItem
@@ -31,6 +35,18 @@ ITEM_TONES: Final = {
     "expired": "bad",
     "cancelled": "warn",
 }
+# The events that change a schedule's configuration (the Changes list).
+CONFIGURATION: Final = frozenset(
+    code.text
+    for code in (
+        ev.SCHEDULE_CREATED,
+        ev.SCHEDULE_UPDATED,
+        ev.SCHEDULE_ENABLED,
+        ev.SCHEDULE_DISABLED,
+        ev.SCHEDULE_RESET,
+        ev.SCHEDULE_REMOVED,
+    )
+)
 HISTORY_EVENTS: Final = 100
 HISTORY_ITEMS: Final = 20
 
@@ -51,27 +67,70 @@ class Occurrence:
 
 
 @dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field of a change: its value before and after."""
+
+    field: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One configuration change: the event and its fields old → new."""
+
+    event: Event
+    fields: list[FieldChange]
+
+
+@dataclass(frozen=True, slots=True)
 class History:
-    """The History tab: ledger, queue items and changes, newest first."""
+    """The History tab: ledger and queue items (runs), and changes, newest first."""
 
     occurrences: list[Occurrence]
     items: list[QueueItem]
-    changes: list[Event]
+    changes: list[Change]
 
 
 def item_tone(item: QueueItem) -> str:
-    """The CSS tone of an item's status."""
-    return ITEM_TONES.get(item.status, "info")
+    """The CSS tone of an item's status (a queued item after a failed attempt: warn)."""
+    return "warn" if retrying(item) else ITEM_TONES.get(item.status, "info")
+
+
+def retrying(item: QueueItem) -> bool:
+    """True when an attempt failed and the item waits for its next one (`available_at`)."""
+    return item.status == "queued" and item.attempts > 0 and item.error is not None
+
+
+def field_changes(event: Event) -> list[FieldChange]:
+    """The event's `detail.changes` (`{field: {from, to}}`); other detail as `field → value`."""
+    changes = event.detail.get("changes")
+    found: list[FieldChange] = []
+    if isinstance(changes, dict):
+        for name, values in sorted(changes.items()):
+            if isinstance(values, dict):
+                found.append(FieldChange(name, values.get("from"), values.get("to")))
+    named = event.detail.get("fields")
+    if isinstance(named, list):
+        found.extend(
+            FieldChange(str(name), None, None)
+            for name in named
+            if isinstance(changes, dict) and name not in changes
+        )
+    if not found and "last_run" in event.detail:
+        found.append(FieldChange("last_run", None, event.detail["last_run"]))
+    return found
 
 
 def history_of(events: list[Event], items: list[QueueItem]) -> History:
-    """Split a schedule's events into the ledger and the changes."""
+    """Split a schedule's events into the ledger and the configuration changes."""
     occurrences: list[Occurrence] = []
-    changes: list[Event] = []
+    changes: list[Change] = []
     for event in events:
         label = LEDGER.get(event.code)
         if label is None:
-            changes.append(event)
+            if event.code in CONFIGURATION:
+                changes.append(Change(event, field_changes(event)))
             continue
         coalesced = event.detail.get("coalesced")
         occurrences.append(

@@ -1,31 +1,40 @@
-"""The schedule listing: filters (stack, environment, source, status), search, paging.
+"""The schedule listing: filters, search, paging, each row's last outcome, row actions.
 
 Filters and search go straight to `ScheduleService.list_schedules` (search:
 a case-insensitive substring of name, job, stack or environment, matched by
-the store), so paging is the service's keyset paging.
+the store), so paging is the service's keyset paging. Each row also shows
+whether it ever fired and its newest item (`RunService.fired_schedules`,
+`last_items`: two queries per page). Row actions: Run (confirmed in a
+dialog, `POST /ui/run`) and Enable/Disable; bulk Enable/Disable posts the
+checked rows to `POST /schedules/bulk`, one service call per row, each with
+the revision the page showed (a row changed since is refused, not toggled).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Final
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from fastapi import Query, Request
-from starlette.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
 from cronplane.core.access import Action
-from cronplane.core.model import Schedule
-from cronplane.errors import CronplaneError
+from cronplane.core.model import Schedule, Scope
+from cronplane.errors import CronplaneError, InvalidRequest
 from cronplane.service import ScheduleService
+from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
-from cronplane.ui.session import Reader
+from cronplane.ui.session import Reader, Session, Toggler
 
 router = page_router()
 
 PAGE_SIZE: Final = 20
+MAX_BULK: Final = 100
+MAX_NOTICE: Final = 500
 Text = Annotated[str, Query(max_length=128)]
 
 
@@ -78,7 +87,8 @@ def listing(
     status: Annotated[str, Query(pattern="^(|active|inactive)$")] = "",
     q: Text = "",
     cursor: Annotated[str, Query(max_length=1024)] = "",
-    notice: Annotated[str, Query(max_length=200)] = "",
+    notice: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
+    refused: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
 ) -> Response:
     """The tenant's schedules, filtered, searched and paged."""
     ctx = context_of(request)
@@ -91,11 +101,13 @@ def listing(
     except CronplaneError as refused:
         error = refused
     stacks = sorted({job.stack for job in ctx.service.list_jobs(session.tenant)})
+    ids = [row.id for row in rows]
     return render(
         request,
         "listing.html",
         {
             "session": session,
+            "section": "schedules",
             "rows": rows,
             "filters": filters,
             "next_link": filters.link(cursor=next_cursor) if next_cursor else None,
@@ -103,7 +115,73 @@ def listing(
             "stacks": stacks,
             "error": error_context(error),
             "notice": notice,
+            "refused": refused,
             "can_create": session.can(Action.CREATE),
+            "fired": ctx.service.runs.fired_schedules(session.tenant, ids),
+            "last_items": ctx.service.runs.last_items(session.tenant, ids),
+            "item_tone": item_tone,
+            "row_key": row_key,
         },
         status_code=error.status if error else 200,
     )
+
+
+def row_key(schedule: Schedule) -> str:
+    """A row's key and revision as one form value: `revision stack/environment/name`."""
+    parts = (schedule.stack, schedule.environment, schedule.name)
+    return f"{schedule.revision} " + "/".join(quote(part, safe="") for part in parts)
+
+
+def _parse_key(value: str) -> tuple[int, str, str, str]:
+    revision, _, key = value.partition(" ")
+    parts = [unquote(part) for part in key.split("/")]
+    if not revision.isdigit() or len(parts) != 3 or not all(parts):
+        raise InvalidRequest(f"not a schedule key: {value[:80]!r}", {"field": "key"})
+    return int(revision), parts[0], parts[1], parts[2]
+
+
+def _toggle(request: Request, session: Session, verb: str, value: str) -> str:
+    """Enable or disable one row; the refusal's code and message, or ''."""
+    service = context_of(request).service
+    try:
+        revision, stack, environment, name = _parse_key(value)
+        scope = Scope(session.tenant, stack, environment)
+        change = service.enable_schedule if verb == "enable" else service.disable_schedule
+        change(scope, name, actor=session.principal.actor, revision=revision)
+    except CronplaneError as error:
+        return f"{value.partition(' ')[2]}: {error.code.text} {error.message}"
+    return ""
+
+
+@router.post("/schedules/bulk")
+async def bulk(request: Request, session: Toggler) -> Response:
+    """Enable or disable the checked rows (`key`), or one row (`row` = "verb key")."""
+    form = await request.form()
+    row = form.get("row")
+    if isinstance(row, str) and row:
+        verb, _, value = row.partition(" ")
+        keys = [value]
+    else:
+        action = form.get("action")
+        verb = action if isinstance(action, str) else ""
+        keys = [key for key in form.getlist("key") if isinstance(key, str)][:MAX_BULK]
+    if verb not in ("enable", "disable") or not keys:
+        notice = "Nothing to do: check the schedules to enable or disable first."
+        return RedirectResponse("/?" + urlencode({"notice": notice}), status_code=303)
+    refused = [
+        problem
+        for problem in [
+            await run_in_threadpool(_toggle, request, session, verb, key) for key in keys
+        ]
+        if problem
+    ]
+    done = len(keys) - len(refused)
+    past = "Enabled" if verb == "enable" else "Disabled"
+    query = {"notice": f"{past} {done} schedule{'s' if done != 1 else ''}."}
+    if refused:
+        query["refused"] = "Refused: " + "; ".join(refused)
+    back = form.get("back")
+    target = back if isinstance(back, str) and back.startswith("/?") else "/?"
+    separator = "" if target.endswith("?") else "&"
+    shown = {key: value[:MAX_NOTICE] for key, value in query.items()}
+    return RedirectResponse(target + separator + urlencode(shown), status_code=303)

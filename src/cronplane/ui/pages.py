@@ -38,18 +38,35 @@ SECURITY_HEADERS: Final = {
 
 
 def when(value: datetime | None, zone: str = "UTC") -> Markup:
-    """A UTC instant shown in `zone`, with the UTC reading on hover; a dash when None."""
+    """A UTC instant shown in `zone`, with the UTC reading on hover; a dash when None.
+
+    `data-zone` is the zone it was rendered in: the time display switch
+    (console.js) re-renders every `<time>` in UTC or the browser's zone.
+    """
+    return _time(value, zone, "%Y-%m-%d %H:%M %Z", "datetime")
+
+
+def clock(value: datetime | None, zone: str = "UTC") -> Markup:
+    """Like `when`, the time of day only ("next attempt at 14:05 UTC")."""
+    return _time(value, zone, "%H:%M %Z", "time")
+
+
+def _time(value: datetime | None, zone: str, pattern: str, form: str) -> Markup:
     if value is None:
         return Markup('<span class="muted" aria-label="never">—</span>')
     try:
         local = value.astimezone(known_zone(zone))
     except UnknownZone:
-        local = value.astimezone(UTC)
+        zone, local = "UTC", value.astimezone(UTC)
     utc = value.astimezone(UTC)
-    return Markup('<time datetime="{}" title="{} UTC">{}</time>').format(
+    return Markup(
+        '<time datetime="{}" data-zone="{}" data-form="{}" title="{} UTC">{}</time>'
+    ).format(
         utc.isoformat(),
+        zone,
+        form,
         utc.strftime("%Y-%m-%d %H:%M:%S"),
-        local.strftime("%Y-%m-%d %H:%M %Z"),
+        local.strftime(pattern),
     )
 
 
@@ -67,6 +84,7 @@ def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATE_DIR)
     env = templates.env
     env.filters["when"] = when
+    env.filters["clock"] = clock
     env.filters["pretty_json"] = pretty_json
     env.filters["compact_json"] = compact_json
     env.globals["static"] = STATIC_PREFIX
@@ -86,8 +104,16 @@ def render(
     *,
     status_code: int = 200,
 ) -> Response:
-    """Render template `name` with `context`, with the security headers."""
-    response = TEMPLATES.TemplateResponse(request, name, context or {}, status_code=status_code)
+    """Render template `name` with `context`, with the security headers.
+
+    A page with a `session` also gets `can` (its `Permissions`), so every
+    template asks the same object which buttons to show.
+    """
+    context = dict(context or {})
+    session = context.get("session")
+    if session is not None:
+        context.setdefault("can", session.permissions)
+    response = TEMPLATES.TemplateResponse(request, name, context, status_code=status_code)
     response.headers.update(SECURITY_HEADERS)
     return response
 

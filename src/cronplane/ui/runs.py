@@ -1,33 +1,56 @@
-"""Run now from the editor, and the run's status polled until it finishes.
+"""Run now (from the editor or a listing row), the run's status polled until it finishes.
 
-`POST /schedules/{stack}/{environment}/{name}/run` calls `RunService.run_now`
-(the API's run-now: source manual, priority 5, expires in 5 h) and answers
-the item's partial; while the item is queued or running that partial asks
-htmx to poll `GET /ui/items/{id}` every second, and stops once it finished.
+`POST /schedules/{stack}/{environment}/{name}/run` (the editor) and
+`POST /ui/run` (a listing row: the key in form fields) call
+`RunService.run_now` (the API's run-now: source manual, priority 5, expires
+in 5 h) and answer the item's partial; while the item is queued or running
+that partial asks htmx to poll `GET /ui/items/{id}` every second, and stops
+once it finished. The answer that shows an item queued or finished carries
+`HX-Trigger: run-changed`, so the History tab reloads itself
+(`GET .../history`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 from uuid import UUID
 
-from fastapi import Path, Request
+from fastapi import Form, Path, Query, Request
 from starlette.responses import Response
 
 from cronplane.api.context import context_of
 from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CronplaneError
-from cronplane.ui.history import item_tone
+from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
-from cronplane.ui.session import Reader, Runner
+from cronplane.ui.session import Reader, Runner, Session
 
 router = page_router()
 Segment = Annotated[str, Path(min_length=1, max_length=128)]
+Field = Annotated[str, Form(min_length=1, max_length=128)]
+RUN_CHANGED: Final = {"HX-Trigger": "run-changed"}
 
 
-def _item(request: Request, item: QueueItem | None, error: CronplaneError | None) -> Response:
-    return render(
+def history(request: Request, scope: Scope, name: str) -> History:
+    """A schedule's History tab: its events and its newest items."""
+    service = context_of(request).service
+    schedule = service.get_schedule(scope, name)
+    events = service.schedule_history(scope, name, limit=HISTORY_EVENTS)
+    items = service.list_items(scope.tenant, schedule_id=schedule.id, limit=HISTORY_ITEMS)
+    return history_of(events, items)
+
+
+def _item(
+    request: Request,
+    item: QueueItem | None,
+    error: CronplaneError | None,
+    *,
+    zone: str = "UTC",
+    label: str = "",
+    announce: bool = False,
+) -> Response:
+    response = render(
         request,
         "_run_status.html",
         {
@@ -35,8 +58,23 @@ def _item(request: Request, item: QueueItem | None, error: CronplaneError | None
             "tone": item_tone(item) if item else "bad",
             "result": item.result if item else None,
             "error": error_context(error),
+            "zone": zone,
+            "label": label,
         },
     )
+    if announce:
+        response.headers.update(RUN_CHANGED)
+    return response
+
+
+def _run(request: Request, session: Session, scope: Scope, name: str) -> Response:
+    service = context_of(request).service
+    try:
+        zone = service.get_schedule(scope, name).timezone
+        item = service.runs.run_now(scope, name, actor=session.principal.actor)
+    except CronplaneError as error:
+        return _item(request, None, error)
+    return _item(request, item, None, zone=zone, label=name, announce=True)
 
 
 @router.post("/schedules/{stack}/{environment}/{name}/run")
@@ -44,21 +82,47 @@ def run_now(
     request: Request, session: Runner, stack: Segment, environment: Segment, name: Segment
 ) -> Response:
     """Enqueue the schedule's job now and show the queued item."""
-    runs = context_of(request).service.runs
-    try:
-        item = runs.run_now(
-            Scope(session.tenant, stack, environment), name, actor=session.principal.actor
-        )
-    except CronplaneError as error:
-        return _item(request, None, error)
-    return _item(request, item, None)
+    return _run(request, session, Scope(session.tenant, stack, environment), name)
+
+
+@router.post("/ui/run")
+def run_row(
+    request: Request, session: Runner, stack: Field, environment: Field, name: Field
+) -> Response:
+    """Run now from a listing row (the row's key in the confirmation form)."""
+    return _run(request, session, Scope(session.tenant, stack, environment), name)
 
 
 @router.get("/ui/items/{item_id}")
-def item_status(request: Request, session: Reader, item_id: UUID) -> Response:
+def item_status(
+    request: Request,
+    session: Reader,
+    item_id: UUID,
+    zone: Annotated[str, Query(max_length=64)] = "UTC",
+    label: Annotated[str, Query(max_length=128)] = "",
+) -> Response:
     """One queue item's status (polled while it is queued or running)."""
     try:
         item = context_of(request).service.runs.get_item(session.tenant, item_id)
     except CronplaneError as error:
         return _item(request, None, error)
-    return _item(request, item, None)
+    return _item(request, item, None, zone=zone, label=label, announce=item.finished)
+
+
+@router.get("/schedules/{stack}/{environment}/{name}/history")
+def history_panel(
+    request: Request, session: Reader, stack: Segment, environment: Segment, name: Segment
+) -> Response:
+    """The History tab's body, reloaded when a run is queued or finishes."""
+    scope = Scope(session.tenant, stack, environment)
+    schedule = context_of(request).service.get_schedule(scope, name)
+    return render(
+        request,
+        "_history.html",
+        {
+            "session": session,
+            "schedule": schedule,
+            "history": history(request, scope, name),
+            "item_tone": item_tone,
+        },
+    )

@@ -80,6 +80,24 @@ def same(a: str | None, b: str | None) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Permissions:
+    """The role's answer per action, as plain booleans.
+
+    A dict here would be a trap: in Jinja `can.update` finds `dict.update`
+    (always truthy) before the key. One field per `Action` (a test checks both agree).
+    """
+
+    read: bool = False
+    create: bool = False
+    update: bool = False
+    toggle: bool = False
+    delete: bool = False
+    run: bool = False
+    sync: bool = False
+    use: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     """The signed-in caller: principal, tenant in view and the CSRF token of its forms."""
 
@@ -90,6 +108,11 @@ class Session:
     def can(self, action: Action) -> bool:
         """True when the role grants `action` (decides which buttons appear)."""
         return permits(self.principal.role, action)
+
+    @property
+    def permissions(self) -> Permissions:
+        """What templates ask as `can.update`, `can.run`, ... (each a real attribute)."""
+        return Permissions(**{action.value: self.can(action) for action in Action})
 
     @property
     def role(self) -> str:

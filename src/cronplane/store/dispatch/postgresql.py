@@ -56,6 +56,7 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
+    result.coalesced = rows_out.coalesced
 
     bulk.pg_copy(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
@@ -105,6 +106,7 @@ class _Rows:
         self.items: list[tuple[Any, ...]] = []
         self.ledger: list[tuple[Any, ...]] = []
         self.fired_for: list[datetime] = []
+        self.coalesced = 0
 
     def add(
         self,
@@ -148,6 +150,7 @@ class _Rows:
                     )
                 )  # fmt: skip
                 fired_for.append(plan.decision.scheduled_for)
+                self.coalesced += plan.decision.coalesced - 1
             ledger.append(
                 (
                     plan.code, tenant, stack, environment, sid, name, item_id, ACTOR, plan.message,

@@ -151,6 +151,7 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
             assert job_options is not None  # FIRE implies an active job
             item_options = planner.job_plan(job_key, job_options)
             result.fired_for.extend([decision.scheduled_for] * count)
+            result.coalesced += (decision.coalesced - 1) * count
         plan_rows.append(
             (
                 inputs, decision.enqueues, plan.code, plan.message, plan.detail,

@@ -41,3 +41,5 @@ class BatchResult:
     selected: int = 0
     counts: dict[Outcome, int] = field(default_factory=lambda: dict.fromkeys(Outcome, 0))
     fired_for: list[datetime] = field(default_factory=list)
+    # Missed occurrences folded into this batch's fires (a decision's coalesced - 1).
+    coalesced: int = 0

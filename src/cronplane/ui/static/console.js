@@ -217,6 +217,116 @@
     update();
   }
 
+
+  /* -- time display: each schedule's zone / UTC / the browser's zone ------ */
+  var TIME_KEY = "cronplane.time-display.";
+  function timeMode() {
+    var select = $("#time-display");
+    if (!select) { return "schedule"; }
+    try { return localStorage.getItem(TIME_KEY + select.getAttribute("data-user")) || "schedule"; } catch (e) { return "schedule"; }
+  }
+  function formatIn(date, zone, form) {
+    var parts = {};
+    new Intl.DateTimeFormat("en-GB", {
+      timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+      minute: "2-digit", hourCycle: "h23", timeZoneName: "short"
+    }).formatToParts(date).forEach(function (part) { parts[part.type] = part.value; });
+    var clock = parts.hour + ":" + parts.minute + " " + (zone === "UTC" ? "UTC" : parts.timeZoneName);
+    return form === "time" ? clock : parts.year + "-" + parts.month + "-" + parts.day + " " + clock;
+  }
+  function showTimes(root) {
+    var mode = timeMode();
+    var browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+    $all("time[datetime][data-zone]", root).forEach(function (time) {
+      if (!time.hasAttribute("data-text")) { time.setAttribute("data-text", time.textContent); }
+      if (mode === "schedule") { time.textContent = time.getAttribute("data-text"); return; }
+      var zone = mode === "utc" ? "UTC" : browserZone;
+      try {
+        time.textContent = formatIn(new Date(time.getAttribute("datetime")), zone, time.getAttribute("data-form"));
+      } catch (e) { time.textContent = time.getAttribute("data-text"); }
+    });
+  }
+  function setupTimeSwitch() {
+    var select = $("#time-display");
+    if (!select) { return; }
+    var browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+    var browser = $("option[value=browser]", select);
+    if (browser) { browser.textContent = "this browser's zone (" + browserZone + ")"; }
+    select.value = timeMode();
+    select.addEventListener("change", function () {
+      try { localStorage.setItem(TIME_KEY + select.getAttribute("data-user"), select.value); } catch (e) { /* private mode */ }
+      showTimes(document);
+    });
+    showTimes(document);
+    document.body.addEventListener("htmx:afterSettle", function (event) {
+      showTimes(event.target && event.target.parentNode ? event.target.parentNode : document);
+    });
+  }
+
+  /* -- the zone picker: a filter over the long list of IANA names --------- */
+  function setupZoneFilter() {
+    var filter = $("#zone-filter"), select = $("#timezone");
+    if (!filter || !select) { return; }
+    filter.addEventListener("input", function () {
+      var needle = filter.value.trim().toLowerCase().replace(/\s+/g, "_");
+      var first = null;
+      $all("option", select).forEach(function (option) {
+        var match = needle === "" || option.value.toLowerCase().indexOf(needle) >= 0;
+        option.hidden = !match;
+        if (match && !first) { first = option; }
+      });
+      var current = select.options[select.selectedIndex];
+      if (first && (!current || current.hidden)) { select.value = first.value; fire(select, "change"); }
+    });
+  }
+
+  /* -- listing: Run on a row (confirmed), bulk Enable/Disable ------------- */
+  function setupListing() {
+    var runDialog = $("#run-dialog");
+    if (runDialog && $("form[hx-post='/ui/run']", runDialog)) {
+      document.addEventListener("click", function (event) {
+        var button = event.target.closest("[data-run-row]");
+        if (!button) { return; }
+        var form = $("form", runDialog);
+        ["stack", "environment", "name"].forEach(function (field) {
+          form.elements[field].value = button.getAttribute("data-" + field);
+        });
+        $("[data-run-name]", runDialog).textContent = button.getAttribute("data-name");
+        runDialog.showModal();
+      });
+    }
+    var boxes = $all("[data-select-row]"), all = $("#select-all"), bulkDialog = $("#bulk-dialog");
+    if (!boxes.length || !bulkDialog) { return; }
+    function chosen() { return boxes.filter(function (box) { return box.checked; }); }
+    function update() {
+      var count = chosen().length;
+      $("#bulk-count").textContent = count ? count + " selected" : "No schedule selected";
+      $all("[data-bulk]").forEach(function (button) { button.disabled = count === 0; });
+      if (all) { all.checked = count === boxes.length; all.indeterminate = count > 0 && count < boxes.length; }
+    }
+    boxes.forEach(function (box) { box.addEventListener("change", update); });
+    if (all) {
+      all.addEventListener("change", function () {
+        boxes.forEach(function (box) { box.checked = all.checked; });
+        update();
+      });
+    }
+    $all("[data-bulk]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var verb = button.getAttribute("data-bulk"), label = verb === "enable" ? "Enable" : "Disable";
+        var names = chosen().map(function (box) { return box.closest("tr").getAttribute("data-name"); });
+        $("[data-bulk-verb]", bulkDialog).textContent = label;
+        $("[data-bulk-count]", bulkDialog).textContent = String(names.length);
+        $("[data-bulk-names]", bulkDialog).textContent = names.join(", ");
+        var confirm = $("#bulk-confirm");
+        confirm.value = verb;
+        confirm.textContent = label + " " + names.length;
+        bulkDialog.showModal();
+      });
+    });
+    update();
+  }
+
   function start() {
     setupTabs();
     setupDialogs();
@@ -224,6 +334,9 @@
     setupPresets();
     setupPayload();
     setupCreate();
+    setupZoneFilter();
+    setupListing();
+    setupTimeSwitch();
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 }());

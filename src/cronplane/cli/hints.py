@@ -1,0 +1,58 @@
+"""Where else to look: what an empty listing or a missing name tells the operator.
+
+Presentation only (no rule): both hints page through the tenant's schedules
+with the listing every surface has, locally or with --url.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cronplane.service.port import ControlPlane
+
+PAGE = 1000
+MAX_PAGES = 10  # a hint is not worth reading more than 10 000 rows
+
+
+def scopes(
+    plane: ControlPlane, tenant: str, name: str | None = None, **filters: Any
+) -> tuple[Counter[str], bool]:
+    """Rows per `stack/environment` in the tenant (only NAME's, when given), and
+    whether the count stopped at MAX_PAGES."""
+    found: Counter[str] = Counter()
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = plane.list_schedules(tenant, cursor=cursor, limit=PAGE, **filters)
+        for row in page.items:
+            if name is None or row.name == name:
+                found[f"{row.stack}/{row.environment}"] += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            return found, False
+    return found, True
+
+
+def empty_listing(plane: ControlPlane, tenant: str, here: str, **filters: Any) -> str | None:
+    """What to say when the scope `here` (stack/env) listed nothing, or None."""
+    found, more = scopes(plane, tenant, **filters)
+    found.pop(here, None)
+    if not found:
+        return None
+    total = sum(found.values())
+    where = ", ".join(f"{scope}: {n}" for scope, n in sorted(found.items()))
+    return (
+        f"no schedules in {tenant}/{here}; the tenant has {total}{'+' if more else ''} in other "
+        f"stacks/environments ({where}): add --all, or --stack S --env E"
+    )
+
+
+def missing_name(plane: ControlPlane, tenant: str, name: str) -> str | None:
+    """Where NAME exists in the tenant, for a not-found message, or None."""
+    found, _ = scopes(plane, tenant, name)
+    if not found:
+        return None
+    return f"{name!r} exists in " + ", ".join(
+        f"--stack {scope.split('/')[0]} --env {scope.split('/')[1]}" for scope in sorted(found)
+    )

@@ -1,0 +1,60 @@
+"""Run the installed `cronplane` command in a subprocess, as a script would.
+
+`cronplane` resolves through PATH (the venv's console script); PYTHONPATH is
+passed on so the subprocess imports this checkout's source. CliRunner is not
+used: it hides the exit code the real `main()` returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Outcome:
+    """One finished `cronplane` process."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> object:
+        return json.loads(self.stdout)
+
+
+Cronplane = Callable[..., Outcome]
+
+
+def command() -> str:
+    """The installed console script."""
+    found = shutil.which("cronplane")
+    assert found is not None, "the `cronplane` console script is not on PATH"
+    return found
+
+
+def run_cronplane(
+    *args: str, env: Mapping[str, str | None], cwd: Path, timeout: float = 120
+) -> Outcome:
+    """`cronplane ARGS` with `env` laid over a clean CRONPLANE_* environment."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
+    for key, value in env.items():
+        if value is None:
+            base.pop(key, None)
+        else:
+            base[key] = value
+    done = subprocess.run(
+        [command(), *args],
+        env=base,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+    return Outcome(done.returncode, done.stdout, done.stderr)

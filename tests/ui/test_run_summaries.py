@@ -1,0 +1,80 @@
+"""The run facts the console reads, on SQLite and PostgreSQL: last item, ever fired, retry."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cronplane.clock import FakeClock
+from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.dispatcher import Dispatcher
+from cronplane.errors import InvalidState, QueueItemNotFound
+from cronplane.service import ScheduleService
+from cronplane.store import queue
+from cronplane.store.database import Database
+
+START = datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC)
+SCOPE = Scope("acme", "ops", "prod")
+
+
+def _service(database: Database, clock: FakeClock) -> ScheduleService:
+    service = ScheduleService(database, clock)
+    service.register_job("acme", "ops", JobSpec(name="ping", target="python:m:f"), actor="t")
+    for name, cron in (("fires", "*/10 * * * *"), ("waits", "0 0 1 1 *")):
+        service.create_schedule(SCOPE, ScheduleSpec(job="ping", cron=cron, name=name), actor="t")
+    return service
+
+
+def _fail_next(database: Database, clock: FakeClock) -> None:
+    with database.begin() as conn:
+        item = queue.claim(conn, "w", clock.now(), timedelta(minutes=1))
+        assert item is not None
+        assert queue.fail(conn, item.id, "w", clock.now(), "boom", None)
+
+
+def test_last_items_and_fired_schedules(database: Database) -> None:
+    clock = FakeClock(START)
+    service = _service(database, clock)
+    fires = service.get_schedule(SCOPE, "fires")
+    waits = service.get_schedule(SCOPE, "waits")
+    ids = [fires.id, waits.id]
+    assert service.runs.last_items("acme", ids) == {}
+    assert service.runs.fired_schedules("acme", ids) == set()
+
+    manual = service.run_now(SCOPE, "waits", actor="t")
+    clock.advance(minutes=15)
+    Dispatcher(database, clock).tick()
+    clock.advance(seconds=1)
+    later = service.run_now(SCOPE, "fires", actor="t")
+
+    assert service.runs.fired_schedules("acme", ids) == {fires.id}  # a run-now is no fire
+    last = service.runs.last_items("acme", ids)
+    assert last[fires.id].id == later.id
+    assert last[waits.id].id == manual.id
+    assert service.runs.last_items("other-tenant", ids) == {}
+    assert service.runs.fired_schedules("other-tenant", ids) == set()
+
+
+def test_retry_enqueues_a_fresh_manual_copy_of_a_failed_item(database: Database) -> None:
+    clock = FakeClock(START)
+    service = _service(database, clock)
+    item = service.run_now(SCOPE, "waits", actor="t")
+    with pytest.raises(InvalidState):
+        service.runs.retry_item("acme", item.id, actor="op")
+    _fail_next(database, clock)
+    clock.advance(seconds=5)
+    retry = service.runs.retry_item("acme", item.id, actor="op")
+    assert retry.id != item.id
+    assert (retry.status, retry.source, retry.attempts) == ("queued", "manual", 0)
+    assert (retry.job, retry.payload, retry.schedule_id) == (
+        item.job,
+        item.payload,
+        item.schedule_id,
+    )
+    assert service.get_item("acme", item.id).status == "failed"  # the failed item stays
+    ledger = service.schedule_history(SCOPE, "waits")
+    assert ledger[0].item_id == retry.id and ledger[0].actor == "op"
+    assert ledger[0].detail["retry_of"] == str(item.id)
+    with pytest.raises(QueueItemNotFound):
+        service.runs.retry_item("other-tenant", item.id, actor="op")
