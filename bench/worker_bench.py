@@ -9,12 +9,14 @@ Every system in the same run (the machine's speed drifts), each in fresh process
 
 - **throughput**: N queued no-op `python:worker_bench:noop` items (seeded in
   SQL); 1 and 2 worker processes, each looping `Worker(database,
-  SystemClock(), heartbeat=True).run_once()` (today's public constructor,
-  production defaults) until the queue is empty. They import and connect,
+  SystemClock(), heartbeat=True, concurrency=C, claim_batch=B).run_once()`
+  (what `cronplane worker --concurrency C --claim-batch B` runs; the
+  defaults are the command's) until the queue is empty. They import and connect,
   then start together on a "go" line. items/s = N / (last `finished_at` -
   go); CPU = the workers' user+sys from go to their end (not the database
   server's), per item. Checked: every item `succeeded` at its first attempt,
-  one success event each, and the workers' claims add up to N.
+  one success event each, and the runs each worker reports (its
+  success events) add up to N.
 - **claim cost**: D queued items (one queue deepened through --depths), then
   K `store.queue.claim(conn, worker, now, lease)` calls, each alone in
   `database.begin()` and **rolled back**, so every claim sees depth D (kept
@@ -59,8 +61,8 @@ from cronplane import events as ev
 from cronplane.clock import SystemClock
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.tables import queue_items
-from cronplane.worker import Worker
+from cronplane.store.tables import events, queue_items
+from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 PG_NAME = "cronplane_worker_bench"
@@ -163,20 +165,28 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
 # -- children -----------------------------------------------------------------------
 
 
-def child_work(url: str) -> dict[str, float]:
+def child_work(url: str, concurrency: int, claim_batch: int) -> dict[str, float]:
     """Import, connect, say ready; on "go", run items until the queue is empty."""
     # The target `python:worker_bench:noop` is this file: imported once, as itself.
     sys.modules.setdefault("worker_bench", sys.modules["__main__"])
     database = Database(url)
-    worker = Worker(database, SystemClock(), heartbeat=True)
+    worker = Worker(
+        database, SystemClock(), heartbeat=True, concurrency=concurrency, claim_batch=claim_batch
+    )
     database.engine.connect().close()  # a pooled connection before the clock starts
     print("ready", flush=True)
     if sys.stdin.readline().strip() != "go":
         return {"claimed": 0, "cpu_s": 0.0}
-    cpu, claimed = time.process_time(), 0  # user+sys of every thread (heartbeats too)
+    cpu = time.process_time()  # user+sys of every thread (heartbeats too)
     while worker.run_once():
-        claimed += 1
-    return {"claimed": claimed, "cpu_s": time.process_time() - cpu}
+        pass
+    cpu = time.process_time() - cpu
+    worker.close()
+    with database.read() as conn:  # what this worker ran: its success events
+        claimed = conn.execute(
+            select(func.count()).where(events.c.actor == f"worker:{worker.name}")
+        ).scalar_one()
+    return {"claimed": claimed, "cpu_s": cpu}
 
 
 class _Rollback(Exception):
@@ -249,11 +259,14 @@ CHECK = (  # items; items succeeded at their first attempt; success events; thei
 )
 
 
-def throughput(url: str, n: int, processes: int, workdir: Path) -> dict[str, float]:
-    """N items through `processes` fresh workers; items/s, CPU per item, checked."""
+def throughput(
+    url: str, n: int, processes: int, workdir: Path, worker: tuple[int, int]
+) -> dict[str, float]:
+    """N items through `processes` fresh workers (concurrency, claim batch); items/s, CPU."""
     database = Database(url)
     seed(database, 0, n)
-    children = [_spawn(workdir, "_work", url, stdin=True) for _ in range(processes)]
+    options = [str(option) for option in worker]
+    children = [_spawn(workdir, "_work", url, *options, stdin=True) for _ in range(processes)]
     try:
         for child, _ in children:
             assert child.stdout is not None
@@ -424,6 +437,10 @@ def main() -> None:
     parser.add_argument("--depths", default="100,10000,100000", help="queue depths for claims")
     parser.add_argument("--claims", type=int, default=200, help="timed claims per depth")
     parser.add_argument("--processes", default="1,2", help="worker process counts")
+    parser.add_argument("--concurrency", type=int, default=1, help="targets run at once per worker")
+    parser.add_argument(
+        "--claim-batch", type=int, default=DEFAULT_CLAIM_BATCH, help="most items per claim"
+    )
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--redis", default=REDIS, help="Redis server (loopback)")
     parser.add_argument("--redis-db", type=int, default=5, help="Redis db the bench flushes")
@@ -436,14 +453,15 @@ def main() -> None:
     n, broker = args.items, f"{args.redis.rstrip('/')}/{args.redis_db}"
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-worker-bench-"))
     print(machine.header("worker bench"))
-    print(f"# N={n:,}; Worker(heartbeat=True); {args.claims} claims per depth")
+    shape = f"concurrency={args.concurrency}, claim_batch={args.claim_batch}"
+    print(f"# N={n:,}; Worker(heartbeat=True, {shape}); {args.claims} claims per depth")
     urls = databases(args, workdir)
 
     rows: list[dict[str, Any]] = []
     table("throughput: N no-op items", THROUGHPUT[0])
     for name, url in urls.items():
         for count in (int(p) for p in args.processes.split(",") if p):
-            f = throughput(url, n, count, workdir)
+            f = throughput(url, n, count, workdir, (args.concurrency, args.claim_batch))
             rows.append({"system": "cronplane", "database": name, "pool": f"{count} proc", **f})
             print(THROUGHPUT[1].format(**rows[-1]), flush=True)
     for pool, concurrency in () if args.no_celery else (("prefork", 2), ("threads", 8)):
@@ -482,7 +500,7 @@ def main() -> None:
 if __name__ == "__main__":
     role, *rest = sys.argv[1:] or [""]
     if role == "_work":
-        print(json.dumps(child_work(rest[0])))
+        print(json.dumps(child_work(rest[0], int(rest[1]), int(rest[2]))))
     elif role == "_claims":
         print(json.dumps(child_claims(rest[0], int(rest[1]))))
     elif role == "_celery":

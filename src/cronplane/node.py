@@ -18,7 +18,7 @@ from cronplane.core.firing import Outcome
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.store.database import Database
-from cronplane.worker import Worker
+from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ class NodeOptions:
     # Parallel fire transactions (PostgreSQL; None: the dispatcher's default).
     lanes: int | None = None
     retention_days: int = DEFAULT_RETENTION_DAYS
+    # Per worker thread: targets run at once (a thread pool) and items per claim.
+    concurrency: int = 1
+    claim_batch: int = DEFAULT_CLAIM_BATCH
 
 
 class Node:
@@ -64,7 +67,13 @@ class Node:
             else None
         )
         self.workers = [
-            Worker(database, self.clock, on_outcome=metrics.outcome if metrics else None)
+            Worker(
+                database,
+                self.clock,
+                on_outcome=metrics.outcome if metrics else None,
+                concurrency=options.concurrency,
+                claim_batch=max(options.claim_batch, options.concurrency),
+            )
             for _ in range(options.workers)
         ]
         self._threads: list[threading.Thread] = []

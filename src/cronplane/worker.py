@@ -1,17 +1,28 @@
-"""The built-in worker: claim an item, run its target, record the outcome.
+"""The built-in worker: claim a batch of items, run their targets, record the outcomes.
 
 :meth:`Worker.run_once` is one step; :meth:`Worker.run` repeats it. A step:
 
-1. claims the next available item in one transaction (no double claim:
-   `store.queue.claim`);
-2. looks up the item's job for its target and retry options;
-3. runs the target outside any transaction, heartbeating the item's lease
-   from a side thread so a long job is not mistaken for a dead worker;
-4. records the outcome in one transaction with its event: succeeded; or
-   failed and requeued after a backoff while attempts remain; or failed.
+1. claims up to `claim_batch` available items in one transaction (no double
+   claim: `store.queue.claim_batch`) and looks up their jobs (target, retry
+   options) and schedule names, once per distinct key;
+2. runs the targets outside any transaction: in this thread, or `concurrency`
+   at a time on a thread pool (for I/O-bound targets); the worker's one
+   heartbeat thread extends the lease of every item it holds, so a long job is
+   not mistaken for a dead worker;
+3. records the outcomes in groups, one transaction each with their events:
+   succeeded; or failed and requeued after a backoff while attempts remain;
+   or failed. A group is written when the batch is done, or earlier when an
+   outcome arrives and the group's oldest has waited `flush_after` seconds
+   (an outcome waits at most for the item running beside or after it; the
+   batch sizing keeps that near `BATCH_SECONDS` once slow items are seen).
+   Each write is conditional on the lease: an item recovered meanwhile
+   records nothing.
 
-A worker that dies mid-item leaves it `running` with a lease that lapses;
-the housekeeping sweep requeues it (or fails it past its attempts).
+A worker that dies mid-batch leaves its claimed items `running` with leases
+that lapse; the housekeeping sweep requeues them (or fails them past their
+attempts), and the next attempt runs them. Nothing runs twice within one
+attempt, and nothing is marked succeeded that did not run. A worker asked to
+stop gives its unstarted claims back (`queue.release`).
 """
 
 from __future__ import annotations
@@ -24,20 +35,26 @@ import socket
 import threading
 import traceback
 import uuid
-from collections.abc import Callable
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
-from cronplane.core.model import QueueItem
-from cronplane.store import queue
+from cronplane.core.model import Job, QueueItem
+from cronplane.heartbeat import Heartbeat
+from cronplane.store import outcomes, queue
 from cronplane.store.database import Database
-from cronplane.store.events import append_event
+from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
+from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.python import PythonTarget
@@ -46,6 +63,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = 300.0
 DEFAULT_POLL = 1.0
+DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
+# A claim takes about this many seconds of work per run slot (at most
+# `claim_batch` items): fast items go in big batches, slow ones in small, so
+# a worker does not sit on claims other workers could be running.
+BATCH_SECONDS = 0.5
+DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
 ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
@@ -67,6 +90,8 @@ def default_targets(database: Database, clock: Clock) -> Targets:
 
 def jsonable(value: Any) -> Any:
     """A target's return value as stored: itself when JSON-able, else its repr."""
+    if value is None or isinstance(value, str | int | bool):  # most results: no encoding
+        return value
     try:
         json.dumps(value)
     except (TypeError, ValueError):
@@ -74,8 +99,28 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """A claimed item with what running it needs (looked up in the claim's transaction)."""
+
+    item: QueueItem
+    job: Job | None
+    schedule: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """How one item ended, waiting to be recorded with its group."""
+
+    item: QueueItem
+    policy: RetryPolicy
+    result: Any = None
+    error: str | None = None
+    retry: bool = False
+
+
 class Worker:
-    """One worker thread's loop over the queue."""
+    """One worker's loop over the queue: batches claimed, run `concurrency` at a time."""
 
     def __init__(
         self,
@@ -89,7 +134,12 @@ class Worker:
         heartbeat: bool = True,
         jitter: Callable[[], float] = random.random,
         on_outcome: Callable[[str], None] | None = None,
+        concurrency: int = 1,
+        claim_batch: int | None = None,
+        flush_after: float = DEFAULT_FLUSH_AFTER,
     ) -> None:
+        if concurrency < 1 or (claim_batch is not None and claim_batch < 1):
+            raise ValueError("concurrency and claim_batch must be at least 1")
         self.database = database
         # Called after each recorded outcome: succeeded, retry or failed (metrics).
         self.on_outcome = on_outcome
@@ -100,23 +150,117 @@ class Worker:
         self.poll = poll
         self.heartbeat = heartbeat
         self.jitter = jitter
+        self.concurrency = concurrency
+        # One item per step unless asked: `cronplane worker` passes its --claim-batch.
+        self.claim_batch = claim_batch or concurrency
+        self.flush_after = flush_after
+        self._item_seconds = 0.0  # a running mean of one item's wall time (0: unknown)
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._beats: Heartbeat | None = None
+
+    # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
-        """Claim and run one item; False when none was available."""
+        """Claim a batch, run it, record its outcomes; False when nothing was available."""
         with self.database.begin() as conn:
-            item = queue.claim(conn, self.name, self.clock.now(), self.lease)
-            if item is None:
+            claimed = queue.claim_batch(conn, self.name, self.clock.now(), self.lease, self.limit())
+            if not claimed:
                 return False
-            job = get_job(conn, item.tenant, item.stack, item.job)
-            schedule_name = (
-                name_of(conn, item.schedule_id) if item.schedule_id is not None else None
-            )
+            batch = self._lookups(conn, claimed)
+        beats = self._heartbeat()
+        if beats is not None:
+            beats.hold(item.id for item in claimed)
+        started = self.clock.monotonic()
+        try:
+            self._run_batch(batch)
+        finally:
+            if beats is not None:
+                beats.drop(item.id for item in claimed)
+        per_item = (
+            (self.clock.monotonic() - started) * min(self.concurrency, len(batch)) / len(batch)
+        )
+        self._item_seconds = (
+            per_item if not self._item_seconds else (self._item_seconds + per_item) / 2
+        )
+        return True
+
+    def limit(self) -> int:
+        """How many items the next claim takes: `claim_batch`, fewer while items are slow."""
+        if self._item_seconds <= 0:
+            return self.claim_batch
+        fits = int(self.concurrency * BATCH_SECONDS / self._item_seconds)
+        return max(min(self.concurrency, self.claim_batch), min(self.claim_batch, fits))
+
+    def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[_Work]:
+        """Each item's job and schedule name, read once per distinct key."""
+        jobs: dict[tuple[str, str, str], Job | None] = {}
+        names: dict[UUID, str | None] = {}
+        batch = []
+        for item in claimed:
+            key = (item.tenant, item.stack, item.job)
+            if key not in jobs:
+                jobs[key] = get_job(conn, *key)
+            sid = item.schedule_id
+            if sid is not None and sid not in names:
+                names[sid] = name_of(conn, sid)
+            batch.append(_Work(item, jobs[key], names.get(sid) if sid else None))
+        return batch
+
+    def _run_batch(self, batch: list[_Work]) -> None:
+        """Run every item (unless stopping), recording outcomes in groups."""
+        pending: list[_Outcome] = []
+        unstarted: list[QueueItem] = []
+        oldest = 0.0
+
+        def collect(outcome: _Outcome | QueueItem) -> None:
+            nonlocal oldest
+            if isinstance(outcome, QueueItem):
+                unstarted.append(outcome)
+                return
+            if not pending:
+                oldest = self.clock.monotonic()
+            pending.append(outcome)
+            if self.clock.monotonic() - oldest >= self.flush_after:
+                self._record(pending)
+                pending.clear()
+
+        futures: list[Future[_Outcome | QueueItem]] = []
+        try:
+            if self.concurrency == 1 or len(batch) == 1:
+                for work in batch:
+                    collect(self._run_unless_stopping(work))
+            else:
+                futures = [self._executor().submit(self._run_unless_stopping, w) for w in batch]
+                for future in as_completed(futures):
+                    collect(future.result())
+        finally:
+            # After a failed write, the targets still running end before their
+            # claims are let go (their leases lapse; the sweep requeues them).
+            wait(futures)
+            # Outcomes already known are recorded even when a later write failed.
+            self._record(pending)
+            self._release(unstarted)
+
+    def _run_unless_stopping(self, work: _Work) -> _Outcome | QueueItem:
+        """The item's outcome; the item itself, unrun, when stopping or past its expiry.
+
+        An item that expired while it waited for its turn in the batch is given
+        back, not run: queued again, the sweep expires it, as it would have
+        had it never been claimed.
+        """
+        expires = work.item.expires_at
+        if self._stop.is_set() or (expires is not None and expires <= self.clock.now()):
+            return work.item
+        return self._run(work)
+
+    def _run(self, work: _Work) -> _Outcome:
+        """Run one item's target; its failure is data (an outcome), not an exception."""
+        item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
-            self._record(item, policy, error="job missing: nothing to run", retry=False)
-            return True
+            return _Outcome(item, policy, error="job missing: nothing to run")
         context = RunContext(
             tenant=item.tenant,
             stack=item.stack,
@@ -124,7 +268,7 @@ class Worker:
             job=item.job,
             item_id=item.id,
             schedule_id=item.schedule_id,
-            schedule=schedule_name,
+            schedule=work.schedule,
             scheduled_for=item.scheduled_for,
             attempt=item.attempts,
             source=item.source,
@@ -132,45 +276,68 @@ class Worker:
         )
         try:
             runner, spec = self.targets.resolve(job.target)
-            with self._heartbeat(item):
-                result = runner.run(spec, dict(item.payload), context)
+            result = runner.run(spec, dict(item.payload), context)
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            self._record(item, policy, error=str(error)[:ERROR_LIMIT], retry=False)
+            return _Outcome(item, policy, error=str(error)[:ERROR_LIMIT])
         except Exception as error:  # the job's own failure is data, not a crash
             text = "".join(traceback.format_exception_only(error)).strip()
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            self._record(item, policy, error=text[:ERROR_LIMIT], retry=True)
-        else:
-            self._record(item, policy, result=jsonable(result))
-        return True
+            return _Outcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
+        return _Outcome(item, policy, result=jsonable(result))
 
-    def _record(
-        self,
-        item: QueueItem,
-        policy: RetryPolicy,
-        *,
-        result: Any = None,
-        error: str | None = None,
-        retry: bool = False,
-    ) -> None:
-        """Write the outcome and its event in one transaction, then report it."""
-        outcome = self._write(item, policy, result=result, error=error, retry=retry)
-        if outcome is not None and self.on_outcome is not None:
-            self.on_outcome(outcome)
+    # -- recording ---------------------------------------------------------------
 
-    def _write(
-        self,
-        item: QueueItem,
-        policy: RetryPolicy,
-        *,
-        result: Any,
-        error: str | None,
-        retry: bool,
-    ) -> str | None:
-        """The outcome's transaction; None when the item was no longer ours."""
+    def _record(self, group: Sequence[_Outcome]) -> None:
+        """Write a group of outcomes and their events in one transaction, then report them."""
+        if not group:
+            return
         now = self.clock.now()
-        common: dict[str, Any] = {
+        rows: list[dict[str, Any]] = []
+        kinds: list[str] = []
+        with self.database.begin() as conn:
+            wins = [(o.item.id, o.result) for o in group if o.error is None]
+            done = outcomes.succeed_many(conn, wins, self.name, now)
+            for o in group:
+                if o.error is None and o.item.id in done:
+                    message = f"{o.item.job} succeeded"
+                    rows.append(
+                        event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o, now))
+                    )
+                    kinds.append("succeeded")
+                elif o.error is not None and (kind := self._fail(conn, o, now, rows)):
+                    kinds.append(kind)
+            append_outcome_events(conn, rows)
+        if self.on_outcome is not None:
+            for kind in kinds:
+                self.on_outcome(kind)
+
+    def _fail(
+        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
+    ) -> str | None:
+        """Requeue after a backoff, or fail for good; None when the item was no longer ours."""
+        item, error = o.item, o.error or ""
+        detail: dict[str, Any] = {"error": error, "attempt": item.attempts}
+        if o.retry and o.policy.should_retry(item.attempts):
+            delay = o.policy.delay(item.attempts, self.jitter())
+            retry_at = now + timedelta(seconds=delay)
+            if not queue.fail(conn, item.id, self.name, now, error, retry_at):
+                return None
+            message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
+            detail["retry_at"] = retry_at.isoformat()
+            code, kind = ev.ITEM_RETRY, "retry"
+        else:
+            if not queue.fail(conn, item.id, self.name, now, error, None):
+                return None
+            message = f"{item.job} failed after {item.attempts} attempt(s)"
+            code, kind = ev.ITEM_FAILED, "failed"
+        rows.append(event_values(code, message=message, detail=detail, **self._on(o, now)))
+        return kind
+
+    def _on(self, o: _Outcome, now: datetime) -> dict[str, Any]:
+        """The event fields every outcome shares."""
+        item = o.item
+        return {
             "tenant": item.tenant,
             "stack": item.stack,
             "environment": item.environment,
@@ -180,112 +347,62 @@ class Worker:
             "now": now,
             "scheduled_for": item.scheduled_for,
         }
-        with self.database.begin() as conn:
-            if error is None:
-                if not queue.succeed(conn, item.id, self.name, now, result):
-                    return None
-                append_event(conn, ev.ITEM_SUCCEEDED, message=f"{item.job} succeeded", **common)
-                return "succeeded"
-            if retry and policy.should_retry(item.attempts):
-                delay = policy.delay(item.attempts, self.jitter())
-                retry_at = now + timedelta(seconds=delay)
-                if not queue.fail(conn, item.id, self.name, now, error, retry_at):
-                    return None
-                append_event(
-                    conn,
-                    ev.ITEM_RETRY,
-                    message=f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s",
-                    detail={
-                        "error": error,
-                        "attempt": item.attempts,
-                        "retry_at": retry_at.isoformat(),
-                    },
-                    **common,
-                )
-                return "retry"
-            if not queue.fail(conn, item.id, self.name, now, error, None):
-                return None
-            append_event(
-                conn,
-                ev.ITEM_FAILED,
-                message=f"{item.job} failed after {item.attempts} attempt(s)",
-                detail={"error": error, "attempt": item.attempts},
-                **common,
-            )
-            return "failed"
 
-    def _heartbeat(self, item: QueueItem) -> _Heartbeat:
-        return _Heartbeat(self, item)
+    def _release(self, unstarted: Sequence[QueueItem]) -> None:
+        """Give back claims that never ran (stopping): queued again, the attempt undone."""
+        if unstarted:
+            with self.database.begin() as conn:
+                outcomes.release(conn, [i.id for i in unstarted], self.name, self.clock.now())
 
-    # -- the loop -------------------------------------------------------------
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="cronplane-run")
+        return self._pool
+
+    def _heartbeat(self) -> Heartbeat | None:
+        if self.heartbeat and self._beats is None:
+            self._beats = Heartbeat(self.database, self.clock, self.name, self.lease)
+        return self._beats
+
+    # -- the loop ----------------------------------------------------------------
 
     def wake(self) -> None:
         """Cut the idle wait short (an item was enqueued in-process)."""
         self._wake.set()
 
     def stop(self) -> None:
-        """Ask `run` to return after the current item."""
+        """Ask `run` to return after the items in flight (unstarted claims are given back)."""
         self._stop.set()
         self._wake.set()
+
+    def close(self) -> None:
+        """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
+        if self._beats is not None:
+            self._beats.stop()
+            self._beats.join()
+            self._beats = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def run(self) -> None:
         """Run items until `stop()`; idle polls every `poll` seconds; back off on DB errors."""
         failures = 0
-        while not self._stop.is_set():
-            try:
-                worked = self.run_once()
-                failures = 0
-            except Exception as error:  # database down, or a bug: keep the thread alive
-                failures += 1
-                delay = outage_delay(failures)
-                if isinstance(error, SQLAlchemyError):
-                    log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
-                else:
-                    log.exception("worker step crashed; retrying in %.1fs", delay)
-                self.clock.wait(delay, self._wake)
-                continue
-            if not worked:
-                self.clock.wait(self.poll, self._wake)
-
-
-class _Heartbeat:
-    """While a target runs, extend the item's lease every third of it."""
-
-    def __init__(self, worker: Worker, item: QueueItem) -> None:
-        self.worker = worker
-        self.item = item
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> None:
-        if self.worker.heartbeat:
-            self._thread = threading.Thread(
-                target=self._beat, name="cronplane-heartbeat", daemon=True
-            )
-            self._thread.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _beat(self) -> None:
-        interval = self.worker.lease.total_seconds() / 3
-        while not self.worker.clock.wait(interval, self._done):
-            try:
-                with self.worker.database.begin() as conn:
-                    ours = queue.heartbeat(
-                        conn,
-                        self.item.id,
-                        self.worker.name,
-                        self.worker.clock.now(),
-                        self.worker.lease,
-                    )
-            except SQLAlchemyError as error:
-                log.warning("heartbeat for %s failed: %s", self.item.id, error)
-                continue
-            if not ours:
-                log.warning(
-                    "item %s is no longer ours; its outcome will not be recorded", self.item.id
-                )
-                return
+        try:
+            while not self._stop.is_set():
+                try:
+                    worked = self.run_once()
+                    failures = 0
+                except Exception as error:  # database down, or a bug: keep the thread alive
+                    failures += 1
+                    delay = outage_delay(failures)
+                    if isinstance(error, SQLAlchemyError):
+                        log.warning("worker step failed (%s); retrying in %.1fs", error, delay)
+                    else:
+                        log.exception("worker step crashed; retrying in %.1fs", delay)
+                    self.clock.wait(delay, self._wake)
+                    continue
+                if not worked:
+                    self.clock.wait(self.poll, self._wake)
+        finally:
+            self.close()

@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import insert, select
+from sqlalchemy import insert, inspect, select
 
-from cronplane.store.database import Database
+from cronplane.store import dialects, queue
+from cronplane.store.database import Database, alembic_config
 from cronplane.store.tables import leases, metadata
 
 
@@ -54,3 +56,49 @@ def test_a_failed_transaction_writes_nothing(database: Database) -> None:
 def test_database_clock_is_aware_utc(database: Database) -> None:
     now = database.now()
     assert now.tzinfo is not None and now.utcoffset() == timedelta(0)
+
+
+def queue_indexes(database: Database) -> set[str]:
+    return {index["name"] for index in inspect(database.engine).get_indexes("queue_items")}
+
+
+def test_0004_puts_the_claim_index_in_the_claim_order_and_back(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'claim.db'}")
+    database.upgrade("0003")
+    assert "ix_queue_items_claimable" in queue_indexes(database)
+    database.upgrade()
+    indexes = queue_indexes(database)
+    assert "ix_queue_items_claim" in indexes and "ix_queue_items_claimable" not in indexes
+    with database.read() as conn:
+        (sql,) = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'ix_queue_items_claim'"
+        ).one()
+    assert "priority DESC" in sql and "status = 'queued'" in sql
+    with database.begin() as conn:
+        command.downgrade(alembic_config(conn), "0003")
+    indexes = queue_indexes(database)
+    assert "ix_queue_items_claimable" in indexes and "ix_queue_items_claim" not in indexes
+
+
+def test_the_claim_walks_its_index_without_sorting(database: Database) -> None:
+    """EXPLAIN: no sort step (SQLite's temp B-tree, PostgreSQL's Sort) in the claim."""
+    statement = queue._claim_statement(dialects.by_name(database.engine.dialect.name))
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    params = {"worker": "w", "now": now, "until": now, "limit": 10}
+    with database.begin() as conn:
+        compiled = statement.compile(conn)
+        bound = compiled.construct_params(params)
+        if database.dialect == "sqlite":
+            processors = compiled._bind_processors
+            positional = tuple(
+                processors[k](bound[k]) if k in processors else bound[k]
+                for k in compiled.positiontup or ()
+            )
+            plan = [
+                r[3] for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", positional)
+            ]
+        else:
+            plan = [r[0] for r in conn.exec_driver_sql(f"EXPLAIN {compiled}", bound)]
+    text_plan = "\n".join(plan)
+    assert "ix_queue_items_claim" in text_plan, text_plan
+    assert "TEMP B-TREE" not in text_plan and "Sort" not in text_plan, text_plan

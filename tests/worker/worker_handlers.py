@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
 from typing import Any
 
 from cronplane.targets import RunContext
@@ -27,3 +30,43 @@ class Jobs:
     @staticmethod
     def nested(payload: dict[str, Any], context: RunContext) -> str:
         return "nested"
+
+
+# -- batch and concurrency scenarios (test_batches.py) --------------------------
+
+BARRIER_PARTIES = 4
+BARRIER = threading.Barrier(BARRIER_PARTIES, timeout=5)
+
+
+def together(payload: dict[str, Any], context: RunContext) -> int:
+    """Succeeds only when BARRIER_PARTIES calls are in flight at once."""
+    return BARRIER.wait()
+
+
+def logged(payload: dict[str, Any], context: RunContext) -> None:
+    """Append "item attempt" to $CRONPLANE_TEST_RUNLOG; hang at call $CRONPLANE_TEST_HANG_AT."""
+    path = Path(os.environ["CRONPLANE_TEST_RUNLOG"])
+    with path.open("a") as log:
+        log.write(f"{context.item_id} {context.attempt}\n")
+        log.flush()
+        os.fsync(log.fileno())
+    hang_at = int(os.environ.get("CRONPLANE_TEST_HANG_AT", "0"))
+    if hang_at and len(path.read_text().splitlines()) >= hang_at:
+        threading.Event().wait(120)  # killed long before
+
+
+HOLD = threading.Event()
+
+
+def held(payload: dict[str, Any], context: RunContext) -> None:
+    """Block until the test sets HOLD (10 s at most)."""
+    if not HOLD.wait(10):
+        raise TimeoutError("HOLD was never set")
+
+
+ON_RUN: list[Any] = []  # callables the `hook` target calls (a test's worker.stop)
+
+
+def hook(payload: dict[str, Any], context: RunContext) -> None:
+    for call in ON_RUN:
+        call()

@@ -19,6 +19,7 @@ from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.store.database import Database
+from cronplane.worker import DEFAULT_CLAIM_BATCH
 
 
 def _database(ctx: click.Context) -> Database:
@@ -81,6 +82,20 @@ LANES = click.option(
     type=click.IntRange(min=1),
     default=None,
     help="Fire transactions run at once on PostgreSQL [default: 2]; SQLite always runs one.",
+)
+CONCURRENCY = click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Items each worker thread runs at once (a thread pool, for I/O-bound targets).",
+)
+CLAIM_BATCH = click.option(
+    "--claim-batch",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CLAIM_BATCH,
+    show_default=True,
+    help="Most items a worker thread claims per transaction (fewer while items are slow).",
 )
 RETENTION = click.option(
     "--retention-days",
@@ -151,16 +166,32 @@ def dispatcher(
 @click.command("worker")
 @click.option("--once", is_flag=True, help="Run at most one item, then exit.")
 @click.option("--threads", type=int, default=1, show_default=True, help="Worker threads.")
+@CONCURRENCY
+@CLAIM_BATCH
 @VERBOSE
 @json_option
 @scope_options
 @click.pass_context
-def worker(ctx: click.Context, once: bool, threads: int, verbose: bool, as_json: bool) -> None:
+def worker(
+    ctx: click.Context,
+    once: bool,
+    threads: int,
+    concurrency: int,
+    claim_batch: int,
+    verbose: bool,
+    as_json: bool,
+) -> None:
     """Run queued items (python: targets and housekeeping).
     `--json`: `{"ran": true|false}` with --once; log lines as JSON objects."""
     _logging(verbose, as_json)
     database = _database(ctx)
-    node = Node(database, NodeOptions(dispatcher=False, workers=max(1, threads)))
+    options = NodeOptions(
+        dispatcher=False,
+        workers=max(1, threads),
+        concurrency=1 if once else concurrency,
+        claim_batch=1 if once else claim_batch,
+    )
+    node = Node(database, options)
     if once:
         ran = node.workers[0].run_once()
         if as_json:
@@ -181,6 +212,8 @@ def worker(ctx: click.Context, once: bool, threads: int, verbose: bool, as_json:
 @BATCH
 @LANES
 @RETENTION
+@CONCURRENCY
+@CLAIM_BATCH
 @VERBOSE
 @json_option
 @scope_options
@@ -196,6 +229,8 @@ def serve(
     batch_size: int,
     lanes: int | None,
     retention_days: int,
+    concurrency: int,
+    claim_batch: int,
     verbose: bool,
     as_json: bool,
 ) -> None:
@@ -213,6 +248,8 @@ def serve(
         batch_size=batch_size,
         lanes=lanes,
         retention_days=retention_days,
+        concurrency=concurrency,
+        claim_batch=claim_batch,
     )
     parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
     if as_json:

@@ -8,29 +8,51 @@ Item lifecycle (drawn in docs/architecture.md)::
     running ──fail, no attempts left──▶ failed
     queued  ──expires_at passed──▶ expired      (sweep)
     running ──worker lease lost──▶ queued / failed  (sweep: recover)
+    running ──released unstarted (stopping, expired in its batch)──▶ queued
     queued  ──cancel──▶ cancelled
 
-Claiming never hands one item to two workers: on PostgreSQL the candidate is
-chosen with `FOR UPDATE SKIP LOCKED` inside a single UPDATE … RETURNING; on
-SQLite the same UPDATE runs in a write transaction (BEGIN IMMEDIATE), which
-serializes writers. Finishing is conditional on our lease (`lease_owner`,
-status `running`), so a worker whose item was recovered records nothing.
+Claiming never hands one item to two workers: on PostgreSQL the candidates
+(up to a batch) are chosen with `FOR UPDATE SKIP LOCKED` inside a single
+UPDATE … RETURNING; on SQLite the same UPDATE runs in a write transaction
+(BEGIN IMMEDIATE), which serializes writers. The claim walks
+`ix_queue_items_claim`, built in the claim's order, so its cost does not grow
+with the queue. Finishing and heartbeats are conditional on our lease
+(`lease_owner`, status `running`), so a worker whose items were recovered
+records nothing. The worker's statements are built once (module constants)
+and only their parameters change per call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, func, or_, select, union, update
+from sqlalchemy import (
+    Connection,
+    Integer,
+    Row,
+    String,
+    Uuid,
+    and_,
+    bindparam,
+    delete,
+    func,
+    literal_column,
+    or_,
+    select,
+    union,
+    update,
+)
 
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
-from cronplane.store import dialects
+from cronplane.store import dialects, outcomes
 from cronplane.store.tables import events, queue_items
+from cronplane.store.types import UTCDateTime
 
 # A new item's defaults are core.items' (ItemOptions).
 _DEFAULT = ItemOptions()
@@ -125,35 +147,109 @@ def list_items(
     return [item_from_row(row) for row in conn.execute(query)]
 
 
-def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> QueueItem | None:
-    """Take the next available item (highest priority, oldest first) for `worker`."""
-    candidate = (
+# -- the worker's hot path: statements built once, parameters bound per call ---------
+
+_NOW = bindparam("now", type_=UTCDateTime())
+_WORKER = bindparam("worker", type_=String())
+_IDS = bindparam("ids", type_=Uuid(), expanding=True)
+# A literal, not a parameter: SQLite uses a partial index only when the query's
+# WHERE names the index's own `status = 'queued'`.
+_QUEUED = queue_items.c.status == literal_column("'queued'")
+_OURS = (
+    queue_items.c.id.in_(_IDS)
+    & (queue_items.c.lease_owner == _WORKER)
+    & (queue_items.c.status == literal_column("'running'"))
+)
+
+
+@lru_cache(maxsize=4)
+def _claim_statement(dialect: dialects.Dialect) -> Any:
+    """UPDATE the first `limit` claimable items (walking ix_queue_items_claim) RETURNING them."""
+    candidates = (
         select(queue_items.c.id)
         .where(
-            queue_items.c.status == "queued",
-            queue_items.c.available_at <= now,
-            or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > now),
+            _QUEUED,
+            queue_items.c.available_at <= _NOW,
+            or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > _NOW),
         )
         .order_by(queue_items.c.priority.desc(), queue_items.c.available_at)
-        .limit(1)
+        .limit(bindparam("limit", type_=Integer()))
     )
-    candidate = dialects.of(conn).skip_locked(candidate)
-    row = conn.execute(
+    # MATERIALIZED: the candidates are chosen once. Inlined into the UPDATE,
+    # PostgreSQL may rescan a locking LIMIT subquery and take more than `limit`.
+    chosen = dialect.skip_locked(candidates).cte("candidates").prefix_with("MATERIALIZED")
+    return (
         update(queue_items)
         # `status = 'queued'` again: the guard that makes the claim conditional.
-        .where(queue_items.c.id == candidate.scalar_subquery(), queue_items.c.status == "queued")
+        .add_cte(chosen)
+        .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
         .values(
             status="running",
             attempts=queue_items.c.attempts + 1,
-            lease_owner=worker,
-            heartbeat_at=now,
-            lease_expires_at=now + lease,
-            started_at=func.coalesce(queue_items.c.started_at, now),
-            updated_at=now,
+            lease_owner=_WORKER,
+            heartbeat_at=_NOW,
+            lease_expires_at=bindparam("until", type_=UTCDateTime()),
+            started_at=func.coalesce(queue_items.c.started_at, _NOW),
+            updated_at=_NOW,
         )
         .returning(*queue_items.c)
-    ).first()
-    return item_from_row(row) if row is not None else None
+    )
+
+
+_HEARTBEAT = (
+    update(queue_items)
+    .where(_OURS)
+    .values(
+        heartbeat_at=_NOW,
+        lease_expires_at=bindparam("until", type_=UTCDateTime()),
+        updated_at=_NOW,
+    )
+    .returning(queue_items.c.id)
+)
+
+
+def claim_batch(
+    conn: Connection, worker: str, now: datetime, lease: timedelta, limit: int
+) -> list[QueueItem]:
+    """Take up to `limit` available items for `worker`: highest priority, then oldest, first.
+
+    Each item is handed out once: on PostgreSQL the candidates are locked with
+    SKIP LOCKED inside the one UPDATE; on SQLite the write transaction
+    (BEGIN IMMEDIATE) serializes claims.
+    """
+    params = {"worker": worker, "now": now, "until": now + lease, "limit": limit}
+    rows = conn.execute(_claim_statement(dialects.of(conn)), params).all()
+    found = [item_from_row(row) for row in rows]
+    found.sort(key=lambda item: (-item.priority, item.available_at, item.id))
+    return found
+
+
+def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> QueueItem | None:
+    """Take the next available item (highest priority, oldest first) for `worker`."""
+    found = claim_batch(conn, worker, now, lease, 1)
+    return found[0] if found else None
+
+
+def heartbeat_many(
+    conn: Connection, item_ids: Sequence[UUID], worker: str, now: datetime, lease: timedelta
+) -> set[UUID]:
+    """Extend our lease on running items; the ids that are still ours."""
+    if not item_ids:
+        return set()
+    params = {"ids": list(item_ids), "worker": worker, "now": now, "until": now + lease}
+    return set(conn.execute(_HEARTBEAT, params).scalars())
+
+
+def heartbeat(
+    conn: Connection, item_id: UUID, worker: str, now: datetime, lease: timedelta
+) -> bool:
+    """Extend our lease on a running item; False when it is no longer ours."""
+    return bool(heartbeat_many(conn, [item_id], worker, now, lease))
+
+
+def succeed(conn: Connection, item_id: UUID, worker: str, now: datetime, result: Any) -> bool:
+    """Record success; False when the item is no longer ours."""
+    return bool(outcomes.succeed_many(conn, [(item_id, result)], worker, now))
 
 
 def _ours(item_id: UUID, worker: str) -> Any:
@@ -162,36 +258,6 @@ def _ours(item_id: UUID, worker: str) -> Any:
         & (queue_items.c.lease_owner == worker)
         & (queue_items.c.status == "running")
     )
-
-
-def heartbeat(
-    conn: Connection, item_id: UUID, worker: str, now: datetime, lease: timedelta
-) -> bool:
-    """Extend our lease on a running item; False when it is no longer ours."""
-    result = conn.execute(
-        update(queue_items)
-        .where(_ours(item_id, worker))
-        .values(heartbeat_at=now, lease_expires_at=now + lease, updated_at=now)
-    )
-    return result.rowcount == 1
-
-
-def succeed(conn: Connection, item_id: UUID, worker: str, now: datetime, result: Any) -> bool:
-    """Record success; False when the item is no longer ours."""
-    done = conn.execute(
-        update(queue_items)
-        .where(_ours(item_id, worker))
-        .values(
-            status="succeeded",
-            result=result,
-            error=None,
-            lease_owner=None,
-            lease_expires_at=None,
-            finished_at=now,
-            updated_at=now,
-        )
-    )
-    return done.rowcount == 1
 
 
 def fail(

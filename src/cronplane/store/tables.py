@@ -170,10 +170,13 @@ queue_items = Table(
     ),
     CheckConstraint("source IN ('schedule', 'manual', 'api')", name="source"),
 )
-# Claiming: the next available queued item by priority (higher first).
+# Claiming: the queued items in the claim's own order (priority DESC, then
+# oldest), so a claim walks the first entries instead of sorting the queue
+# (migration 0004; the ascending index made SQLite build a temporary B-tree
+# and PostgreSQL sort on every claim, a cost that grew with the queue).
 Index(
-    "ix_queue_items_claimable",
-    queue_items.c.priority,
+    "ix_queue_items_claim",
+    queue_items.c.priority.desc(),
     queue_items.c.available_at,
     postgresql_where=text("status = 'queued'"),
     sqlite_where=text("status = 'queued'"),

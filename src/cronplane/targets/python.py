@@ -2,8 +2,8 @@
 
 The function is called as ``function(payload, context)``; `context` is a
 :class:`~cronplane.targets.RunContext` (tenant, stack, environment, schedule,
-scheduled_for, attempt, …). Modules are imported on first use and cached by
-Python's import system; the function may be a dotted attribute path
+scheduled_for, attempt, …). Modules are imported on first use and each
+resolved function is cached by the target; the function may be a dotted attribute path
 (``module:Class.method``).
 """
 
@@ -31,8 +31,19 @@ def load_callable(spec: str) -> Callable[..., Any]:
 
 
 class PythonTarget:
-    """Runs `python:` targets by calling the function with (payload, context)."""
+    """Runs `python:` targets by calling the function with (payload, context).
+
+    Each spec is resolved once and its callable kept (a worker runs the same
+    few targets thousands of times); a spec that fails to resolve is not
+    kept, so a module deployed later is found on the next attempt.
+    """
+
+    def __init__(self) -> None:
+        self._resolved: dict[str, Callable[..., Any]] = {}
 
     def run(self, spec: str, payload: dict[str, Any], context: RunContext) -> Any:
         """Call the target; its return value is the item's result."""
-        return load_callable(spec)(payload, context)
+        function = self._resolved.get(spec)
+        if function is None:
+            function = self._resolved[spec] = load_callable(spec)
+        return function(payload, context)

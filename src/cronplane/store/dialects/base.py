@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from sqlalchemy import Connection, Engine, Table
+from sqlalchemy import CTE, Connection, Engine, Table, select
 from sqlalchemy.sql import Select
 
 
@@ -57,6 +57,10 @@ class Dialect:
     def skip_locked(self, query: Select[Any]) -> Select[Any]:
         """`query` locking its rows and skipping those another transaction holds."""
         return query
+
+    def among(self, column: Any, chosen: CTE) -> Any:
+        """`column` is one of the ids `chosen` (a one-column CTE) selected, in a WHERE."""
+        return column.in_(select(chosen.c[0]))
 
     def insert(self, table: Table) -> Any:
         """An INSERT that supports ON CONFLICT DO NOTHING."""

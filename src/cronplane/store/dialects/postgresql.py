@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table, create_engine, text
+from sqlalchemy import CTE, Connection, Engine, Table, create_engine, func, literal_column, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import Select
 
@@ -49,6 +49,14 @@ class PostgreSQL(Dialect):
     def skip_locked(self, query: Select[Any]) -> Select[Any]:
         # A row being written is skipped, not waited for: the next look sees it.
         return query.with_for_update(skip_locked=True)
+
+    def among(self, column: Any, chosen: CTE) -> Any:
+        # `= ANY(ARRAY(…))`: an InitPlan run once, then primary-key lookups,
+        # whatever the statistics say (a semi-join on a queue the planner thinks
+        # empty can scan every queued row instead).
+        return column == func.any(
+            literal_column(f"ARRAY(SELECT {chosen.c[0].name} FROM {chosen.name})")
+        )
 
     def insert(self, table: Table) -> Any:
         return postgresql.insert(table)

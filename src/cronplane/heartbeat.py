@@ -1,0 +1,79 @@
+"""A worker's one heartbeat thread: it keeps the leases of every item the worker holds.
+
+Claimed items stay `running` under a lease until their outcome is recorded;
+a worker that stops renewing (it died) lets them lapse, and the housekeeping
+sweep requeues them. One thread per worker renews them all in one UPDATE
+every third of the lease, and only while it holds claims (an idle worker
+runs no timer). An item found no longer ours is dropped: its outcome write,
+conditional on the lease, will record nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from datetime import timedelta
+from uuid import UUID
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from cronplane.clock import Clock
+from cronplane.store import queue
+from cronplane.store.database import Database
+
+log = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    """Every third of the lease, extend the lease of every item held (a daemon thread)."""
+
+    def __init__(self, database: Database, clock: Clock, worker: str, lease: timedelta) -> None:
+        self.database, self.clock, self.worker, self.lease = database, clock, worker, lease
+        self._held: set[UUID] = set()
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._busy = threading.Event()  # set while claims are held
+        self._thread = threading.Thread(target=self._beat, name="cronplane-heartbeat", daemon=True)
+        self._thread.start()
+
+    def hold(self, item_ids: Iterable[UUID]) -> None:
+        with self._lock:
+            self._held.update(item_ids)
+            self._busy.set()
+
+    def drop(self, item_ids: Iterable[UUID]) -> None:
+        with self._lock:
+            self._held.difference_update(item_ids)
+            if not self._held:
+                self._busy.clear()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._busy.set()
+
+    def join(self) -> None:
+        self._thread.join(timeout=30)
+
+    def _beat(self) -> None:
+        interval = self.lease.total_seconds() / 3
+        while not self._done.is_set():
+            self._busy.wait()  # an idle worker has no lease to renew: no timer runs
+            if self.clock.wait(interval, self._done) or self._done.is_set():
+                return
+            with self._lock:
+                held = sorted(self._held)
+            try:
+                with self.database.begin() as conn:
+                    ours = queue.heartbeat_many(
+                        conn, held, self.worker, self.clock.now(), self.lease
+                    )
+            except SQLAlchemyError as error:
+                log.warning("heartbeat for %d item(s) failed: %s", len(held), error)
+                continue
+            lost = set(held) - ours
+            if lost:
+                log.warning(
+                    "%d item(s) are no longer ours; their outcomes will not be recorded", len(lost)
+                )
+                self.drop(lost)
