@@ -39,8 +39,7 @@ from cronplane.core.cron_fields import (
 
 MAX_LENGTH: Final = 256
 # Longest exact interval: ten years; anything longer is almost surely a typo.
-MAX_INTERVAL_MINUTES: Final = 3650 * 1440
-MAX_INTERVAL_SECONDS: Final = MAX_INTERVAL_MINUTES * 60
+MAX_INTERVAL_SECONDS: Final = 3650 * 86_400
 
 ALIASES: Final = {
     "@hourly": "0 * * * *",
@@ -51,7 +50,6 @@ ALIASES: Final = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
 }
-UNIT_MINUTES: Final = {"m": 1, "h": 60, "d": 1440}
 # Largest first: the order a sum must be written in, and the canonical unit's search order.
 UNIT_SECONDS: Final = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
 
