@@ -10,9 +10,10 @@ list with its reason. Nothing is dropped silently.
 |------------------------------------|-------------------------------------------------------|
 | ``crontab(m, h, dom, mon, dow)``   | ``"m h dom mon dow"`` in the app's zone               |
 | ``timedelta`` / number of seconds  | ``every N minutes|hours|days`` in UTC (SPEC §3)      |
+| … not a whole number of minutes    | ``every N seconds`` (``@every Ns``)                   |
 | ``schedule(run_every=…)``          | as its interval                                       |
 | ``solar(event, lat, lon)``         | skipped: no cron expression follows the sun           |
-| sub-minute or fractional intervals | skipped: cronplane's resolution is one minute         |
+| fractional seconds (``2.5``)       | skipped: cronplane's grain is one second              |
 | crontab restricting both day fields| skipped: Celery ANDs them, cron (Vixie) ORs them      |
 
 Each distinct (task, routing options) becomes one job with target
@@ -22,6 +23,8 @@ the shape the celery target turns back into ``send_task(args, kwargs)``.
 Intervals are written in UTC because a Celery interval is elapsed time, not a
 wall-clock reading: a "1 day" interval must not become 23 or 25 hours at a DST
 change. A crontab keeps the app's zone, in which Celery evaluated it.
+An interval in seconds fires at the same spacing as in beat, but counted from
+the Unix epoch (every instant t with t mod N = 0) rather than from beat's start.
 """
 
 from __future__ import annotations
@@ -222,15 +225,16 @@ def schedule_expression(schedule: Any) -> tuple[str, bool]:
 
 
 def interval_expression(seconds: float) -> str:
-    """`every N minutes|hours|days` for an interval; Untranslatable below a minute's grain."""
+    """`every N days|hours|minutes` in the largest whole unit, else `every N seconds`;
+    Untranslatable for a fractional or non-positive interval (the grain is one second)."""
     if seconds <= 0 or seconds != int(seconds):
-        raise Untranslatable(f"interval of {seconds:g} s: only whole minutes translate")
+        raise Untranslatable(f"interval of {seconds:g} s: only whole seconds translate")
     whole = int(seconds)
-    for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60)):
+    for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60), ("second", 1)):
         if whole % size == 0:
             count = whole // size
             return f"every {count} {unit}{'s' if count != 1 else ''}"
-    raise Untranslatable(f"interval of {whole} s: cronplane's resolution is one minute")
+    raise AssertionError("unreachable: every whole number is a multiple of one second")
 
 
 def crontab_expression(schedule: Any) -> str:

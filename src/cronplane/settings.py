@@ -7,8 +7,12 @@
 | stack        | `--stack`  | CRONPLANE_STACK          | `default`                |
 | environment  | `--env`    | CRONPLANE_ENV            | `default`                |
 | actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
+| min_interval | —          | CRONPLANE_MIN_INTERVAL   | `1` (seconds)            |
 
 A flag wins over its variable; the variable wins over the default.
+`min_interval` is the installation's shortest allowed schedule interval: a
+create, update or sync of a cron that fires more often is refused
+(X400010INTMIN); rows already stored are left as they are.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
+from cronplane.errors import InvalidRequest
 
 # The store's default, spelled here so reading settings imports no database driver
 # (store.database.DEFAULT_URL is this same value).
 DEFAULT_URL = "sqlite:///cronplane.db"
+DEFAULT_MIN_INTERVAL = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,7 @@ class Settings:
     stack: str = DEFAULT_SCOPE_PART
     environment: str = DEFAULT_SCOPE_PART
     actor: str = "cli"
+    min_interval: int = DEFAULT_MIN_INTERVAL
 
     @property
     def scope(self) -> Scope:
@@ -47,6 +54,20 @@ def default_actor() -> str:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):
         return "cli"
+
+
+def min_interval_from(text: str | None) -> int:
+    """CRONPLANE_MIN_INTERVAL as whole seconds >= 1 (unset: 1); InvalidRequest otherwise,
+    so a typo stops the process instead of silently allowing every interval."""
+    if text is None or not text.strip():
+        return DEFAULT_MIN_INTERVAL
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise InvalidRequest(
+            f"CRONPLANE_MIN_INTERVAL must be whole seconds >= 1, not {value[:40]!r}",
+            {"field": "CRONPLANE_MIN_INTERVAL"},
+        )
+    return int(value)
 
 
 def load_settings(
@@ -69,4 +90,5 @@ def load_settings(
         stack=pick("stack", "CRONPLANE_STACK", DEFAULT_SCOPE_PART),
         environment=pick("env", "CRONPLANE_ENV", DEFAULT_SCOPE_PART),
         actor=env.get("CRONPLANE_ACTOR") or default_actor(),
+        min_interval=min_interval_from(env.get("CRONPLANE_MIN_INTERVAL")),
     )

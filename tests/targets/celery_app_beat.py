@@ -50,9 +50,13 @@ app.conf.beat_schedule = {
     "daily-export": {"task": "billing.tasks.export", "schedule": timedelta(days=1)},
     "seconds-as-number": {"task": "billing.tasks.ping", "schedule": 600.0},
     "schedule-object": {"task": "billing.tasks.ping", "schedule": schedule(timedelta(hours=1))},
+    # below a minute, or not a whole number of minutes: every N seconds
+    "every-30-seconds": {"task": "billing.tasks.ping", "schedule": 30.0},
+    "flush-10s": {"task": "billing.tasks.flush", "schedule": timedelta(seconds=10)},
+    "relay-90s": {"task": "billing.tasks.ping", "schedule": schedule(timedelta(seconds=90))},
     # not translatable, each for its own reason
     "sunset-lights": {"task": "billing.tasks.lights", "schedule": _solar("sunset", 51.5, -0.1)},
-    "every-30-seconds": {"task": "billing.tasks.ping", "schedule": 30.0},
+    "half-second": {"task": "billing.tasks.ping", "schedule": 0.5},
     "first-monday": {
         "task": "billing.tasks.report",
         "schedule": crontab(minute=0, hour=9, day_of_month="1-7", day_of_week="mon"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from cronplane.celery_beat import (
 from cronplane.cli.main import cli
 from cronplane.clock import FakeClock
 from cronplane.core import validation
+from cronplane.core.cron import parse
 from cronplane.errors import InvalidRequest
 from cronplane.manifest import load_manifest, parse_manifest
 from cronplane.service import ScheduleService
@@ -40,10 +41,13 @@ EXPECTED = {
     "seconds-as-number": ("seconds-as-number", "every 10 minutes", "UTC", "*/10 * * * *"),
     "schedule-object": ("schedule-object", "every 1 hour", "UTC", "0 */1 * * *"),
     "with-countdown": ("with-countdown", "every 10 minutes", "UTC", "*/10 * * * *"),
+    "every-30-seconds": ("every-30-seconds", "every 30 seconds", "UTC", "@every 30s"),
+    "flush-10s": ("flush-10s", "every 10 seconds", "UTC", "@every 10s"),
+    "relay-90s": ("relay-90s", "every 90 seconds", "UTC", "@every 90s"),
 }
 SKIPPED = {
     "sunset-lights": "no cron expression follows the sun",
-    "every-30-seconds": "resolution is one minute",
+    "half-second": "only whole seconds translate",
     "first-monday": "Celery requires both to match",
     "odd-args": "not JSON",
 }
@@ -59,7 +63,7 @@ def test_every_entry_is_translated_or_listed(app: object) -> None:
     document = translation.document
     assert document["name"] == "billing"  # the Celery app's main name
     crons = document["crons"]
-    assert len(crons) + len(translation.skipped) == 16  # nothing dropped silently
+    assert len(crons) + len(translation.skipped) == 19  # nothing dropped silently
     for entry, (name, cron, zone, _) in EXPECTED.items():
         assert crons[name]["cron"] == cron, entry
         assert crons[name].get("timezone", "UTC") == zone, entry
@@ -120,16 +124,63 @@ def test_output_installs_as_an_app(app: object, sqlite_database: Database) -> No
         (86400, "every 1 day"),
         (3 * 86400, "every 3 days"),
         (150 * 60, "every 150 minutes"),
+        (1, "every 1 second"),
+        (10, "every 10 seconds"),
+        (30, "every 30 seconds"),
+        (90, "every 90 seconds"),
+        (3601, "every 3601 seconds"),
     ],
 )
 def test_intervals(seconds: float, expected: str) -> None:
     assert interval_expression(seconds) == expected
 
 
-@pytest.mark.parametrize("seconds", [0, -60, 30, 90, 60.5])
-def test_intervals_below_a_minute_grain(seconds: float) -> None:
+@pytest.mark.parametrize("seconds", [0, -60, -10, 0.5, 60.5])
+def test_intervals_below_a_second_grain(seconds: float) -> None:
     with pytest.raises(Untranslatable):
         interval_expression(seconds)
+
+
+def test_seconds_fire_at_celerys_spacing() -> None:
+    """A beat_schedule with 10 s and 30 s entries: the manifest says `every N seconds`, and
+    cronplane's instants are the ones celery's own `schedule` object makes due, stepping a
+    simulated beat one second at a time from an instant both count from (the epoch's grid)."""
+    from celery.schedules import schedule
+
+    beat = {
+        "flush": {"task": "t.flush", "schedule": timedelta(seconds=10)},
+        "relay": {"task": "t.relay", "schedule": schedule(run_every=timedelta(seconds=30))},
+        "outbox": {"task": "t.outbox", "schedule": 30},
+    }
+    translation = translate(beat, stack="s")
+    crons = translation.document["crons"]
+    assert not translation.skipped
+    assert {name: cron["cron"] for name, cron in crons.items()} == {
+        "flush": "every 10 seconds",
+        "relay": "every 30 seconds",
+        "outbox": "every 30 seconds",
+    }
+    manifest = parse_manifest(translation.to_yaml())
+    start = datetime(2026, 1, 5, 12, 0, 0, tzinfo=UTC)  # a multiple of 10 and 30 s
+    end = start + timedelta(minutes=5)
+    for name, entry in beat.items():
+        every = entry["schedule"]
+        interval = every if isinstance(every, schedule) else schedule(run_every=every)
+        # What beat does: ask is_due(last_run_at) at each tick; a due entry runs now.
+        now, last, celery_runs = start, start, []
+        while now < end:
+            now += timedelta(seconds=1)
+            ticking = schedule(run_every=interval.run_every, nowfun=lambda now=now: now)
+            if ticking.is_due(last).is_due:
+                celery_runs.append(now)
+                last = now
+        declared = manifest.crons[name]
+        cron = parse(validation.normalize_cron(declared.cron, name))
+        ours, at = [], start
+        while (at := cron.next_after(at, declared.timezone)) <= end:  # type: ignore[operator]
+            ours.append(at)
+        assert len(celery_runs) == 300 // interval.run_every.total_seconds()
+        assert ours == celery_runs, name
 
 
 def test_crontab_fields() -> None:

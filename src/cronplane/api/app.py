@@ -76,6 +76,7 @@ def create_app(
     on_enqueue: Callable[[], None] | None = None,
     ui: bool = False,
     token_cache_seconds: float = DEFAULT_TOKEN_CACHE_SECONDS,
+    min_interval: int = 1,
 ) -> FastAPI:
     """Build the API over `database`.
 
@@ -83,7 +84,8 @@ def create_app(
     schedule changes and `on_enqueue` wakes the workers after a run-now;
     `ui=True` also serves the web UI (`cronplane.ui`) at `/`. A valid token is
     remembered `token_cache_seconds` (a revocation made elsewhere takes effect
-    within that time; 0 reads the database on every request).
+    within that time; 0 reads the database on every request). `min_interval` is
+    the CRONPLANE_MIN_INTERVAL setting: the shortest interval a write may set.
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -105,6 +107,7 @@ def create_app(
         on_change=on_change,
         on_enqueue=on_enqueue,
         token_cache_seconds=token_cache_seconds,
+        min_interval=min_interval,
     )
     app.state.cronplane = ApiContext(
         database=database,

@@ -28,13 +28,29 @@ def tune_collector() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
-def serve_api(database: Database, node: Node, *, host: str, port: int, ui: bool = True) -> None:
+def serve_api(
+    database: Database,
+    node: Node,
+    *,
+    host: str,
+    port: int,
+    ui: bool = True,
+    min_interval: int = 1,
+) -> None:
     """Start the node's threads, serve the API (and console) until SIGINT/SIGTERM, then stop.
 
     The app shares the node's clock, and its writes wake the node: a changed
-    schedule wakes the dispatcher, a run-now wakes the workers.
+    schedule wakes the dispatcher, a run-now wakes the workers. `min_interval` is
+    the CRONPLANE_MIN_INTERVAL setting.
     """
-    app = create_app(database, node.clock, on_change=node.wake, on_enqueue=node.wake_workers, ui=ui)
+    app = create_app(
+        database,
+        node.clock,
+        on_change=node.wake,
+        on_enqueue=node.wake_workers,
+        ui=ui,
+        min_interval=min_interval,
+    )
     # One process, one event loop: the API's sync routes run in its thread pool,
     # the dispatcher and workers in their own threads. uvicorn owns the signals.
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False)
@@ -58,8 +74,9 @@ def app_from_environment() -> FastAPI:
     from cronplane.node import clock_for
     from cronplane.settings import load_settings
 
-    database = Database(load_settings().database_url)
+    settings = load_settings()
+    database = Database(settings.database_url)
     database.ensure_schema()
-    app = create_app(database, clock_for(database))
+    app = create_app(database, clock_for(database), min_interval=settings.min_interval)
     tune_collector()
     return app

@@ -38,7 +38,7 @@ def celery_beat(
 ) -> None:
     """Translate MODULE:APP's beat_schedule into an app.yaml (celery: targets).
 
-    Entries that cannot be translated (solar, sub-minute intervals, …) are listed
+    Entries that cannot be translated (solar, fractional seconds, …) are listed
     in the file's header and on standard error, never dropped silently.
     """
     translation = translate_app(load_celery_app(reference), stack)

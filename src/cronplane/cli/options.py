@@ -150,7 +150,11 @@ def client(
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, ScheduleService):
         opened = database(ctx, writes=writes)
-        service = ScheduleService(opened, SystemClock() if clock is None else clock(opened))
+        service = ScheduleService(
+            opened,
+            SystemClock() if clock is None else clock(opened),
+            min_interval=settings(ctx).min_interval,
+        )
         ctx.meta[_SERVICE] = service
     local: ControlPlane = service
     return local

@@ -14,7 +14,7 @@ from types import FrameType
 
 import click
 
-from cronplane.cli.options import database, json_option, scope_options
+from cronplane.cli.options import database, json_option, scope_options, settings
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
@@ -240,6 +240,7 @@ def serve(
 
     _logging(verbose or True, as_json)
     database = _database(ctx)
+    minimum = settings(ctx).min_interval  # a bad CRONPLANE_MIN_INTERVAL stops start-up
     workers = 0 if no_worker else workers
     options = NodeOptions(
         dispatcher=not no_dispatcher,
@@ -259,7 +260,7 @@ def serve(
         click.echo(
             f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
         )
-    serve_api(database, Node(database, options), host=host, port=port)
+    serve_api(database, Node(database, options), host=host, port=port, min_interval=minimum)
 
 
 COMMANDS = (dispatcher, worker, serve)

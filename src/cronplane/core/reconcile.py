@@ -26,6 +26,7 @@ from uuid import UUID
 
 from cronplane.core import validation
 from cronplane.core.codec import to_document
+from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
 from cronplane.core.model import (
     DECLARED_FIELDS,
@@ -273,12 +274,14 @@ def resolve_declarations(
 
 
 def check_fires(
-    plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime
+    plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime, min_interval: int = 1
 ) -> tuple[dict[str, datetime], list[str]]:
     """First fires of created rows and of updated rows whose cron or zone changed.
 
-    The five-year rule is a create-time rule, so only what the plan writes is
-    checked; returns {name: first fire} and the problems.
+    The five-year rule and the installation's minimum interval (`min_interval`
+    seconds, X400010INTMIN) are write-time rules, so only what the plan writes
+    is checked (a row kept as it is stays, even under a raised minimum);
+    returns {name: first fire} and the problems.
     """
     fires: dict[str, datetime] = {}
     problems: list[str] = []
@@ -293,6 +296,7 @@ def check_fires(
             todo.append((item.name, cron, timezone))
     for name, cron, timezone in todo:
         try:
+            validation.check_min_interval(parse(cron), min_interval)
             fires[name] = first_run(cron, timezone, now)
         except CronplaneError as error:
             problems.append(f"crons.{name}.cron: {error.code.text} {error.message}")

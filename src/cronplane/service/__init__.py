@@ -37,7 +37,9 @@ class ScheduleService:
     `clock` gives "now" for every rule (FakeClock in tests); `on_change` runs
     after each commit that changed a schedule, `on_enqueue` after a run-now
     enqueued an item (in-process workers wake); `token_cache_seconds` is how
-    long a valid API token is remembered.
+    long a valid API token is remembered; `min_interval` (seconds, the
+    CRONPLANE_MIN_INTERVAL setting) is the shortest interval a create, update
+    or sync may set (X400010INTMIN otherwise).
     """
 
     def __init__(
@@ -48,8 +50,9 @@ class ScheduleService:
         *,
         on_enqueue: Callable[[], None] | None = None,
         token_cache_seconds: float = 0.0,
+        min_interval: int = 1,
     ) -> None:
-        self.context = Context(database, clock, on_change)
+        self.context = Context(database, clock, on_change, min_interval)
         self.database = database
         self.clock = clock
         self.schedules = Schedules(self.context)

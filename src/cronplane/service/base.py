@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 
 from cronplane.clock import Clock
 from cronplane.codes import Code
+from cronplane.core import cron as cron_engine
 from cronplane.core import validation
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
@@ -44,11 +45,13 @@ class Transaction:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """The database, the clock and the change hook the parts of one service share."""
+    """The database, the clock and the change hook the parts of one service share;
+    `min_interval` is the installation's shortest allowed interval in seconds."""
 
     database: Database
     clock: Clock
     on_change: Callable[[], None] | None = None
+    min_interval: int = 1
 
     @contextmanager
     def write(self) -> Iterator[Transaction]:
@@ -85,6 +88,13 @@ def checked_scope(scope: Scope) -> Scope:
     validation.validate_name(scope.stack, "stack")
     validation.validate_name(scope.environment, "environment")
     return scope
+
+
+def check_interval(cron: str, minimum: int) -> None:
+    """IntervalTooShort (X400010INTMIN, naming `minimum`) for a normalized cron that fires
+    more often; rows already stored are never checked, only what a write sets."""
+    if minimum > 1:
+        validation.check_min_interval(cron_engine.parse(cron), minimum)
 
 
 def json_value(value: object) -> object:

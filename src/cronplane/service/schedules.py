@@ -53,6 +53,7 @@ from cronplane.service.base import (
     Transaction,
     active_job,
     change_event,
+    check_interval,
     check_revision,
     checked_scope,
     existing,
@@ -87,7 +88,7 @@ class _CheckedCreate:
     values: dict[str, Any]
 
 
-def _check_create(request: NewSchedule) -> _CheckedCreate:
+def _check_create(request: NewSchedule, min_interval: int) -> _CheckedCreate:
     """Validate what needs no database; the coded error of the first bad field otherwise."""
     if request.source == "app":
         raise InvalidRequest("app schedules are created by sync, from the app's manifest")
@@ -98,6 +99,8 @@ def _check_create(request: NewSchedule) -> _CheckedCreate:
     }
     given = {key: value for key, value in values.items() if value is not None}
     values.update(check_fields(given, scope.identity(name)))
+    if values.get("cron") is not None:
+        check_interval(values["cron"], min_interval)
     return _CheckedCreate(request, name, values)
 
 
@@ -166,7 +169,7 @@ class Schedules(ServiceBase):
         checked: list[tuple[int, _CheckedCreate]] = []
         for index, request in enumerate(requests):
             try:
-                checked.append((index, _check_create(request)))
+                checked.append((index, _check_create(request, self.context.min_interval)))
             except CronplaneError as error:
                 results[index] = error
         if checked:
@@ -266,7 +269,10 @@ class Schedules(ServiceBase):
         `overrides`.
         """
         clean = patch.given()
-        check_fields(clean, "check")  # the cron is normalized later, with the row's seed
+        # The cron is normalized later, with the row's seed; H never makes a gap under 60 s.
+        checked = check_fields(clean, "check")
+        if "cron" in checked:
+            check_interval(checked["cron"], self.context.min_interval)
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             return self._apply(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)

@@ -213,7 +213,9 @@ class Apps(ServiceBase):
         rows: dict[str, SyncedRow] = {head.name: head for head in heads}
         rows.update((row.name, row) for row in full)
         plan = plan_sync(declared, rows.values())
-        fires, problems = check_fires(plan, {row.name: row for row in full}, now)
+        fires, problems = check_fires(
+            plan, {row.name: row for row in full}, now, self.context.min_interval
+        )
         if problems:
             raise _invalid(problems)
         return plan, rows, fires

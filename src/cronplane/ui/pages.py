@@ -37,12 +37,16 @@ SECURITY_HEADERS: Final = {
 }
 
 
-def when(value: datetime | None, zone: str = "UTC") -> Markup:
+def when(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Markup:
     """A UTC instant shown in `zone`, with the UTC reading on hover; a dash when None.
 
     `data-zone` is the zone it was rendered in: the time display switch
     (console.js) re-renders every `<time>` in UTC or the browser's zone.
+    `seconds` shows them too (a schedule of `every 10 seconds`, whose next
+    instants would otherwise read alike).
     """
+    if seconds:
+        return _time(value, zone, "%Y-%m-%d %H:%M:%S %Z", "seconds")
     return _time(value, zone, "%Y-%m-%d %H:%M %Z", "datetime")
 
 

@@ -105,6 +105,7 @@
 
   /* -- cron presets ------------------------------------------------------ */
   var PATTERNS = [
+    ["seconds", /^(?:@every (\d+)s|every (\d+) seconds?)$/],
     ["minutes", /^\*\/(\d+) \* \* \* \*$/],
     ["hourly", /^(\d+) \* \* \* \*$/],
     ["daily", /^(\d+) (\d+) \* \* \*$/],
@@ -120,6 +121,7 @@
   function compose(preset) {
     var t = timeParts(), m = t[0], h = t[1];
     switch (preset) {
+      case "seconds": return "every " + $("#p-seconds").value + ($("#p-seconds").value === "1" ? " second" : " seconds");
       case "minutes": return "*/" + $("#p-every").value + " * * * *";
       case "hourly": return (parseInt($("#p-minute").value, 10) || 0) + " * * * *";
       case "daily": return m + " " + h + " * * *";
@@ -140,7 +142,12 @@
       var match = PATTERNS[i][1].exec(text);
       if (!match) { continue; }
       var preset = PATTERNS[i][0];
-      if (preset === "minutes") {
+      if (preset === "seconds") {
+        var count = String(+(match[1] || match[2]));
+        var choice = $all("#p-seconds option").filter(function (o) { return o.textContent === count; })[0];
+        if (!choice) { return "advanced"; }
+        $("#p-seconds").value = choice.textContent;
+      } else if (preset === "minutes") {
         var option = $("#p-every option[value='" + match[1] + "']") ||
           $all("#p-every option").filter(function (o) { return o.textContent === match[1]; })[0];
         if (!option) { return "advanced"; }
@@ -229,9 +236,10 @@
     var parts = {};
     new Intl.DateTimeFormat("en-GB", {
       timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
-      minute: "2-digit", hourCycle: "h23", timeZoneName: "short"
+      minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short"
     }).formatToParts(date).forEach(function (part) { parts[part.type] = part.value; });
-    var clock = parts.hour + ":" + parts.minute + " " + (zone === "UTC" ? "UTC" : parts.timeZoneName);
+    var clock = parts.hour + ":" + parts.minute + (form === "seconds" ? ":" + parts.second : "") +
+      " " + (zone === "UTC" ? "UTC" : parts.timeZoneName);
     return form === "time" ? clock : parts.year + "-" + parts.month + "-" + parts.day + " " + clock;
   }
   function showTimes(root) {
