@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cli_process import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,11 +89,4 @@ def test_make_run_serves_where_asked_and_its_token_opens_the_example_app(tmp_pat
         names = {row["name"] for row in answer.json()["items"]}
         assert names, "the example app's schedules are missing from the token's tenant"
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        stop_group(process)

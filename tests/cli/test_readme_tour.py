@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+from cli_process import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,11 +87,4 @@ def test_every_command_of_the_readme_tour_succeeds_beside_make_run(tmp_path: Pat
         assert done == len(commands)
         assert "succeeded" in ran.stdout  # `schedule run nightly --wait` saw the outcome
     finally:
-        os.killpg(server.pid, signal.SIGINT)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        if server.stdout is not None:
-            server.stdout.close()
+        stop_group(server)

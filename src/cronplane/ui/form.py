@@ -66,18 +66,7 @@ class ScheduleForm:
 
     def payload_value(self) -> dict[str, Any]:
         """The payload text as a JSON object; InvalidPayload (field `payload`) otherwise."""
-        try:
-            value = json.loads(self.payload or "{}")
-        except json.JSONDecodeError as error:
-            raise InvalidPayload(
-                f"payload is not JSON: {error.msg} at line {error.lineno} column {error.colno}",
-                {"field": "payload"},
-            ) from error
-        if not isinstance(value, dict):
-            raise InvalidPayload(
-                f"payload must be a JSON object, not {type(value).__name__}", {"field": "payload"}
-            )
-        return value
+        return payload_object(self.payload or "{}")
 
     def number_value(self, name: str) -> int | None:
         """A field of whole seconds; None when blank (for misfire grace: "always fire once")."""
@@ -135,6 +124,22 @@ _KINDS: Final = {
     name: next(arm for arm in typing.get_args(hint) if arm not in (Unset, type(None)))
     for name, hint in typing.get_type_hints(SchedulePatch).items()
 }
+
+
+def payload_object(text: str) -> dict[str, Any]:
+    """Payload text typed in the console as a JSON object; InvalidPayload otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidPayload(
+            f"payload is not JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            {"field": "payload"},
+        ) from error
+    if not isinstance(value, dict):
+        raise InvalidPayload(
+            f"payload must be a JSON object, not {type(value).__name__}", {"field": "payload"}
+        )
+    return value
 
 
 def _text(value: object) -> str:

@@ -12,7 +12,6 @@ once it finished. The answer that shows an item queued or finished carries
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Final
 from uuid import UUID
 
@@ -21,7 +20,8 @@ from starlette.responses import Response
 
 from cronplane.api.context import context_of
 from cronplane.core.model import QueueItem, Scope
-from cronplane.errors import CronplaneError, InvalidPayload
+from cronplane.errors import CronplaneError
+from cronplane.ui.form import payload_object
 from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
@@ -88,17 +88,7 @@ def _payload_for_run(text: str | None, saved: dict[str, Any]) -> dict[str, Any] 
     """The Run dialog's payload: None when absent or the saved one (no override recorded)."""
     if text is None or not text.strip():
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidPayload(
-            f"payload is not JSON: {error.msg} at line {error.lineno} column {error.colno}",
-            {"field": "payload"},
-        ) from error
-    if not isinstance(value, dict):
-        raise InvalidPayload(
-            f"payload must be a JSON object, not {type(value).__name__}", {"field": "payload"}
-        )
+    value = payload_object(text)
     return None if value == saved else value
 
 
