@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli_process import command
 
 from hostile_support import billion_laughs
 
@@ -23,7 +24,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "CRONPLANE_ACTOR": "cli:test",
     }
     return subprocess.run(
-        ["cronplane", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        [command(), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
 
 

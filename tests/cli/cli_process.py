@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,13 @@ Cronplane = Callable[..., Outcome]
 
 
 def command() -> str:
-    """The installed console script."""
+    """The installed console script: the one beside this interpreter (make test runs
+    .venv/bin/pytest without putting .venv/bin on PATH), else the one on PATH."""
+    beside = Path(sys.executable).with_name("cronplane")
+    if beside.exists():
+        return str(beside)
     found = shutil.which("cronplane")
-    assert found is not None, "the `cronplane` console script is not on PATH"
+    assert found is not None, "the `cronplane` console script is not installed"
     return found
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import worker_handlers
+from cli_process import command
 from sqlalchemy import select
 
 from cronplane import events as ev
@@ -286,7 +287,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_attempt(
 
 def cronplane(database: Database, *args: str) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(SCRIPT.parent), *sys.path])}
-    argv = ["cronplane", "--db", database.url, "--tenant", "acme", *args]
+    argv = [command(), "--db", database.url, "--tenant", "acme", *args]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
 
 
