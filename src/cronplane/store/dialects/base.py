@@ -18,6 +18,35 @@ class Listener(Protocol):
         ...
 
 
+class RowsInsert(Protocol):
+    """INSERT rows encoded by the dialect's `row_encoder`, in `columns` order."""
+
+    def __call__(
+        self, conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[Any], /
+    ) -> None: ...
+
+
+class InUpdate(Protocol):
+    """UPDATE … SET set_columns = values WHERE match AND key IN keys; rows matched.
+
+    `values`, the `match` value and `keys` are driver-ready (the dialect's `params`).
+    """
+
+    def __call__(
+        self,
+        conn: Connection,
+        table: Table,
+        set_columns: tuple[str, ...],
+        values: Sequence[Any],
+        /,
+        *,
+        match: tuple[str, Any],
+        key: str,
+        keys: Sequence[Any],
+        extra_set: str = "",
+    ) -> int: ...
+
+
 if TYPE_CHECKING:
     from cronplane.clock import Clock
     from cronplane.store.bulk import Encoder, RowText
@@ -99,26 +128,6 @@ class Dialect:
     def after_burst(self, conn: Connection) -> None:
         """Once a burst of fire transactions is committed (see `defers_checkpoint`)."""
 
-    def insert_rows(
-        self, conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[Any]
-    ) -> None:
-        """INSERT rows encoded by `row_encoder` in `columns` order."""
-        raise NotImplementedError
-
-    def update_in(
-        self,
-        conn: Connection,
-        table: Table,
-        set_columns: tuple[str, ...],
-        values: Sequence[Any],
-        *,
-        match: tuple[str, Any],
-        key: str,
-        keys: Sequence[Any],
-        extra_set: str = "",
-    ) -> int:
-        """UPDATE … SET set_columns = values WHERE match AND key IN keys; rows matched.
-
-        `values`, the `match` value and `keys` are driver-ready (`params`).
-        """
-        raise NotImplementedError
+    # The batched writes, bound per database to store.bulk's functions.
+    insert_rows: ClassVar[RowsInsert]
+    update_in: ClassVar[InUpdate]

@@ -101,23 +101,5 @@ class PostgreSQL(Dialect):
 
         return fire_postgresql(conn, planner, limit)
 
-    def insert_rows(
-        self, conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[Any]
-    ) -> None:
-        bulk.pg_copy(conn, table, columns, rows)
-
-    def update_in(
-        self,
-        conn: Connection,
-        table: Table,
-        set_columns: tuple[str, ...],
-        values: Sequence[Any],
-        *,
-        match: tuple[str, Any],
-        key: str,
-        keys: Sequence[Any],
-        extra_set: str = "",
-    ) -> int:
-        return bulk.pg_update_in(
-            conn, table, set_columns, values, match=match, key=key, keys=keys, extra_set=extra_set
-        )
+    insert_rows = staticmethod(bulk.pg_copy)
+    update_in = staticmethod(bulk.pg_update_in)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,23 +89,5 @@ class SQLite(Dialect):
         """Move the WAL into the database file (PASSIVE: never waits)."""
         conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
-    def insert_rows(
-        self, conn: Connection, table: Table, columns: tuple[str, ...], rows: Sequence[Any]
-    ) -> None:
-        bulk.sqlite_insert(conn, table.name, columns, rows)
-
-    def update_in(
-        self,
-        conn: Connection,
-        table: Table,
-        set_columns: tuple[str, ...],
-        values: Sequence[Any],
-        *,
-        match: tuple[str, Any],
-        key: str,
-        keys: Sequence[Any],
-        extra_set: str = "",
-    ) -> int:
-        return bulk.sqlite_update_in(
-            conn, table, set_columns, values, match=match, key=key, keys=keys, extra_set=extra_set
-        )
+    insert_rows = staticmethod(bulk.sqlite_insert)
+    update_in = staticmethod(bulk.sqlite_update_in)
