@@ -11,25 +11,26 @@ report the job's own failure.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 from uuid import UUID
+
+from sqlalchemy import Connection
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core import validation
 from cronplane.core.items import ItemOptions
-from cronplane.core.model import QueueItem, Scope
+from cronplane.core.model import Job, QueueItem, Scope
 from cronplane.errors import (
     InvalidState,
-    JobInactive,
-    JobNotFound,
     QueueItemNotFound,
     ScheduleNotFound,
 )
+from cronplane.service.base import active_job
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
-from cronplane.store.jobs import get_job
 from cronplane.store.schedules import get_by_key
 
 WAIT_POLL = 0.25
@@ -68,47 +69,23 @@ class RunService:
                     f"schedule {name!r} not found in {scope.tenant}/{scope.stack}/{scope.environment}",
                     {"name": name},
                 )
-            job = get_job(conn, row.tenant, row.stack, row.job)
-            if job is None:
-                raise JobNotFound(f"job {row.job!r} not found", {"job": row.job})
-            if not job.active:
-                raise JobInactive(f"job {row.job!r} is inactive", {"job": row.job})
+            job = active_job(conn, row.scope, row.job)
             if payload is not None:
                 validation.validate_against_schema(payload, job.payload_schema)
-            options = ItemOptions.manual(job.options)
-            values = queue.item_values(
-                tenant=row.tenant,
-                stack=row.stack,
-                environment=row.environment,
-                job=row.job,
-                payload=row.payload if payload is None else payload,
-                source="manual",
-                now=now,
-                schedule_id=row.id,
-                priority=options.priority,
-                expires_at=options.expires_at(now),
-                max_attempts=options.max_attempts,
-            )
-            item_id = queue.enqueue(conn, values)
-            append_event(
+            item = _enqueue_manual(
                 conn,
-                ev.SCHEDULE_RUN_NOW,
-                tenant=row.tenant,
-                stack=row.stack,
+                now,
+                job,
                 environment=row.environment,
+                payload=row.payload if payload is None else payload,
                 schedule_id=row.id,
                 schedule_name=row.name,
-                item_id=item_id,
                 actor=actor,
                 message=f"run now by {actor}" + ("" if payload is None else ", payload overridden"),
-                now=now,
-                fired_at=now,
                 detail=None
                 if payload is None
                 else {"payload_overridden": True, "payload": payload},
             )
-            item = queue.get(conn, item_id)
-        assert item is not None
         if self.on_enqueue is not None:
             self.on_enqueue()
         return item
@@ -186,42 +163,67 @@ class RunService:
                     f"queue item {item_id} is {item.status}; only failed or expired items can be retried",
                     {"status": item.status},
                 )
-            job = get_job(conn, item.tenant, item.stack, item.job)
-            if job is None:
-                raise JobNotFound(f"job {item.job!r} not found", {"job": item.job})
-            if not job.active:
-                raise JobInactive(f"job {item.job!r} is inactive", {"job": item.job})
-            options = ItemOptions.manual(job.options)
-            values = queue.item_values(
-                tenant=item.tenant,
-                stack=item.stack,
-                environment=item.environment,
-                job=item.job,
-                payload=item.payload,
-                source="manual",
-                now=now,
-                schedule_id=item.schedule_id,
-                priority=options.priority,
-                expires_at=options.expires_at(now),
-                max_attempts=options.max_attempts,
-            )
-            retry_id = queue.enqueue(conn, values)
-            append_event(
+            retried = _enqueue_manual(
                 conn,
-                ev.SCHEDULE_RUN_NOW,
-                tenant=item.tenant,
-                stack=item.stack,
+                now,
+                active_job(conn, Scope(item.tenant, item.stack), item.job),
                 environment=item.environment,
+                payload=item.payload,
                 schedule_id=item.schedule_id,
-                item_id=retry_id,
+                schedule_name=None,
                 actor=actor,
                 message=f"retry of item {item_id} by {actor}",
-                now=now,
-                fired_at=now,
                 detail={"retry_of": str(item_id)},
             )
-            retried = queue.get(conn, retry_id)
-        assert retried is not None
         if self.on_enqueue is not None:
             self.on_enqueue()
         return retried
+
+
+def _enqueue_manual(
+    conn: Connection,
+    now: datetime,
+    job: Job,
+    *,
+    environment: str,
+    payload: dict[str, Any],
+    schedule_id: UUID | None,
+    schedule_name: str | None,
+    actor: str,
+    message: str,
+    detail: dict[str, Any] | None,
+) -> QueueItem:
+    """One manual item of `job` (run now, retry) and its run-now event, in `conn`'s transaction."""
+    options = ItemOptions.manual(job.options)
+    values = queue.item_values(
+        tenant=job.tenant,
+        stack=job.stack,
+        environment=environment,
+        job=job.name,
+        payload=payload,
+        source="manual",
+        now=now,
+        schedule_id=schedule_id,
+        priority=options.priority,
+        expires_at=options.expires_at(now),
+        max_attempts=options.max_attempts,
+    )
+    item_id = queue.enqueue(conn, values)
+    append_event(
+        conn,
+        ev.SCHEDULE_RUN_NOW,
+        tenant=job.tenant,
+        stack=job.stack,
+        environment=environment,
+        schedule_id=schedule_id,
+        schedule_name=schedule_name,
+        item_id=item_id,
+        actor=actor,
+        message=message,
+        now=now,
+        fired_at=now,
+        detail=detail,
+    )
+    item = queue.get(conn, item_id)
+    assert item is not None
+    return item
