@@ -142,3 +142,27 @@ def crontab(
     name = stack or path.name
     translation = translate(text, stack=name, system=system, timezone=timezone)
     emit(translation, str(path), output, strict, as_json)
+
+
+@import_.command("kubernetes")
+@click.argument("path", metavar="FILE|DIR", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--timezone",
+    default="UTC",
+    show_default=True,
+    help="The controller's zone: CronJobs without spec.timeZone are read in it.",
+)
+@_common("kubernetes")
+def kubernetes(
+    path: Path, timezone: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+) -> None:
+    """Translate CronJob manifests (batch/v1; a file or a directory) into an app.yaml.
+
+    Each CronJob's container becomes a command: target run on a worker's host
+    (its image is recorded for you to map); @every schedules and pods of
+    several containers are listed as not translated.
+    """
+    from cronplane.importers.kubernetes import read_documents, translate
+
+    translation = translate(read_documents(path), stack=stack or "kubernetes", timezone=timezone)
+    emit(translation, str(path), output, strict, as_json)
