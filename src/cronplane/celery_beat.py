@@ -206,10 +206,18 @@ def interval_expression(seconds: float) -> str:
 
 def crontab_expression(schedule: Any) -> str:
     """The 5-field cron of a Celery crontab, checked by cronplane's parser."""
-    fields = [
-        _field(getattr(schedule, f"_orig_{name}", "*"))
-        for name in ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
-    ]
+    return fields_expression(
+        [
+            _field(getattr(schedule, f"_orig_{name}", "*"))
+            for name in ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+        ]
+    )
+
+
+def fields_expression(fields: list[str]) -> str:
+    """Celery crontab fields (minute, hour, day_of_month, month_of_year, day_of_week, as
+    text) as one cron with Celery's meaning; Untranslatable where cron's would differ."""
+    fields = [field.strip().replace(" ", "") or "*" for field in fields]
     dom, dow = fields[2], fields[4]
     if not dom.startswith("*") and not dow.startswith("*"):
         raise Untranslatable(
