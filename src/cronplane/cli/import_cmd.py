@@ -166,3 +166,29 @@ def kubernetes(
 
     translation = translate(read_documents(path), stack=stack or "kubernetes", timezone=timezone)
     emit(translation, str(path), output, strict, as_json)
+
+
+@import_.command("django-celery-beat")
+@click.argument("url", metavar="DATABASE_URL")
+@_common("the database's name")
+def django_celery_beat(
+    url: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+) -> None:
+    """Translate django-celery-beat's periodic tasks (read from its tables, read-only,
+    without Django) into an app.yaml with celery: targets.
+
+    DATABASE_URL as Django settings give it (postgres://…, sqlite:///path, mysql://…
+    with a driver installed) or a SQLite file's path. Solar schedules and rows
+    that cannot be translated are listed, never dropped silently.
+    """
+    from cronplane.importers.django_celery_beat import database_name, read_tasks, translate
+
+    translation = translate(read_tasks(url), stack=stack or database_name(url))
+    emit(translation, parsed_source(url), output, strict, as_json)
+
+
+def parsed_source(url: str) -> str:
+    """The URL as the file's header may show it (password masked)."""
+    from cronplane.importers.django_celery_beat import parsed_name
+
+    return parsed_name(url) if "://" in url else url
