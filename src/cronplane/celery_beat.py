@@ -51,7 +51,7 @@ from cronplane.importers.translation import (
 DAY: Final = 86400
 ENTRY_KEYS: Final = frozenset({"task", "schedule", "args", "kwargs", "options", "relative"})
 # Options of a beat entry that the celery target knows how to pass to send_task.
-CARRIED_OPTIONS: Final = ("queue", "routing_key", "exchange", "priority", "expires")
+CARRIED_OPTIONS: Final = ("queue", "routing_key", "exchange", "priority", "expires", "headers")
 _FULL_DAY_NAMES: Final = re.compile(
     r"\b(sun|mon|tues|wednes|thurs|fri|satur)day\b", flags=re.IGNORECASE
 )
@@ -255,6 +255,7 @@ def _options(options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             (key in ("queue", "routing_key", "exchange") and isinstance(value, str) and value)
             or (key == "priority" and isinstance(value, int) and 0 <= value <= 255)
             or (key == "expires" and isinstance(value, int | float) and value > 0)
+            or (key == "headers" and isinstance(value, dict) and "cronplane" not in value)
         )
         if key in CARRIED_OPTIONS and ok and not isinstance(value, bool):
             carried[key] = value
