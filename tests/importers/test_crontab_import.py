@@ -10,11 +10,14 @@ import pytest
 import yaml
 from cli_process import run_cronplane
 from cronsim import CronSim
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from importer_support import fired, install, instants
 
 from cronplane.clock import FakeClock
 from cronplane.errors import UnknownZone
 from cronplane.importers.crontab import is_system_crontab, translate
+from cronplane.manifest import manifest_from_data
 from cronplane.store.database import Database
 
 CRONTAB = r"""# m h dom mon dow command
@@ -157,3 +160,43 @@ def test_cli_writes_lists_and_is_strict(tmp_path: Path) -> None:
     assert isinstance(report, dict) and len(report["skipped"]) == len(SKIPPED)
     missing = run_cronplane("import", "crontab", str(tmp_path / "nope"), env=env, cwd=tmp_path)
     assert missing.code == 2 and "X400007REQINV" in missing.stderr
+
+
+FIELD = st.sampled_from(["*", "0", "5", "*/15", "1-5", "1,15", "mon-fri", "61", "jan", "L", "x"])
+LINE = st.one_of(
+    st.builds(
+        lambda fields, command: " ".join(fields) + " " + command,
+        st.lists(FIELD, min_size=5, max_size=5),
+        st.sampled_from(["run.sh", "echo 50\\% done", "date +%Y", "a && b", ""]),
+    ),
+    st.sampled_from(
+        [
+            "@daily job",
+            "@reboot x",
+            "@every 1m x",
+            "@yearly",
+            "CRON_TZ=Europe/Paris",
+            "CRON_TZ=Nowhere/Land",
+            "MAILTO=a@b",
+            "SHELL=/bin/bash",
+            "# comment",
+            "",
+            "1 2 3",
+        ]
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINE, max_size=12))
+def test_every_entry_line_is_a_cron_or_listed_and_the_output_loads(lines: list[str]) -> None:
+    """Whatever the file holds: each entry line ends up in exactly one place (a cron or the
+    not-translated list), and the manifest is one `app install` accepts."""
+    translation = translate("\n".join(lines), stack="box")
+    entries = [
+        line
+        for line in lines
+        if line.strip() and not line.startswith("#") and "=" not in line.split(" ")[0]
+    ]
+    assert len(translation.document["crons"]) + len(translation.skipped) == len(entries)
+    manifest_from_data(translation.document)

@@ -10,11 +10,14 @@ import pytest
 import yaml
 from cli_process import run_cronplane
 from cronsim import CronSim
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from importer_support import ENVIRONMENT, TENANT, fired, install, instants
 
 from cronplane.clock import FakeClock
 from cronplane.core.model import Scope
 from cronplane.importers.kubernetes import read_documents, translate
+from cronplane.manifest import manifest_from_data
 from cronplane.store.database import Database
 
 CRONJOBS = """
@@ -244,3 +247,61 @@ def test_cli_reads_a_directory_and_is_strict(manifests: Path, tmp_path: Path) ->
     bad.write_text("a: [unclosed")
     refused = run_cronplane("import", "kubernetes", str(bad), env={}, cwd=tmp_path)
     assert refused.code == 2 and "X400007REQINV" in refused.stderr
+
+
+CRONJOB = st.fixed_dictionaries(
+    {
+        "apiVersion": st.sampled_from(["batch/v1", "batch/v2alpha9"]),
+        "kind": st.just("CronJob"),
+        "metadata": st.fixed_dictionaries({"name": st.sampled_from(["a", "a", "b.c", "x y"])}),
+        "spec": st.fixed_dictionaries(
+            {
+                "schedule": st.sampled_from(["*/5 * * * *", "@daily", "@every 1h", "99 * * * *"]),
+                "jobTemplate": st.fixed_dictionaries(
+                    {
+                        "spec": st.fixed_dictionaries(
+                            {
+                                "template": st.fixed_dictionaries(
+                                    {
+                                        "spec": st.fixed_dictionaries(
+                                            {
+                                                "containers": st.lists(
+                                                    st.fixed_dictionaries(
+                                                        {"image": st.just("i")},
+                                                        optional={
+                                                            "command": st.lists(
+                                                                st.sampled_from(
+                                                                    ["run", "a b", "'"]
+                                                                ),
+                                                                max_size=3,
+                                                            )
+                                                        },
+                                                    ),
+                                                    max_size=2,
+                                                )
+                                            }
+                                        )
+                                    }
+                                )
+                            }
+                        )
+                    }
+                ),
+            },
+            optional={
+                "timeZone": st.sampled_from(["Europe/Berlin", "Mars/Base"]),
+                "suspend": st.booleans(),
+                "concurrencyPolicy": st.sampled_from(["Allow", "Forbid", "Sometimes"]),
+                "startingDeadlineSeconds": st.sampled_from([0, 30, -1]),
+            },
+        ),
+    }
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(CRONJOB, max_size=6))
+def test_every_cronjob_is_a_cron_or_listed_and_the_output_loads(jobs: list[object]) -> None:
+    translation = translate([("f.yaml", job) for job in jobs], stack="k8s")
+    assert len(translation.document["crons"]) + len(translation.skipped) == len(jobs)
+    manifest_from_data(translation.document)

@@ -260,3 +260,19 @@ def test_http_with_the_switch_off_refuses_everyone(
     refused = api.call("POST", "/tenants/acme/jobs", json=body, tenant=None, role="admin")
     assert refused.status_code == 403 and refused.json()["code"] == "X403250CMDOFF"
     assert api.service.list_jobs("acme") == []
+
+
+def test_local_cli_creates_command_jobs_only_with_the_switch(tmp_path: Path) -> None:
+    """The local CLI holds the database (a platform admin's power), still behind the switch."""
+    from cli_process import run_cronplane
+
+    env: dict[str, str | None] = {"CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}"}
+    args = ("job", "add", "backup", "--target", "command:backup --all")
+    refused = run_cronplane(*args, env=env, cwd=tmp_path)
+    assert refused.code == 6 and "X403250CMDOFF" in refused.stderr
+    allowed = run_cronplane(
+        *args, "--json", env={**env, "CRONPLANE_ALLOW_COMMAND_TARGETS": "1"}, cwd=tmp_path
+    )
+    assert allowed.code == 0, allowed.stderr
+    job = allowed.json()
+    assert isinstance(job, dict) and job["kind"] == "command"
