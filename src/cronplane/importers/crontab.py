@@ -119,7 +119,7 @@ def translate(text: str, *, stack: str, system: bool = False, timezone: str = "U
             elif name in MAIL_VARIABLES:
                 notes.append(
                     f"{where}: {name}={value} not honoured: cronplane mails nothing, a "
-                    "command's output is kept in its run's result (cronplane queue show)"
+                    "command's output is kept in its run's result (cronplane queue info ID)"
                 )
             elif name in IGNORED_VARIABLES:
                 notes.append(f"{where}: {name}={value} not honoured")
