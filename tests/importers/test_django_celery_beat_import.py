@@ -259,3 +259,18 @@ def test_cli_reads_the_database_and_is_strict(beat_sqlite: dict[str, str], tmp_p
     )
     assert missing.code == 2 and "X400007REQINV" in missing.stderr
     assert not (tmp_path / "none.db").exists()  # read-only: nothing was created
+
+
+def test_a_url_without_a_driver_is_a_coded_error_without_its_password() -> None:
+    import importlib.util
+
+    from cronplane.errors import InvalidRequest
+    from cronplane.importers.django_celery_beat import engine_for
+
+    if importlib.util.find_spec("pymysql") or importlib.util.find_spec("MySQLdb"):
+        url = "nosuchdb://u:secret@h/db"  # a driver is installed here: use a scheme none has
+    else:
+        url = "mysql://u:secret@h/db"
+    with pytest.raises(InvalidRequest) as raised:
+        engine_for(url)
+    assert "secret" not in str(raised.value) and "u:***@h/db" in str(raised.value)

@@ -25,6 +25,7 @@ stores them with ``USE_TZ = True`` (its default).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -79,8 +80,8 @@ def engine_for(url: str) -> Engine:
     scheme = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg"}.get(
         scheme, scheme
     )
-    if scheme == "mysql":
-        scheme = "mysql+pymysql"
+    if scheme == "mysql" and importlib.util.find_spec("pymysql") is not None:
+        scheme = "mysql+pymysql"  # else SQLAlchemy's default, mysqlclient
     try:
         parsed = make_url(f"{scheme}://{rest}")
         if parsed.get_backend_name() == "sqlite" and parsed.database:
