@@ -17,6 +17,8 @@
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
+    │   ├── CommandTargetsOff            X403250CMDOFF  `command:` targets not enabled here
+    │   └── CommandJobForbidden          X403251CMDADM  only a platform admin may set one
     ├── NotFound                         404 class, CLI exit 3
     │   ├── ScheduleNotFound             X404902SCHNFD
     │   ├── JobNotFound                  X404903JOBNFD
@@ -189,6 +191,21 @@ class Forbidden(CronplaneError):
     """The credentials lack the permission this action needs."""
 
     code = _code("X403001FORBID", "forbidden: the role lacks the permission")
+
+
+class CommandTargetsOff(Forbidden):
+    """A `command:` job or item in an installation that has not enabled them."""
+
+    code = _code(
+        "X403250CMDOFF",
+        "command: targets are off in this installation (CRONPLANE_ALLOW_COMMAND_TARGETS=1)",
+    )
+
+
+class CommandJobForbidden(Forbidden):
+    """Creating or changing a `command:` job by a caller that is not a platform admin."""
+
+    code = _code("X403251CMDADM", "only a platform admin may create or change a command: job")
 
 
 class NotFound(CronplaneError):

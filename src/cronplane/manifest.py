@@ -30,7 +30,8 @@ MAX_YAML_DEPTH = 64  # a payload may nest 32 levels, under jobs.NAME.payload
 MAX_YAML_ALIASES = 1_000
 MAX_YAML_NODES = 1_000_000  # counting each alias as the size of what it repeats
 JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
-CRON_KEYS = frozenset(DECLARED_FIELDS)
+# `enabled`: the state a new row is created in, never synced afterwards (not declared).
+CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled"}
 # What an omitted key of a declared cron means (`job` omitted: the cron's name).
 CRON_DEFAULTS = {
     item.name: item.default for item in fields(CronDeclaration) if item.default is not MISSING
@@ -278,8 +279,10 @@ def _crons(
                     checked,
                     spec.payload_schema,
                 )
+        if not isinstance(values["enabled"], bool):
+            problems.lines.append(f"{path}.enabled: must be true or false")
         if len(problems.lines) > before:
             continue
         declared: dict[str, Any] = {key: values.get(key) for key in DECLARED_FIELDS}
-        crons[name] = CronDeclaration(**declared)
+        crons[name] = CronDeclaration(**declared, enabled=values["enabled"])
     return crons

@@ -8,11 +8,15 @@
 | environment  | `--env`    | CRONPLANE_ENV            | `default`                |
 | actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
 | min_interval | —          | CRONPLANE_MIN_INTERVAL   | `1` (seconds)            |
+| —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
 
 A flag wins over its variable; the variable wins over the default.
 `min_interval` is the installation's shortest allowed schedule interval: a
 create, update or sync of a cron that fires more often is refused
 (X400010INTMIN); rows already stored are left as they are.
+`CRONPLANE_ALLOW_COMMAND_TARGETS=1` lets platform admins create `command:`
+jobs and lets workers run them (:func:`command_targets_enabled`); read by the
+service and the worker where they are made.
 """
 
 from __future__ import annotations
@@ -68,6 +72,16 @@ def min_interval_from(text: str | None) -> int:
             {"field": "CRONPLANE_MIN_INTERVAL"},
         )
     return int(value)
+
+
+COMMAND_TARGETS_VARIABLE = "CRONPLANE_ALLOW_COMMAND_TARGETS"
+
+
+def command_targets_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether CRONPLANE_ALLOW_COMMAND_TARGETS is `1` (or true/yes/on): off by default, so a
+    worker runs no shell command unless its installation said so."""
+    env = os.environ if environ is None else environ
+    return env.get(COMMAND_TARGETS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def load_settings(

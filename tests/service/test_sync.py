@@ -271,3 +271,24 @@ def test_a_large_sync_refreshes_the_planner_statistics(
     large = {f"s{n}": CronDeclaration(cron="@daily", job="report") for n in range(BULK_LOAD_ROWS)}
     service.sync(Scope("bulk", "app", "large"), large, actor="t")
     assert analyzed() == before + 1
+
+
+def test_a_declaration_may_create_its_row_disabled_and_sync_never_flips_it(
+    service: ScheduleService,
+) -> None:
+    """`enabled: false` (an imported paused entry) is the state a row is created in."""
+    manifest = parse_manifest(
+        "name: billing\njobs: {report: {target: 'python:handlers:ok'}}\n"
+        "crons:\n  paused: {job: report, cron: '@daily', enabled: false}\n"
+        "  live: {job: report, cron: '@daily'}\n"
+    )
+    service.install_app("acme", "production", manifest, actor="deploy")
+    rows = {s.name: s for s in service.list_schedules("acme").items}
+    assert not rows["paused"].enabled and rows["paused"].next_run is None
+    assert rows["live"].enabled and rows["live"].next_run is not None
+    service.enable_schedule(PROD, "paused", actor="ops")
+    again = service.install_app("acme", "production", manifest, actor="deploy")
+    assert not again.plan.writes  # `enabled` is not declared: nothing to update
+    assert service.get_schedule(PROD, "paused").enabled
+    with pytest.raises(InvalidManifest, match=r"crons.x.enabled: must be true or false"):
+        parse_manifest("name: b\ncrons: {x: {cron: '@daily', enabled: 'no'}}\n")

@@ -31,6 +31,8 @@ def record(self: Any, *args: Any, **kwargs: Any) -> None:
         "args": list(args),
         "kwargs": kwargs,
         "cronplane": getattr(self.request, "cronplane", None),
+        # A header of the job's own (options.headers) arrives beside cronplane's.
+        "origin": getattr(self.request, "origin", None),
     }
     partial = out / f"{self.request.id}.part"
     partial.write_text(json.dumps(document))

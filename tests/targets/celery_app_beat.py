@@ -40,7 +40,12 @@ app.conf.beat_schedule = {
     "sunday-cleanup": {
         "task": "billing.tasks.cleanup",
         "schedule": crontab(minute=0, hour=3, day_of_week="sunday"),
-        "options": {"queue": Queue("maintenance"), "priority": 3, "expires": 600},
+        "options": {
+            "queue": Queue("maintenance"),
+            "priority": 3,
+            "expires": 600,
+            "headers": {"origin": "beat"},
+        },
     },
     # timedelta: minutes, hours, days, and a number of seconds
     "heartbeat": {"task": "billing.tasks.ping", "schedule": timedelta(minutes=5)},

@@ -153,7 +153,7 @@ def test_task_published_and_run_by_a_real_worker(
     add_job(
         database,
         target="celery:cronplane_test.record",
-        options={"queue": celery_worker.queue, "priority": 3},
+        options={"queue": celery_worker.queue, "priority": 3, "headers": {"origin": "beat"}},
     )
     add_schedule(database, name="with-args", payload={"args": [1, "two"], "kwargs": {"batch": 100}})
     add_schedule(database, name="as-kwargs", payload={"batch": 7, "region": "eu"})
@@ -177,6 +177,7 @@ def test_task_published_and_run_by_a_real_worker(
     context = with_args["cronplane"]
     assert context["tenant"] == TENANT and context["item_id"] == str(published[100].id)
     assert context["schedule"] == "with-args" and context["attempt"] == 1
+    assert with_args["origin"] == "beat"
     as_kwargs = celery_worker.result(str(published[7].id))
     assert as_kwargs["args"] == [] and as_kwargs["kwargs"] == {"batch": 7, "region": "eu"}
 
@@ -261,8 +262,23 @@ def test_publish_options() -> None:
             "priority": 9,
             "expires": 60,
             "timeout": 3,
+            "headers": {"origin": "beat"},
         }
-    ) == {"queue": "q", "routing_key": "r", "exchange": "x", "priority": 9, "expires": 60.0}
-    for bad in ({"queue": ""}, {"priority": 256}, {"priority": True}, {"expires": 0}):
+    ) == {
+        "queue": "q",
+        "routing_key": "r",
+        "exchange": "x",
+        "priority": 9,
+        "expires": 60.0,
+        "headers": {"origin": "beat"},
+    }
+    for bad in (
+        {"queue": ""},
+        {"priority": 256},
+        {"priority": True},
+        {"expires": 0},
+        {"headers": ["x"]},
+        {"headers": {"cronplane": "forged"}},
+    ):
         with pytest.raises(ValueError):
             publish_options(bad)

@@ -81,11 +81,12 @@ def test_jobs_and_payloads(app: object) -> None:
         "target": "celery:billing.tasks.send_invoices",
         "options": {"queue": "billing"},
     }
-    # kombu Queue objects become their names; priority and expires are carried.
+    # kombu Queue objects become their names; priority, expires and headers are carried.
     assert jobs["billing.tasks.cleanup"]["options"] == {
         "queue": "maintenance",
         "priority": 3,
         "expires": 600,
+        "headers": {"origin": "beat"},
     }
     # One job per task (and routing), shared by the entries that call it.
     assert crons["weekday-report"]["job"] == crons["quarterly"]["job"] == "billing.tasks.report"

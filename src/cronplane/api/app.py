@@ -108,6 +108,8 @@ def create_app(
         on_enqueue=on_enqueue,
         token_cache_seconds=token_cache_seconds,
         min_interval=min_interval,
+        # Over HTTP a call is as mighty as its token: a command: job needs a platform admin's.
+        local_admin=False,
     )
     app.state.cronplane = ApiContext(
         database=database,

@@ -58,7 +58,9 @@ def register_job(
         options=body.options,
         status=body.status,
     )
-    job = ctx.service.register_job(tenant, body.stack, spec, actor=principal.actor)
+    job = ctx.service.register_job(
+        tenant, body.stack, spec, actor=principal.actor, principal=principal
+    )
     response.headers["Location"] = f"/api/v1/tenants/{tenant}/jobs/{job.stack}/{job.name}"
     return render(job, response)
 
@@ -87,7 +89,13 @@ def update_job(
     if "payload_schema" in body.model_fields_set:
         given["payload_schema"] = body.payload_schema
     job = ctx.service.update_job(
-        tenant, stack, name, JobPatch(**given), actor=principal.actor, revision=revision
+        tenant,
+        stack,
+        name,
+        JobPatch(**given),
+        actor=principal.actor,
+        revision=revision,
+        principal=principal,
     )
     return render(job, response)
 
@@ -103,5 +111,7 @@ def deactivate_job(
     response: Response,
 ) -> dict[str, Any]:
     """Mark a job inactive: new schedules are refused, fires record X200901JOBMIS."""
-    job = ctx.service.deactivate_job(tenant, stack, name, actor=principal.actor, revision=revision)
+    job = ctx.service.deactivate_job(
+        tenant, stack, name, actor=principal.actor, revision=revision, principal=principal
+    )
     return render(job, response)

@@ -255,6 +255,9 @@ class CronEntry(Request):
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] | None = None
+    enabled: StrictBool | None = Field(
+        default=None, description="The state a new row is created in; sync never changes it."
+    )
 
 
 CronsMap = Annotated[

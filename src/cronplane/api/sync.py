@@ -82,7 +82,12 @@ def install_app(
     """Register the manifest's jobs and sync its crons, in one transaction."""
     manifest = manifest_from_data(body.manifest, source="manifest")
     report = ctx.service.install_app(
-        tenant, body.environment, manifest, actor=principal.actor, dry_run=body.dry_run
+        tenant,
+        body.environment,
+        manifest,
+        actor=principal.actor,
+        dry_run=body.dry_run,
+        principal=principal,
     )
     return render_report(report)
 

@@ -1,14 +1,24 @@
-"""`cronplane import celery-beat MODULE:APP`: write an app.yaml from a Celery beat schedule."""
+"""`cronplane import SOURCE …`: write an app.yaml from another scheduler's schedule.
+
+Every importer shares the options and the output: `-o FILE` (default: standard
+output), `--stack NAME`, `--strict` (exit 1 when anything was not translated)
+and `--json`; the entries left out are listed in the file's header and on
+standard error, never dropped silently.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from cronplane.celery_beat import load_celery_app, translate_app
+from cronplane.importers.translation import Translation
 from cronplane.manifest import manifest_from_data
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("import")
@@ -16,23 +26,72 @@ def import_() -> None:
     """Bring schedules in from other schedulers."""
 
 
+def _common(default_stack: str) -> Callable[[F], F]:
+    """The options every importer takes."""
+
+    def decorate(command: F) -> F:
+        for option in reversed(
+            [
+                click.option(
+                    "--output",
+                    "-o",
+                    type=click.Path(dir_okay=False, path_type=Path),
+                    default=None,
+                    help="Write the manifest here (default: standard output).",
+                ),
+                click.option(
+                    "--stack", default=None, help=f"The manifest's name (default: {default_stack})."
+                ),
+                click.option(
+                    "--strict", is_flag=True, help="Exit 1 when any entry was not translated."
+                ),
+                click.option(
+                    "--json",
+                    "as_json",
+                    is_flag=True,
+                    help="Print {manifest, written, skipped, notes} as JSON (the file stays YAML).",
+                ),
+            ]
+        ):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def emit(
+    translation: Translation, source: str, output: Path | None, strict: bool, as_json: bool
+) -> None:
+    """Check, write and report a translation; exit 1 under --strict when entries were left."""
+    # The same loader `cronplane app install` runs: what we write, it accepts.
+    manifest_from_data(translation.document, source=f"{translation.command} import of {source}")
+    text = translation.to_yaml(source)
+    if output is not None:
+        output.write_text(text)
+    if as_json:
+        document = {
+            "manifest": translation.document,
+            "written": None if output is None else str(output),
+            **translation.report(),
+        }
+        click.echo(json.dumps(document, indent=2, default=str, ensure_ascii=False))
+    else:
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            jobs, crons = len(translation.document["jobs"]), len(translation.document["crons"])
+            click.echo(f"wrote {output}: {jobs} jobs, {crons} crons", err=True)
+        for item in translation.skipped:
+            click.echo(f"not translated: {item.name}: {item.reason}", err=True)
+        for note in translation.notes:
+            click.echo(f"note: {note}", err=True)
+    if strict and translation.skipped:
+        raise click.exceptions.Exit(1)
+
+
 @import_.command("celery-beat")
 @click.argument("reference", metavar="MODULE:APP")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the manifest here (default: standard output).",
-)
-@click.option("--stack", default=None, help="The manifest's name (default: the Celery app's).")
-@click.option("--strict", is_flag=True, help="Exit 1 when any beat entry was not translated.")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print {manifest, written, skipped, notes} as JSON (the file, if any, stays YAML).",
-)
+@_common("the Celery app's name")
 def celery_beat(
     reference: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
 ) -> None:
@@ -41,35 +100,95 @@ def celery_beat(
     Entries that cannot be translated (solar, fractional seconds, …) are listed
     in the file's header and on standard error, never dropped silently.
     """
-    translation = translate_app(load_celery_app(reference), stack)
-    # The same loader `cronplane app install` runs: what we write, it accepts.
-    manifest_from_data(translation.document, source=f"celery-beat import of {reference}")
-    text = translation.to_yaml(reference)
-    if as_json:
-        if output is not None:
-            output.write_text(text)
-        skipped = [{"name": item.name, "reason": item.reason} for item in translation.skipped]
-        document = {
-            "manifest": translation.document,
-            "written": None if output is None else str(output),
-            "skipped": skipped,
-            "notes": list(translation.notes),
-        }
-        click.echo(json.dumps(document, indent=2, default=str, ensure_ascii=False))
-        if strict and translation.skipped:
-            raise click.exceptions.Exit(1)
-        return
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text)
-        crons = len(translation.document["crons"])
-        click.echo(
-            f"wrote {output}: {len(translation.document['jobs'])} jobs, {crons} crons", err=True
-        )
-    for item in translation.skipped:
-        click.echo(f"not translated: {item.name}: {item.reason}", err=True)
-    for note in translation.notes:
-        click.echo(f"note: {note}", err=True)
-    if strict and translation.skipped:
-        raise click.exceptions.Exit(1)
+    from cronplane.celery_beat import load_celery_app, translate_app
+
+    emit(translate_app(load_celery_app(reference), stack), reference, output, strict, as_json)
+
+
+@import_.command("crontab")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--system/--user",
+    "system",
+    default=None,
+    help="The file has a user column (/etc/crontab, /etc/cron.d); default: guessed from its path.",
+)
+@click.option(
+    "--timezone",
+    default="UTC",
+    show_default=True,
+    help="The zone the cron daemon ran in: entries without CRON_TZ are read in it.",
+)
+@_common("the file's name")
+def crontab(
+    path: Path,
+    system: bool | None,
+    timezone: str,
+    output: Path | None,
+    stack: str | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Translate a crontab into an app.yaml (one command: job and one cron per line).
+
+    `@reboot` and non-standard `@every` lines are listed as not translated;
+    CRON_TZ sets the zone, SHELL and other variables go with the commands,
+    MAILTO is reported (a command's output is kept in its run's result).
+    """
+    from cronplane.importers.crontab import is_system_crontab, read_text, translate
+
+    text = read_text(path)
+    system = is_system_crontab(path) if system is None else system
+    name = stack or path.name
+    translation = translate(text, stack=name, system=system, timezone=timezone)
+    emit(translation, str(path), output, strict, as_json)
+
+
+@import_.command("kubernetes")
+@click.argument("path", metavar="FILE|DIR", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--timezone",
+    default="UTC",
+    show_default=True,
+    help="The controller's zone: CronJobs without spec.timeZone are read in it.",
+)
+@_common("kubernetes")
+def kubernetes(
+    path: Path, timezone: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+) -> None:
+    """Translate CronJob manifests (batch/v1; a file or a directory) into an app.yaml.
+
+    Each CronJob's container becomes a command: target run on a worker's host
+    (its image is recorded for you to map); @every schedules and pods of
+    several containers are listed as not translated.
+    """
+    from cronplane.importers.kubernetes import read_documents, translate
+
+    translation = translate(read_documents(path), stack=stack or "kubernetes", timezone=timezone)
+    emit(translation, str(path), output, strict, as_json)
+
+
+@import_.command("django-celery-beat")
+@click.argument("url", metavar="DATABASE_URL")
+@_common("the database's name")
+def django_celery_beat(
+    url: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+) -> None:
+    """Translate django-celery-beat's periodic tasks (read from its tables, read-only,
+    without Django) into an app.yaml with celery: targets.
+
+    DATABASE_URL as Django settings give it (postgres://…, sqlite:///path, mysql://…
+    with a driver installed) or a SQLite file's path. Solar schedules and rows
+    that cannot be translated are listed, never dropped silently.
+    """
+    from cronplane.importers.django_celery_beat import database_name, read_tasks, translate
+
+    translation = translate(read_tasks(url), stack=stack or database_name(url))
+    emit(translation, parsed_source(url), output, strict, as_json)
+
+
+def parsed_source(url: str) -> str:
+    """The URL as the file's header may show it (password masked)."""
+    from cronplane.importers.django_celery_beat import parsed_name
+
+    return parsed_name(url) if "://" in url else url

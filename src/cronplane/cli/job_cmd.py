@@ -30,7 +30,11 @@ def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) 
 
 @job.command("add")
 @click.argument("name")
-@click.option("--target", required=True, help="python:MODULE:FUNCTION, webhook:URL or celery:TASK.")
+@click.option(
+    "--target",
+    required=True,
+    help="python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE (platform admins only).",
+)
 @click.option("--title", default="", help="A title for people.")
 @click.option(
     "--kind", default=None, help="Type shown in the picker (default: the target's scheme)."

@@ -26,6 +26,11 @@ The matrix (docs/security.md renders the same table)::
 OWNER and ADMIN of the spec are the one broad grant, ``admin``. TOGGLE is the
 operator's narrow write: flipping ``enabled`` without touching anything else;
 UPDATE includes it (an editor may also enable and disable).
+
+A ``command:`` job makes the worker run a shell command on its host, which no
+tenant may ask for: creating one, or changing its command or options, needs a
+*platform admin* (a platform credential with the admin role) and an
+installation that enabled command targets (:func:`check_command_job`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ from dataclasses import dataclass
 from typing import Final
 from uuid import UUID
 
-from cronplane.errors import Forbidden, InvalidRequest, TenantNotFound
+from cronplane.errors import (
+    CommandJobForbidden,
+    CommandTargetsOff,
+    Forbidden,
+    InvalidRequest,
+    TenantNotFound,
+)
 
 
 class Permission(enum.Enum):
@@ -155,4 +166,39 @@ def check(principal: Principal, tenant: str | None, action: Action) -> None:
         raise Forbidden(
             f"role {principal.role.value} may not {action.value}: needs {', '.join(missing)}",
             {"role": principal.role.value, "action": action.value, "missing": missing},
+        )
+
+
+COMMAND_KIND: Final = "command"
+
+
+def is_platform_admin(principal: Principal) -> bool:
+    """True for a platform credential (no tenant) with the admin role."""
+    return principal.is_platform and principal.role is Role.ADMIN
+
+
+def check_command_job(principal: Principal | None, *, enabled: bool, local_admin: bool) -> None:
+    """Raise unless a `command:` job may be created or changed by this caller.
+
+    `enabled`: the installation's switch (CRONPLANE_ALLOW_COMMAND_TARGETS);
+    `principal` None is a caller without a credential, a platform admin only
+    when `local_admin` (a process holding the database: the local CLI), never
+    over the API. The switch is judged first: while it is off nobody may.
+    """
+    if not enabled:
+        raise CommandTargetsOff(
+            "command: targets are off in this installation: set "
+            "CRONPLANE_ALLOW_COMMAND_TARGETS=1 on its servers and workers to allow them",
+            {"field": "target"},
+        )
+    if principal is None and local_admin:
+        return
+    if principal is None or not is_platform_admin(principal):
+        shown = "no credential" if principal is None else f"role {principal.role.value}"
+        scope = (
+            "" if principal is None or principal.is_platform else f" of tenant {principal.tenant}"
+        )
+        raise CommandJobForbidden(
+            f"only a platform admin may create or change a command: job ({shown}{scope})",
+            {"field": "target"},
         )

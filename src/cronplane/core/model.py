@@ -262,6 +262,8 @@ class CronDeclaration:
     """One cron as an app manifest declares it (SPEC §5), before resolution.
 
     `job` defaults to the cron's name; `payload` None means the job's default.
+    `enabled` is only the state a row is *created* in (an import of a paused
+    entry); sync never changes `enabled` afterwards, it belongs to operators.
     """
 
     cron: str
@@ -270,6 +272,7 @@ class CronDeclaration:
     payload: dict[str, Any] | None = None
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)

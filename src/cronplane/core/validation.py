@@ -59,12 +59,16 @@ _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
+# One shell line (a crontab line): starts with a visible character; tabs but no newline
+# or other control character.
+_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*")
 # The targets `validate_target` accepts, as one regex for the OpenAPI document
 # (webhook URLs narrowed to an ASCII authority without controls or spaces).
 TARGET_REGEX: Final = (
     rf"^(?:python:{_PYTHON_TARGET.pattern}"
     r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
-    rf"|celery:{_CELERY_TARGET.pattern})$"
+    rf"|celery:{_CELERY_TARGET.pattern}"
+    rf"|command:{_COMMAND_TARGET.pattern})$"
 )
 
 
@@ -289,7 +293,9 @@ def validate_title(value: object) -> str:
 
 
 def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…` or `celery:task.name`; returns the scheme."""
+    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name` or `command:LINE`
+    (one shell line); returns the scheme. Who may set a command is not judged here
+    (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
         or len(value) > MAX_TARGET_LENGTH
@@ -297,7 +303,7 @@ def validate_target(value: object) -> str:
         or not storable_text(value)
     ):
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -312,9 +318,11 @@ def validate_target(value: object) -> str:
         ok = url.scheme in ("http", "https") and bool(url.netloc)
     elif scheme == "celery":
         ok = _CELERY_TARGET.fullmatch(rest) is not None
+    elif scheme == "command":
+        ok = _COMMAND_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL or celery:TASK",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
             {"field": "target"},
         )
     return scheme

@@ -28,6 +28,7 @@ from cronplane.service.runs import RunService
 from cronplane.service.schedules import NewSchedule, Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
+from cronplane.settings import command_targets_enabled
 from cronplane.store.database import Database
 
 
@@ -39,7 +40,10 @@ class ScheduleService:
     enqueued an item (in-process workers wake); `token_cache_seconds` is how
     long a valid API token is remembered; `min_interval` (seconds, the
     CRONPLANE_MIN_INTERVAL setting) is the shortest interval a create, update
-    or sync may set (X400010INTMIN otherwise).
+    or sync may set (X400010INTMIN otherwise). `allow_commands` (default: the
+    CRONPLANE_ALLOW_COMMAND_TARGETS variable) lets platform admins create
+    `command:` jobs; `local_admin=False` (the API's service) makes every call
+    name its principal for that, instead of being trusted as the database's holder.
     """
 
     def __init__(
@@ -51,8 +55,14 @@ class ScheduleService:
         on_enqueue: Callable[[], None] | None = None,
         token_cache_seconds: float = 0.0,
         min_interval: int = 1,
+        allow_commands: bool | None = None,
+        local_admin: bool = True,
     ) -> None:
-        self.context = Context(database, clock, on_change, min_interval)
+        if allow_commands is None:
+            allow_commands = command_targets_enabled()
+        self.context = Context(
+            database, clock, on_change, min_interval, allow_commands, local_admin
+        )
         self.database = database
         self.clock = clock
         self.schedules = Schedules(self.context)

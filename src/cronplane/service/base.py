@@ -22,7 +22,8 @@ from cronplane.clock import Clock
 from cronplane.codes import Code
 from cronplane.core import cron as cron_engine
 from cronplane.core import validation
-from cronplane.core.model import Job, Schedule, Scope
+from cronplane.core.access import COMMAND_KIND, Principal, check_command_job
+from cronplane.core.model import Job, JobSpec, Schedule, Scope
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
@@ -46,12 +47,21 @@ class Transaction:
 @dataclass(frozen=True, slots=True)
 class Context:
     """The database, the clock and the change hook the parts of one service share;
-    `min_interval` is the installation's shortest allowed interval in seconds."""
+    `min_interval` is the installation's shortest allowed interval in seconds;
+    `allow_commands` the CRONPLANE_ALLOW_COMMAND_TARGETS switch; `local_admin`
+    whether a call naming no principal is a platform admin's (a process that
+    holds the database, like the local CLI: True; the API's service: False)."""
 
     database: Database
     clock: Clock
     on_change: Callable[[], None] | None = None
     min_interval: int = 1
+    allow_commands: bool = False
+    local_admin: bool = True
+
+    def caller(self, principal: Principal | None) -> Caller:
+        """Who is writing, as the `command:` rule judges it."""
+        return Caller(principal, self.allow_commands, self.local_admin)
 
     @contextmanager
     def write(self) -> Iterator[Transaction]:
@@ -69,6 +79,25 @@ class Context:
         """One read-only transaction."""
         with self.database.read() as conn:
             yield conn
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The writer of a job, for the one rule that depends on more than the role: a
+    `command:` job is a platform admin's (core.access.check_command_job)."""
+
+    principal: Principal | None
+    allow_commands: bool
+    local_admin: bool
+
+    def check_job(self, before: Job | None, after: Job | JobSpec) -> None:
+        """Refuse a write that creates a `command:` job or changes its command or options;
+        other changes to one (title, payload, status) follow the role alone."""
+        if not after.target.startswith(f"{COMMAND_KIND}:"):
+            return
+        if before is not None and (before.target, before.options) == (after.target, after.options):
+            return
+        check_command_job(self.principal, enabled=self.allow_commands, local_admin=self.local_admin)
 
 
 class ServiceBase:

@@ -10,10 +10,11 @@ from sqlalchemy import Connection
 
 from cronplane import events
 from cronplane.core import validation
+from cronplane.core.access import Principal
 from cronplane.core.codec import field_names
 from cronplane.core.model import Job, JobPatch, JobSpec, Source
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
-from cronplane.service.base import ServiceBase, Transaction, json_value
+from cronplane.service.base import Caller, ServiceBase, Transaction, json_value
 from cronplane.store import jobs as job_store
 from cronplane.store.events import append_event
 
@@ -82,11 +83,14 @@ class Jobs(ServiceBase):
         *,
         actor: str,
         source: Source = "user",
+        principal: Principal | None = None,
     ) -> Job:
-        """Register a job; JobExists when (tenant, stack, name) is taken."""
+        """Register a job; JobExists when (tenant, stack, name) is taken. A `command:` job
+        needs a platform admin `principal` (see `Context.local_admin` for None)."""
         validation.validate_name(tenant, "tenant")
         validation.validate_name(stack, "stack")
         spec = checked_job(spec)
+        self.context.caller(principal).check_job(None, spec)
         with self._write() as tx:
             job = new_job(tenant, stack, spec, source, tx)
             if not job_store.insert_job(tx.conn, job):
@@ -118,18 +122,33 @@ class Jobs(ServiceBase):
         *,
         actor: str,
         revision: int | None = None,
+        principal: Principal | None = None,
     ) -> Job:
         """Change a job's fields; StaleRevision when `revision` is given and old."""
+        caller = self.context.caller(principal)
         with self._write() as tx:
             job = _existing_job(tx.conn, tenant, stack, name, for_update=True)
-            return update_job_in(tx, job, patch, actor=actor, revision=revision)
+            return update_job_in(tx, job, patch, actor=actor, revision=revision, caller=caller)
 
     def deactivate_job(
-        self, tenant: str, stack: str, name: str, *, actor: str, revision: int | None = None
+        self,
+        tenant: str,
+        stack: str,
+        name: str,
+        *,
+        actor: str,
+        revision: int | None = None,
+        principal: Principal | None = None,
     ) -> Job:
         """Mark a job inactive: new schedules are refused, fires record JOB_MISSING."""
         return self.update_job(
-            tenant, stack, name, JobPatch(status="inactive"), actor=actor, revision=revision
+            tenant,
+            stack,
+            name,
+            JobPatch(status="inactive"),
+            actor=actor,
+            revision=revision,
+            principal=principal,
         )
 
 
@@ -151,9 +170,11 @@ def update_job_in(
     patch: JobPatch,
     *,
     actor: str,
+    caller: Caller,
     revision: int | None = None,
 ) -> Job:
-    """Apply a patch to a job inside `tx` (update_job, and app install for its jobs)."""
+    """Apply a patch to a job inside `tx` (update_job, and app install for its jobs);
+    `caller` judges a change to a `command:` job."""
     if revision is not None and revision != job.revision:
         raise StaleRevision(
             f"job {job.name!r} is at revision {job.revision}, not {revision}",
@@ -164,6 +185,7 @@ def update_job_in(
     if "target" in given:
         current["kind"] = None  # unless given, a new target's kind is its scheme
     merged = checked_job(JobSpec(name=job.name, **{**current, **given}))
+    caller.check_job(job, merged)
     changes = job_changes(job, job_fields(merged))
     if not changes:
         return job

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from cronplane import events
+from cronplane.core.access import Principal
 from cronplane.core.codec import to_document
 from cronplane.core.model import CronDeclaration, Job, JobPatch, Scope, new_schedule
 from cronplane.core.reconcile import (
@@ -106,10 +107,14 @@ class Apps(ServiceBase):
         *,
         actor: str,
         dry_run: bool = False,
+        principal: Principal | None = None,
     ) -> AppReport:
-        """Register (or update) the manifest's jobs, then sync its crons; one transaction."""
+        """Register (or update) the manifest's jobs, then sync its crons; one transaction.
+        A manifest that creates or changes a `command:` job needs a platform admin
+        `principal` (refused before anything is written, on a dry run too)."""
         scope = checked_scope(Scope(tenant, manifest.name, environment))
         specs = {name: checked_job(spec) for name, spec in manifest.jobs.items()}
+        caller = self.context.caller(principal)
         if dry_run:
             with self._read() as conn:
                 now = self.clock.now()
@@ -119,6 +124,7 @@ class Apps(ServiceBase):
                 probe = Transaction(conn, now)
                 for name, spec in specs.items():
                     job = new_job(tenant, scope.stack, spec, "app", probe)
+                    caller.check_job(jobs.get(name), job)
                     if name in jobs and job_changes(jobs[name], job_fields(job)):
                         updated.append(name)
                     jobs[name] = job
@@ -133,13 +139,14 @@ class Apps(ServiceBase):
                 current = job_store.get_job(tx.conn, tenant, scope.stack, name, for_update=True)
                 if current is None:
                     job = new_job(tenant, scope.stack, spec, "app", tx)
+                    caller.check_job(None, job)
                     # A concurrent install may have registered it first: same outcome.
                     if job_store.insert_job(tx.conn, job):
                         registered.append(name)
                         job_event(tx, events.JOB_REGISTERED, job, actor, f"job {name} registered")
                     continue
                 patch = JobPatch(**job_fields(new_job(tenant, scope.stack, spec, "app", tx)))
-                if update_job_in(tx, current, patch, actor=actor) != current:
+                if update_job_in(tx, current, patch, actor=actor, caller=caller) != current:
                     updated.append(name)
             plan = self._sync(tx, scope, manifest.crons, actor)
         self._after_bulk_load(plan)
@@ -189,7 +196,9 @@ class Apps(ServiceBase):
                 for job in job_store.list_jobs(
                     tx.conn, scope.tenant, scope.stack, status="active", source="app"
                 ):
-                    update_job_in(tx, job, JobPatch(status="inactive"), actor=actor)
+                    # Deactivating changes no command: any caller that may sync may.
+                    patch = JobPatch(status="inactive")
+                    update_job_in(tx, job, patch, actor=actor, caller=self.context.caller(None))
                     deactivated.append(job.name)
         return AppReport(scope.stack, plan, jobs_deactivated=tuple(deactivated))
 
@@ -259,7 +268,9 @@ class Apps(ServiceBase):
                 schedule_id=time_ordered_id(now),
                 source="app",
                 now=now,
-                next_run=fires[item.name],
+                # A declaration may create its row disabled (an imported paused entry).
+                enabled=crons[item.name].enabled,
+                next_run=fires[item.name] if crons[item.name].enabled else None,
                 declared=item.declared.to_dict(),
             )
             for item in plan.created

@@ -11,7 +11,8 @@ nothing is silently dropped); any other payload is the task's keyword
 arguments as a whole. ``{"batch": 100}`` calls ``task(batch=100)``.
 
 Job options read here: `queue`, `routing_key`, `exchange`, `priority`
-(0-255), `expires` (seconds after publishing). The Celery task id is the
+(0-255), `expires` (seconds after publishing), `headers` (an object of message
+headers, beside cronplane's own). The Celery task id is the
 queue item's id, so a delivery can be traced both ways and a publish retried
 after an uncertain failure keeps its id (a consumer can de-duplicate on it).
 The run's context travels in the message header `cronplane` (a bound task
@@ -83,6 +84,11 @@ def publish_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(expires, bool) or not isinstance(expires, int | float) or expires <= 0:
             raise ValueError("options.expires must be seconds > 0")
         chosen["expires"] = float(expires)
+    headers = options.get("headers")
+    if headers is not None:
+        if not isinstance(headers, dict) or "cronplane" in headers:
+            raise ValueError("options.headers must be an object without the key 'cronplane'")
+        chosen["headers"] = dict(headers)
     return chosen
 
 
@@ -154,7 +160,7 @@ class CeleryTarget:
             args=args,
             kwargs=kwargs,
             task_id=task_id,
-            headers={"cronplane": context_document(context)},
+            headers={**options.pop("headers", {}), "cronplane": context_document(context)},
             retry=True,
             retry_policy=PUBLISH_RETRY_POLICY,
             **options,

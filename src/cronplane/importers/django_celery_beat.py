@@ -1,0 +1,358 @@
+"""A way in from django-celery-beat: its tables, read without Django, as an app.yaml.
+
+:func:`read_tasks` is the only I/O: one read-only transaction over
+``django_celery_beat_periodictask`` and the crontab, interval, clocked and
+solar schedule tables (SQLite, PostgreSQL; MySQL when a driver is installed),
+with SQLAlchemy, reflecting the columns the installed version has.
+:func:`translate` is a function of the rows it returned.
+
+| django-celery-beat                        | manifest                                              |
+|-------------------------------------------|-------------------------------------------------------|
+| crontab row (with its ``timezone``)       | ``cron`` with Celery's meaning (``minute`` ``*`` stays ``*``) + ``timezone`` |
+| interval row (``every``, ``period``)      | ``every N seconds|minutes|hours|days``, in UTC         |
+| clocked row (``one_off``)                 | ``once at <instant>`` (a one-off)                      |
+| ``one_off`` on a crontab or interval      | ``max_runs: 1``                                        |
+| solar row                                 | not translated: no cron expression follows the sun    |
+| ``enabled``                               | ``enabled`` (the state the row is created in)         |
+| ``start_time`` / ``expires``              | ``start_at`` / ``end_at``                              |
+| ``args`` / ``kwargs`` (JSON text)         | ``payload: {args, kwargs}``                            |
+| ``queue``, ``exchange``, ``routing_key``, ``priority``, ``headers`` | the celery job's options      |
+| ``expire_seconds``                        | the celery job's ``options.expires``                  |
+
+Naive datetimes (SQLite, or ``USE_TZ = False``) are read as UTC, as Django
+stores them with ``USE_TZ = True`` (its default).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import MetaData, Table, create_engine, inspect, select
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from cronplane.celery_beat import fields_expression, interval_expression
+from cronplane.core.cron_zones import known_zone
+from cronplane.errors import InvalidRequest, UnknownZone
+from cronplane.importers.translation import (
+    Skipped,
+    Translation,
+    Untranslatable,
+    cron_name,
+    unique,
+)
+
+PREFIX: Final = "django_celery_beat_"
+TASKS: Final = f"{PREFIX}periodictask"
+SCHEDULE_TABLES: Final = {
+    "crontab": f"{PREFIX}crontabschedule",
+    "interval": f"{PREFIX}intervalschedule",
+    "clocked": f"{PREFIX}clockedschedule",
+    "solar": f"{PREFIX}solarschedule",
+}
+PERIOD_SECONDS: Final = {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class BeatTask:
+    """One periodic task row with its schedule's row (by kind), as read."""
+
+    task: Mapping[str, Any]
+    schedules: Mapping[str, Mapping[str, Any]]  # kind -> that schedule table's row
+
+
+def engine_for(url: str) -> Engine:
+    """An engine for a Django-style URL (`postgres://`, `sqlite:///`, `mysql://`) or a
+    SQLite file's path; InvalidRequest when SQLAlchemy has no driver for it."""
+    if "://" not in url:
+        path = Path(url)
+        if not path.is_file():
+            raise InvalidRequest(f"{url!r} is neither a database URL nor a file", {"url": url})
+        return create_engine(f"sqlite:///file:{path.resolve()}?mode=ro&uri=true")
+    scheme, rest = url.split("://", 1)
+    scheme = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg"}.get(
+        scheme, scheme
+    )
+    if scheme == "mysql" and importlib.util.find_spec("pymysql") is not None:
+        scheme = "mysql+pymysql"  # else SQLAlchemy's default, mysqlclient
+    try:
+        parsed = make_url(f"{scheme}://{rest}")
+        if parsed.get_backend_name() == "sqlite" and parsed.database:
+            # Opened read-only: this import never writes the source.
+            return create_engine(f"sqlite:///file:{parsed.database}?mode=ro&uri=true")
+        return create_engine(parsed)
+    except (ArgumentError, NoSuchModuleError, ImportError) as error:
+        raise InvalidRequest(
+            f"cannot open {parsed_name(url)}: {error} (install its driver, e.g. pymysql)",
+            {"url": parsed_name(url)},
+        ) from error
+
+
+def parsed_name(url: str) -> str:
+    """The URL with any password masked, for messages."""
+    try:
+        return make_url(url.replace("postgres://", "postgresql://", 1)).render_as_string(
+            hide_password=True
+        )
+    except ArgumentError:
+        return "the database"
+
+
+def database_name(url: str) -> str:
+    """A stack name from the database's name (`…/shop` → `shop`, `beat.sqlite3` → `beat`)."""
+    if "://" not in url:
+        return cron_name(Path(url).stem, "default")
+    try:
+        name = make_url(url.replace("postgres://", "postgresql://", 1)).database or ""
+    except ArgumentError:
+        name = ""
+    return cron_name(Path(name).stem, "default")
+
+
+def read_tasks(url: str) -> list[BeatTask]:
+    """Every periodic task with its schedule row, in one read-only transaction."""
+    engine = engine_for(url)
+    try:
+        with engine.connect() as conn:
+            _read_only(conn)
+            tables = _reflect(conn)
+            schedules = {
+                kind: {row["id"]: row for row in _rows(conn, table)}
+                for kind, table in tables.items()
+                if kind != "task"
+            }
+            tasks = []
+            for row in _rows(conn, tables["task"]):
+                found = {
+                    kind: schedules[kind][row[f"{kind}_id"]]
+                    for kind in schedules
+                    if row.get(f"{kind}_id") is not None and row[f"{kind}_id"] in schedules[kind]
+                }
+                tasks.append(BeatTask(row, found))
+            conn.rollback()
+            return tasks
+    except SQLAlchemyError as error:
+        raise InvalidRequest(
+            f"cannot read django-celery-beat's tables from {parsed_name(url)}: "
+            f"{type(error).__name__}: {str(error).splitlines()[0]}",
+            {"url": parsed_name(url)},
+        ) from error
+    finally:
+        engine.dispose()
+
+
+def _read_only(conn: Connection) -> None:
+    """Ask the server for a read-only transaction where it has one."""
+    backend = conn.dialect.name
+    if backend == "postgresql":
+        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+    elif backend in ("mysql", "mariadb"):
+        conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
+
+
+def _reflect(conn: Connection) -> dict[str, Table]:
+    """The tables by kind (`task`, `crontab`, …), as this database has them."""
+    metadata = MetaData()
+    names = [TASKS, *SCHEDULE_TABLES.values()]
+    present = set(inspect(conn).get_table_names())
+    if TASKS not in present:
+        raise InvalidRequest(
+            f"no table {TASKS}: is this django-celery-beat's database (migrated)?",
+            {"table": TASKS},
+        )
+    metadata.reflect(conn, only=[n for n in names if n in present])
+    tables = {"task": metadata.tables[TASKS]}
+    tables.update(
+        {kind: metadata.tables[name] for kind, name in SCHEDULE_TABLES.items() if name in present}
+    )
+    return tables
+
+
+def _rows(conn: Connection, table: Table) -> list[dict[str, Any]]:
+    query = select(table)
+    if "id" in table.c:
+        query = query.order_by(table.c.id)
+    return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
+    """Translate periodic tasks into a manifest for `stack`."""
+    jobs: dict[str, dict[str, Any]] = {}
+    job_by_route: dict[str, str] = {}
+    crons: dict[str, dict[str, Any]] = {}
+    skipped: list[Skipped] = []
+    notes: list[str] = []
+    for beat in tasks:
+        row = beat.task
+        label = str(row.get("name") or f"task {row.get('id')}")
+        try:
+            job_spec, declared, entry_notes = _task(beat)
+        except Untranslatable as error:
+            skipped.append(Skipped(label, str(error)))
+            continue
+        route = json.dumps(job_spec, sort_keys=True)
+        job = job_by_route.get(route)
+        if job is None:
+            job = unique(cron_name(job_spec["target"].removeprefix("celery:"), "task"), jobs)
+            jobs[job] = job_spec
+            job_by_route[route] = job
+        crons[unique(cron_name(label, "task"), crons)] = {"job": job, **declared}
+        notes += [f"{label}: {note}" for note in entry_notes]
+    document: dict[str, Any] = {"name": cron_name(stack, "default"), "jobs": jobs, "crons": crons}
+    return Translation(
+        document, skipped, notes, command="django-celery-beat", noun="periodic tasks"
+    )
+
+
+def _task(beat: BeatTask) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(job spec, cron declaration, notes) of one periodic task; Untranslatable otherwise."""
+    row = beat.task
+    notes: list[str] = []
+    task = row.get("task")
+    if not isinstance(task, str) or not task:
+        raise Untranslatable("the task has no task name")
+    kinds = sorted(beat.schedules)
+    if len(kinds) != 1:
+        raise Untranslatable(
+            "the task has no schedule row" if not kinds else f"the task has {len(kinds)} schedules"
+        )
+    kind = kinds[0]
+    declared = _schedule(kind, beat.schedules[kind], bool(row.get("one_off")), notes)
+    if not row.get("enabled", True):
+        declared["enabled"] = False
+    start, expires = _instant(row.get("start_time")), _instant(row.get("expires"))
+    if start is not None and kind != "clocked":
+        declared["start_at"] = start.isoformat()
+    if expires is not None:
+        declared["end_at"] = expires.isoformat()
+    payload = _payload(row.get("args"), row.get("kwargs"))
+    if payload:
+        declared["payload"] = payload
+    options = _options(row, notes)
+    job_spec: dict[str, Any] = {"title": f"Celery task {task}", "target": f"celery:{task}"}
+    if options:
+        job_spec["options"] = options
+    return job_spec, declared, notes
+
+
+def _schedule(
+    kind: str, schedule: Mapping[str, Any], one_off: bool, notes: list[str]
+) -> dict[str, Any]:
+    """The cron fields of one schedule row."""
+    declared: dict[str, Any]
+    if kind == "solar":
+        raise Untranslatable(
+            f"solar schedule ({schedule.get('event')} at {_number(schedule.get('latitude'))}, "
+            f"{_number(schedule.get('longitude'))}): no cron expression follows the sun"
+        )
+    if kind == "clocked":
+        instant = _instant(schedule.get("clocked_time"))
+        if instant is None:
+            raise Untranslatable("the clocked schedule has no time")
+        if not one_off:
+            notes.append("a clocked schedule runs once whether one_off is set or not")
+        return {"cron": f"once at {_iso_minutes(instant)}"}
+    if kind == "interval":
+        every, period = schedule.get("every"), str(schedule.get("period"))
+        if not isinstance(every, int) or every < 1:
+            raise Untranslatable(f"interval every={every!r} is not a whole number >= 1")
+        if period == "microseconds":
+            if every % 1_000_000:
+                raise Untranslatable(
+                    f"interval of {every} microseconds: only whole seconds translate"
+                )
+            seconds = every // 1_000_000
+        elif period in PERIOD_SECONDS:
+            seconds = every * PERIOD_SECONDS[period]
+        else:
+            raise Untranslatable(f"interval period {period!r} is unknown")
+        declared = {"cron": interval_expression(seconds)}
+    else:  # crontab
+        fields = [
+            str(schedule.get(name) or "*")
+            for name in ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+        ]
+        declared = {"cron": fields_expression(fields)}
+        zone = str(schedule.get("timezone") or "UTC")
+        try:
+            known_zone(zone)
+        except UnknownZone as error:
+            raise Untranslatable(f"crontab timezone {zone!r} is not a known zone") from error
+        if zone != "UTC":
+            declared["timezone"] = zone
+    if one_off:
+        declared["max_runs"] = 1
+    return declared
+
+
+def _payload(args_text: Any, kwargs_text: Any) -> dict[str, Any]:
+    """{args, kwargs} from the row's JSON texts (empty ones left out)."""
+    try:
+        args = json.loads(args_text) if args_text else []
+        kwargs = json.loads(kwargs_text) if kwargs_text else {}
+    except (TypeError, ValueError) as error:
+        raise Untranslatable(f"args/kwargs are not JSON: {error}") from error
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise Untranslatable("args must be a JSON list and kwargs a JSON object")
+    payload: dict[str, Any] = {}
+    if args:
+        payload["args"] = args
+    if kwargs:
+        payload["kwargs"] = kwargs
+    return payload
+
+
+def _options(row: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The celery job's options from the row's routing columns."""
+    options: dict[str, Any] = {}
+    for key in ("queue", "exchange", "routing_key"):
+        if isinstance(row.get(key), str) and row[key]:
+            options[key] = row[key]
+    priority = row.get("priority")
+    if priority is not None:
+        if isinstance(priority, int) and 0 <= priority <= 255:
+            options["priority"] = priority
+        else:
+            notes.append(f"priority {priority!r} not carried over (0-255)")
+    if row.get("expire_seconds"):
+        options["expires"] = int(row["expire_seconds"])
+    headers = row.get("headers")
+    if headers:
+        try:
+            decoded = json.loads(headers)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict) and decoded and "cronplane" not in decoded:
+            options["headers"] = decoded
+        elif decoded != {}:
+            notes.append(f"headers {str(headers)[:80]!r} not carried over (not a JSON object)")
+    return options
+
+
+def _instant(value: Any) -> datetime | None:
+    """An aware datetime from a column value (naive: UTC, as Django stores it)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if not isinstance(value, datetime):
+        raise Untranslatable(f"{value!r} is not a datetime")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _iso_minutes(instant: datetime) -> str:
+    """ISO 8601 with its offset, without seconds when they are zero (`2027-01-01T03:00+00:00`)."""
+    if instant.second or instant.microsecond:
+        return instant.isoformat()
+    return instant.isoformat(timespec="minutes")
+
+
+def _number(value: Any) -> str:
+    return f"{float(value):g}" if isinstance(value, float | Decimal) else str(value)

@@ -1,0 +1,318 @@
+"""A way in from Kubernetes: CronJob manifests (`batch/v1`) as a cronplane app.yaml.
+
+:func:`translate` is a function of the parsed YAML documents; :func:`read_documents`
+is the only I/O (a file, or every ``*.yaml``/``*.yml`` under a directory). Each
+CronJob becomes one job and one cron named after it.
+
+| CronJob                               | manifest                                                  |
+|---------------------------------------|-----------------------------------------------------------|
+| ``spec.schedule`` (5 fields, ``@daily``…) | ``cron``, as written                                  |
+| ``spec.timeZone``                     | ``timezone`` (absent: ``--timezone``, the controller's zone) |
+| ``spec.suspend: true``                | ``enabled: false`` (the state the row is created in)      |
+| ``concurrencyPolicy`` Allow (default) / Forbid / Replace | ``overlap`` allow / skip / cancel_running |
+| ``startingDeadlineSeconds``           | ``misfire_grace``                                          |
+| ``jobTemplate…backoffLimit`` (default 6) | the job's ``options.max_attempts`` = backoffLimit + 1   |
+| ``jobTemplate…activeDeadlineSeconds`` | the job's ``options.timeout``                              |
+| the container's ``command`` + ``args`` | a ``command:`` target (one shell line, words quoted)      |
+| the container's ``image``, ``env`` (plain values), ``workingDir`` | ``options.image``, ``options.env``, ``options.cwd`` |
+
+The command runs on a cronplane worker's host, not in the image: the importer
+records the image in the job's title and options for the operator to map
+(install the program on the workers, or point the job at a `webhook:` that
+starts a Kubernetes Job), and every report says so. Not translated, with the
+reason: ``@every`` schedules, a pod of several containers, a container with
+neither command nor args (its image's entrypoint is not in the manifest).
+Pod settings a host command cannot have (volumes, secrets, service account,
+resources, …) are listed in the notes.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from cronplane.core import cron as cron_engine
+from cronplane.core.cron_zones import known_zone
+from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
+from cronplane.importers.translation import (
+    Skipped,
+    Translation,
+    Untranslatable,
+    cron_name,
+    unique,
+)
+
+API_VERSIONS: Final = ("batch/v1", "batch/v1beta1")
+OVERLAP: Final = {"Allow": "allow", "Forbid": "skip", "Replace": "cancel_running"}
+DEFAULT_BACKOFF_LIMIT: Final = 6
+MAX_FILE_BYTES: Final = 16 * 1024 * 1024
+# Pod and container settings a command on the worker's host cannot honour.
+POD_SETTINGS: Final = (
+    "volumes",
+    "initContainers",
+    "serviceAccountName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "securityContext",
+    "imagePullSecrets",
+)
+CONTAINER_SETTINGS: Final = ("volumeMounts", "resources", "envFrom", "securityContext", "ports")
+MAX_TITLE: Final = 200
+
+
+def read_documents(path: Path) -> list[tuple[str, Any]]:
+    """(file, document) for every YAML document in `path` (a file, or a directory's
+    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable."""
+    files = (
+        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        if path.is_dir()
+        else [path]
+    )
+    found: list[tuple[str, Any]] = []
+    for file in files:
+        try:
+            data = file.read_bytes()
+            if len(data) > MAX_FILE_BYTES:
+                raise InvalidRequest(f"{str(file)!r} is larger than {MAX_FILE_BYTES} bytes")
+            found += [(str(file), doc) for doc in yaml.safe_load_all(data)]
+        except OSError as error:
+            raise InvalidRequest(f"cannot read {str(file)!r}: {error.strerror}") from error
+        except yaml.YAMLError as error:
+            raise InvalidRequest(f"{str(file)!r} is not YAML: {error}") from error
+    return found
+
+
+def translate(
+    documents: Iterable[tuple[str, Any]], *, stack: str, timezone: str = "UTC"
+) -> Translation:
+    """Translate the CronJobs among `documents` ((file, parsed YAML) pairs); `timezone`
+    is the controller's zone, for CronJobs without `spec.timeZone`."""
+    known_zone(timezone)
+    jobs: dict[str, dict[str, Any]] = {}
+    crons: dict[str, dict[str, Any]] = {}
+    skipped: list[Skipped] = []
+    notes: list[str] = []
+    others: dict[str, int] = {}
+    without_zone = 0
+    for file, document in _flatten(documents):
+        if not isinstance(document, Mapping):
+            continue
+        kind = document.get("kind")
+        if kind != "CronJob":
+            others[str(kind)] = others.get(str(kind), 0) + 1
+            continue
+        metadata = document.get("metadata") or {}
+        name = (
+            str(metadata.get("name") or "cronjob") if isinstance(metadata, Mapping) else "cronjob"
+        )
+        namespace = (
+            str(metadata.get("namespace") or "default")
+            if isinstance(metadata, Mapping)
+            else "default"
+        )
+        label = f"{namespace}/{name} ({file})"
+        try:
+            job_spec, declared, entry_notes = _cronjob(document, namespace, name, timezone)
+        except Untranslatable as error:
+            skipped.append(Skipped(label, str(error)))
+            continue
+        spec = document.get("spec")
+        without_zone += not (isinstance(spec, Mapping) and spec.get("timeZone"))
+        if "timezone" in declared and declared["timezone"] == "UTC":
+            del declared["timezone"]
+        entry = unique(cron_name(name, "cronjob"), crons)
+        jobs[entry] = job_spec
+        crons[entry] = {"job": entry, **declared}
+        notes += [f"{namespace}/{name}: {note}" for note in entry_notes]
+    if others:
+        shown = ", ".join(f"{count} {kind}" for kind, count in sorted(others.items()))
+        notes.append(f"documents that are not CronJobs were ignored: {shown}")
+    if without_zone:
+        notes.append(
+            f"{without_zone} CronJob(s) without spec.timeZone are read in {timezone} "
+            "(the controller's zone: --timezone changes it)"
+        )
+    if crons:
+        notes.append(
+            "each container became a command: target that runs ON A CRONPLANE WORKER'S HOST, "
+            "not in its image: the image is in each job's title and options.image; install "
+            "the program on the workers, or point the job at another target"
+        )
+        notes.append(
+            "command: jobs need CRONPLANE_ALLOW_COMMAND_TARGETS=1 on the server and the "
+            "workers, and a platform admin to install them"
+        )
+    document = {"name": cron_name(stack, "kubernetes"), "jobs": jobs, "crons": crons}
+    return Translation(document, skipped, notes, command="kubernetes", noun="CronJobs")
+
+
+def _flatten(documents: Iterable[tuple[str, Any]]) -> Iterable[tuple[str, Any]]:
+    """Documents, with the items of a `kind: List` in its place."""
+    for file, document in documents:
+        if isinstance(document, Mapping) and document.get("kind") == "List":
+            items = document.get("items")
+            if isinstance(items, list):
+                yield from ((file, item) for item in items)
+        else:
+            yield file, document
+
+
+def _cronjob(
+    document: Mapping[str, Any], namespace: str, name: str, timezone: str
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(job spec, cron declaration, notes) of one CronJob; Untranslatable otherwise."""
+    notes: list[str] = []
+    api = document.get("apiVersion")
+    if api not in API_VERSIONS:
+        raise Untranslatable(f"apiVersion {api!r} is not batch/v1")
+    spec = _mapping(document.get("spec"), "spec")
+    schedule = spec.get("schedule")
+    if not isinstance(schedule, str) or not schedule.strip():
+        raise Untranslatable("spec.schedule is missing")
+    cron, zone = _schedule(schedule.strip(), spec.get("timeZone"), timezone)
+    declared: dict[str, Any] = {"cron": cron}
+    if zone is not None:
+        declared["timezone"] = zone
+    policy = spec.get("concurrencyPolicy", "Allow")
+    if policy not in OVERLAP:
+        raise Untranslatable(f"concurrencyPolicy {policy!r} is not Allow, Forbid or Replace")
+    declared["overlap"] = OVERLAP[policy]
+    deadline = spec.get("startingDeadlineSeconds")
+    if deadline is not None:
+        if isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 0:
+            raise Untranslatable(f"startingDeadlineSeconds {deadline!r} is not whole seconds")
+        declared["misfire_grace"] = deadline
+    if spec.get("suspend") is True:
+        declared["enabled"] = False
+    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        if key in spec:
+            notes.append(f"{key} not carried over: cronplane keeps runs for its retention")
+    job_spec = _job(spec, namespace, name, notes)
+    return job_spec, declared, notes
+
+
+def _schedule(schedule: str, zone_field: Any, default_zone: str) -> tuple[str, str | None]:
+    """(cron, zone) of spec.schedule and spec.timeZone (a `CRON_TZ=`/`TZ=` prefix too)."""
+    zone: str | None = None
+    if schedule.startswith(("CRON_TZ=", "TZ=")):
+        prefix, _, schedule = schedule.partition(" ")
+        zone = prefix.partition("=")[2]
+        schedule = schedule.strip()
+    if zone_field is not None:
+        zone = str(zone_field)
+    zone = zone or (default_zone if default_zone != "UTC" else None)
+    if zone is not None:
+        try:
+            known_zone(zone)
+        except UnknownZone as error:
+            raise Untranslatable(f"time zone {zone!r} is not a known zone") from error
+    if schedule.startswith("@every"):
+        raise Untranslatable(
+            f"{schedule!r}: Kubernetes counts @every from the controller's last run, cronplane "
+            "from the epoch; write it as a cron (e.g. */5 * * * *) or as `every 5 minutes`"
+        )
+    if schedule.startswith("@") and schedule.lower() not in (
+        "@yearly",
+        "@annually",
+        "@monthly",
+        "@weekly",
+        "@daily",
+        "@midnight",
+        "@hourly",
+    ):
+        raise Untranslatable(f"{schedule!r} is not a schedule Kubernetes or cronplane knows")
+    try:
+        cron_engine.parse(schedule, seed="kubernetes")
+    except ScheduleSyntax as error:
+        raise Untranslatable(f"schedule {schedule!r} is not valid: {error.message}") from error
+    return schedule.lower() if schedule.startswith("@") else schedule, zone
+
+
+def _job(spec: Mapping[str, Any], namespace: str, name: str, notes: list[str]) -> dict[str, Any]:
+    """The job of a CronJob's jobTemplate: its one container's command as a command: target."""
+    template = _mapping(spec.get("jobTemplate"), "spec.jobTemplate")
+    job = _mapping(template.get("spec"), "spec.jobTemplate.spec")
+    pod = _mapping(_mapping(job.get("template"), "….template").get("spec"), "….template.spec")
+    containers = pod.get("containers")
+    if not isinstance(containers, list) or not containers:
+        raise Untranslatable("the job template has no containers")
+    if len(containers) > 1:
+        names = ", ".join(str(c.get("name")) for c in containers if isinstance(c, Mapping))
+        raise Untranslatable(
+            f"the pod has {len(containers)} containers ({names}): one command cannot run them"
+        )
+    container = _mapping(containers[0], "the container")
+    image = str(container.get("image") or "?")
+    words = [*_words(container.get("command"), "command"), *_words(container.get("args"), "args")]
+    if not words:
+        raise Untranslatable(
+            f"the container (image {image}) has neither command nor args: it runs its image's "
+            "entrypoint, which the manifest does not show"
+        )
+    line = shlex.join(words)
+    options: dict[str, Any] = {
+        "image": image,
+        "container": str(container.get("name") or ""),
+        "namespace": namespace,
+    }
+    backoff = job.get("backoffLimit", DEFAULT_BACKOFF_LIMIT)
+    if isinstance(backoff, int) and not isinstance(backoff, bool) and backoff >= 0:
+        options["max_attempts"] = backoff + 1
+    deadline = job.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and not isinstance(deadline, bool) and deadline > 0:
+        options["timeout"] = deadline
+    env, secret_names = _environment(container.get("env"))
+    if env:
+        options["env"] = env
+    if secret_names:
+        notes.append(
+            f"env {', '.join(secret_names)} come from secrets or fields (valueFrom): not carried "
+            "over, set them in the workers' environment"
+        )
+    if isinstance(container.get("workingDir"), str):
+        options["cwd"] = container["workingDir"]
+    for key in ("parallelism", "completions"):
+        if isinstance(job.get(key), int) and job[key] > 1:
+            notes.append(f"{key}={job[key]} not carried over: cronplane runs one command per fire")
+    dropped = [k for k in POD_SETTINGS if pod.get(k)] + [
+        f"container.{k}" for k in CONTAINER_SETTINGS if container.get(k)
+    ]
+    if dropped:
+        notes.append(f"not carried over (a host command has none): {', '.join(dropped)}")
+    title = f"CronJob {namespace}/{name}: image {image}: {line}"[:MAX_TITLE]
+    return {"title": title, "target": f"command:{line}", "options": options}
+
+
+def _words(value: Any, what: str) -> list[str]:
+    """A container's command or args as a list of strings."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(w, str | int | float) for w in value):
+        raise Untranslatable(f"container {what} is not a list of strings")
+    return [str(w) for w in value]
+
+
+def _environment(value: Any) -> tuple[dict[str, str], list[str]]:
+    """Plain `env` values, and the names of those that come from elsewhere (valueFrom)."""
+    env: dict[str, str] = {}
+    elsewhere: list[str] = []
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            continue
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+        else:
+            elsewhere.append(item["name"])
+    return env, elsewhere
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    """`value` when it is a mapping; Untranslatable naming `what` otherwise."""
+    if not isinstance(value, Mapping):
+        raise Untranslatable(f"{what} is missing or not a mapping")
+    return value

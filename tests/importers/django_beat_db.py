@@ -1,0 +1,149 @@
+"""Build a real django-celery-beat database with Django's own migrations and models.
+
+Run as a script (`python django_beat_db.py URL KINDS`), in a process of its own,
+so Django's global settings never meet the test process. URL is `sqlite:///path`
+or `postgresql://user@host:port/name`; KINDS is `today` (the schedule kinds whose
+cronplane fields exist on every branch) or `all` (also clocked one-offs, one_off
+intervals, start_time and expires). Prints the task names it made, one a line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+
+def configure(url: str) -> None:
+    import django
+    from django.conf import settings
+
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        database = {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:]}
+    else:
+        database = {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": parts.path.lstrip("/"),
+            "USER": parts.username or "postgres",
+            "PASSWORD": parts.password or "",
+            "HOST": parts.hostname or "127.0.0.1",
+            "PORT": str(parts.port or 5432),
+        }
+    settings.configure(
+        DATABASES={"default": database},
+        INSTALLED_APPS=["django_celery_beat"],
+        USE_TZ=True,
+        TIME_ZONE="UTC",
+        CELERY_TIMEZONE="UTC",
+        DEFAULT_AUTO_FIELD="django.db.models.AutoField",
+    )
+    django.setup()
+
+
+def build(kinds: str) -> list[str]:
+    from django.core.management import call_command
+    from django_celery_beat.models import (
+        ClockedSchedule,
+        CrontabSchedule,
+        IntervalSchedule,
+        PeriodicTask,
+        SolarSchedule,
+    )
+
+    call_command("migrate", "django_celery_beat", verbosity=0)
+
+    def crontab(zone: str = "UTC", **fields: str) -> CrontabSchedule:
+        schedule: CrontabSchedule = CrontabSchedule.objects.create(timezone=zone, **fields)
+        return schedule
+
+    def interval(every: int, period: str) -> IntervalSchedule:
+        schedule: IntervalSchedule = IntervalSchedule.objects.create(every=every, period=period)
+        return schedule
+
+    def task(name: str, **values: object) -> None:
+        PeriodicTask.objects.create(name=name, **values)
+
+    task(
+        "send invoices",
+        task="billing.tasks.send_invoices",
+        crontab=crontab(minute="*/15"),
+        kwargs=json.dumps({"batch": 100}),
+        queue="billing",
+    )
+    task(
+        "weekday report",
+        task="billing.tasks.report",
+        crontab=crontab("Europe/London", minute="30", hour="7", day_of_week="mon-fri"),
+        args=json.dumps(["daily"]),
+    )
+    task(
+        "every minute of 7",  # beat's meaning: minute `*` is every minute of the hour
+        task="billing.tasks.ping",
+        crontab=crontab("America/New_York", hour="7"),
+    )
+    task(
+        "first monday",
+        task="billing.tasks.report",
+        crontab=crontab(minute="0", hour="9", day_of_month="1-7", day_of_week="1"),
+    )
+    task(
+        "routed",
+        task="billing.tasks.sync_rates",
+        interval=interval(10, IntervalSchedule.MINUTES),
+        exchange="rates",
+        routing_key="rates.sync",
+        priority=3,
+        headers=json.dumps({"origin": "beat"}),
+        expire_seconds=60,
+    )
+    task("ninety", task="billing.tasks.sync_rates", interval=interval(90, IntervalSchedule.MINUTES))
+    task("half-minute", task="billing.tasks.flush", interval=interval(30, IntervalSchedule.SECONDS))
+    task("two-hourly", task="billing.tasks.ping", interval=interval(2, IntervalSchedule.HOURS))
+    task("daily", task="billing.tasks.export", interval=interval(1, IntervalSchedule.DAYS))
+    task(
+        "sunset lights",
+        task="home.tasks.lights",
+        solar=SolarSchedule.objects.create(event="sunset", latitude=51.5, longitude=-0.1),
+    )
+    task(
+        "switched off",
+        task="billing.tasks.cleanup",
+        crontab=crontab(minute="0", hour="3"),
+        enabled=False,
+    )
+    task(
+        "broken args",
+        task="billing.tasks.ping",
+        interval=interval(5, IntervalSchedule.MINUTES),
+        args="[not json",
+    )
+    if kinds == "all":
+        task(
+            "launch",
+            task="billing.tasks.launch",
+            clocked=ClockedSchedule.objects.create(
+                clocked_time=datetime(2026, 4, 8, 9, 30, tzinfo=UTC)
+            ),
+            one_off=True,
+        )
+        task(
+            "campaign",
+            task="billing.tasks.campaign",
+            crontab=crontab(minute="0", hour="*/6"),
+            start_time=datetime(2026, 4, 8, 0, 0, tzinfo=UTC),
+            expires=datetime(2026, 4, 10, 0, 0, tzinfo=UTC),
+        )
+        task(
+            "once soon",
+            task="billing.tasks.ping",
+            interval=interval(4, IntervalSchedule.HOURS),
+            one_off=True,
+        )
+    return list(PeriodicTask.objects.order_by("id").values_list("name", flat=True))
+
+
+if __name__ == "__main__":
+    configure(sys.argv[1])
+    print("\n".join(build(sys.argv[2])))
