@@ -130,16 +130,16 @@ def check_note(note: object) -> str | None:
         raise InvalidRequest("note must be text", {"field": "note"})
     note = note.strip()
     if len(note) > MAX_NOTE_LENGTH:
-        raise InvalidRequest(
-            f"note is longer than {MAX_NOTE_LENGTH} characters", {"field": "note"}
-        )
+        raise InvalidRequest(f"note is longer than {MAX_NOTE_LENGTH} characters", {"field": "note"})
     return note or None
 
 
 # -- backfill ------------------------------------------------------------------------
 
 
-def backfill_range(start: object, end: object, zone: str, now: datetime) -> tuple[datetime, datetime]:
+def backfill_range(
+    start: object, end: object, zone: str, now: datetime
+) -> tuple[datetime, datetime]:
     """[from, to) as aware UTC; InvalidBackfill when unparsable, to <= from or to > now.
 
     Only the past: occurrences after now are the dispatcher's to fire.
