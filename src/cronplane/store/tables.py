@@ -176,7 +176,7 @@ queue_items = Table(
         "status IN ('queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled')",
         name="status",
     ),
-    CheckConstraint("source IN ('schedule', 'manual', 'api')", name="source"),
+    CheckConstraint("source IN ('schedule', 'manual', 'api', 'backfill')", name="source"),
 )
 # Claiming: the queued items in the claim's own order (priority DESC, then
 # oldest), so a claim walks the first entries instead of sorting the queue

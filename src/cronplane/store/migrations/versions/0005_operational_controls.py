@@ -36,11 +36,35 @@ _COLUMNS: tuple[tuple[str, Callable[[], sa.Column[Any]]], ...] = (
 )
 
 
+SOURCES = "'schedule', 'manual', 'api'"
+QUEUED = sa.text("status = 'queued'")
+
+
+def _item_sources(sources: str) -> None:
+    """Replace queue_items' source check (a table rebuild on SQLite, indexes kept)."""
+    with op.batch_alter_table("queue_items") as batch:
+        batch.drop_constraint("source", type_="check")
+        batch.create_check_constraint("source", f"source IN ({sources})")
+    # The rebuild reflects the claim index without its DESC: make it again as 0004 did.
+    op.drop_index("ix_queue_items_claim", table_name="queue_items")
+    op.create_index(
+        "ix_queue_items_claim",
+        "queue_items",
+        [sa.text("priority DESC"), "available_at"],
+        postgresql_where=QUEUED,
+        sqlite_where=QUEUED,
+    )
+
+
 def upgrade() -> None:
     for _name, column in _COLUMNS:
         op.add_column("schedules", column())
+    # Items a backfill enqueues carry source 'backfill'.
+    _item_sources(SOURCES + ", 'backfill'")
 
 
 def downgrade() -> None:
+    op.execute("DELETE FROM queue_items WHERE source = 'backfill'")
+    _item_sources(SOURCES)
     for name, _column in reversed(_COLUMNS):
         op.drop_column("schedules", name)
