@@ -167,3 +167,13 @@ def test_ten_thousand_midnight_schedules_spread_over_the_window(
     assert all(
         row.next_run == MIDNIGHT + timedelta(days=1, seconds=row.jitter_offset) for row in rows
     )
+
+
+def test_enable_and_record_run_keep_the_offset(service: ScheduleService, clock: FakeClock) -> None:
+    spec = ScheduleSpec(job="report", cron="0 0 * * *", name="n", jitter=900)
+    row = service.create_schedule(SCOPE, spec, actor="t")
+    service.disable_schedule(SCOPE, "n", actor="t")
+    enabled = service.enable_schedule(SCOPE, "n", actor="t")
+    assert enabled.jitter_offset == row.jitter_offset and enabled.next_run == row.next_run
+    ran = service.record_run(SCOPE, "n", actor="t", at=clock.now() + timedelta(days=1))
+    assert ran.next_run == MIDNIGHT + timedelta(days=1, seconds=row.jitter_offset)

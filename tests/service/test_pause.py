@@ -181,3 +181,12 @@ def test_sync_never_touches_a_pause(service: ScheduleService) -> None:
     service.sync(app, {"report": CronDeclaration(cron="30 * * * *")}, actor="deploy")
     row = service.get_schedule(app, "report")
     assert row.cron == "30 * * * *" and row.paused and row.paused_note == "hold"
+
+
+def test_disabling_a_paused_row_keeps_the_pause(service: ScheduleService) -> None:
+    hourly(service)
+    service.pause_schedule(SCOPE, "hourly", actor="ops", note="hold")
+    disabled = service.disable_schedule(SCOPE, "hourly", actor="ops")
+    assert disabled.paused and not disabled.enabled
+    enabled = service.enable_schedule(SCOPE, "hourly", actor="ops")
+    assert enabled.paused and enabled.paused_note == "hold"
