@@ -83,6 +83,10 @@ def test_a_long_pause_with_until_ends_in_one_fire_at_the_first_occurrence_after_
     assert (
         not row.paused and row.paused_until is None and row.next_run == HOUR + timedelta(hours=10)
     )
+    (fired,) = [
+        e for e in service.schedule_history(SCOPE, "hourly") if e.code == ev.SCHEDULE_FIRED.text
+    ]
+    assert fired.detail["resumed"] and fired.detail["coalesced"] == 10
 
 
 def test_until_resumes_at_the_first_occurrence_at_or_after_it_when_on_time(
@@ -135,8 +139,9 @@ def test_bad_until_is_coded_and_changes_nothing(service: ScheduleService, until:
 
 def test_a_note_too_long_is_refused(service: ScheduleService) -> None:
     hourly(service)
-    with pytest.raises(InvalidRequest):
-        service.pause_schedule(SCOPE, "hourly", actor="ops", note="x" * 501)
+    for note in ("x" * 501, "nul\x00", "lone \ud800"):
+        with pytest.raises(InvalidRequest):
+            service.pause_schedule(SCOPE, "hourly", actor="ops", note=note)
     assert not service.get_schedule(SCOPE, "hourly").paused
 
 

@@ -128,6 +128,10 @@ def check_note(note: object) -> str | None:
         return None
     if not isinstance(note, str) or "\x00" in note:
         raise InvalidRequest("note must be text", {"field": "note"})
+    try:
+        note.encode()  # a lone surrogate: neither database stores it
+    except UnicodeEncodeError:
+        raise InvalidRequest("note is not valid text", {"field": "note"}) from None
     note = note.strip()
     if len(note) > MAX_NOTE_LENGTH:
         raise InvalidRequest(f"note is longer than {MAX_NOTE_LENGTH} characters", {"field": "note"})
