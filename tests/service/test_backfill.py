@@ -177,17 +177,17 @@ def test_jittered_rows_backfill_nominal_occurrences(service: ScheduleService) ->
     )
 )
 def test_backfill_never_enqueues_an_occurrence_twice_and_covers_each_range(
-    sqlite_database: Database, ranges: list[tuple[int, int]]
+    database: Database, ranges: list[tuple[int, int]]
 ) -> None:
     """Any sequence of ranges: every occurrence in their union has exactly one item, and
     each report's occurrences are exactly the cron's in [from, to)."""
     from cronplane.core.model import JobSpec
     from cronplane.store.tables import metadata
 
-    with sqlite_database.begin() as conn:
+    with database.begin() as conn:
         for table in reversed(metadata.sorted_tables):
             conn.execute(table.delete())
-    service = ScheduleService(sqlite_database, FakeClock(DAY + timedelta(days=1)))
+    service = ScheduleService(database, FakeClock(DAY + timedelta(days=1)))
     service.register_job("acme", "billing", JobSpec(name="report", target="python:x:y"), actor="t")
     spec = ScheduleSpec(job="report", cron="*/20 * * * *", name="hourly", overlap="allow")
     service.create_schedule(SCOPE, spec, actor="t")
