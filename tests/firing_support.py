@@ -14,7 +14,7 @@ from uuid import UUID
 from sqlalchemy import insert, select
 
 from cronplane.clock import Clock
-from cronplane.core.firing import Decision, DueRow, NextAfter, decide
+from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, decide
 from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
@@ -69,7 +69,7 @@ def decided_alone(
 
         next_after = failing
     return decide(
-        DueRow(row["next_run"], row["misfire_grace"], row["overlap"]),
+        DueRow(row["next_run"], **{name: row[name] for name in POLICY_FIELDS}),
         now=now,
         next_after=next_after,
         job_active=job_active,
@@ -122,8 +122,11 @@ def schedule_row(
     overlap: str = "skip",
     enabled: bool = True,
     payload: dict[str, Any] | None = None,
+    jitter_offset: int = 0,
+    paused_at: datetime | None = None,
+    paused_until: datetime | None = None,
 ) -> dict[str, Any]:
-    """One schedules row's values."""
+    """One schedules row's values (`next_run` as stored: nominal + `jitter_offset`)."""
     return {
         "id": uuid.uuid4(),
         "tenant": tenant,
@@ -145,6 +148,12 @@ def schedule_row(
         "revision": 1,
         "declared": None,
         "overrides": [],
+        "jitter": None if not jitter_offset else jitter_offset + 1,
+        "jitter_offset": jitter_offset,
+        "paused_at": paused_at,
+        "paused_until": paused_until,
+        "paused_note": None if paused_at is None else f"note of {name}",
+        "paused_by": None if paused_at is None else "ops@example.com",
     }
 
 

@@ -49,7 +49,7 @@ from cronplane.core.reconcile import (
 from cronplane.errors import CronplaneError, InternalError, Unavailable
 from cronplane.events import Event
 from cronplane.manifest import Manifest
-from cronplane.service import AppReport
+from cronplane.service import AppReport, BackfillReport
 
 API_PREFIX: Final = "/api/v1"
 DEFAULT_TIMEOUT: Final = 30.0
@@ -255,6 +255,44 @@ class RemoteService:
         """POST …/disable."""
         path = self._schedule(scope, name) + "/disable"
         return from_document(Schedule, self._request("POST", path, revision=revision))
+
+    def pause_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        until: str | None = None,
+        note: str | None = None,
+        revision: int | None = None,
+    ) -> Schedule:
+        """POST …/pause with {until, note}."""
+        path = self._schedule(scope, name) + "/pause"
+        body = {"until": until, "note": note}
+        return from_document(Schedule, self._request("POST", path, body=body, revision=revision))
+
+    def resume_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """POST …/resume."""
+        path = self._schedule(scope, name) + "/resume"
+        return from_document(Schedule, self._request("POST", path, revision=revision))
+
+    def backfill_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        start: str,
+        end: str,
+        dry_run: bool = False,
+        allow_overlap: bool = False,
+    ) -> BackfillReport:
+        """POST …/backfill with {from, to, dry_run, allow_overlap}."""
+        path = self._schedule(scope, name) + "/backfill"
+        body = {"from": start, "to": end, "dry_run": dry_run, "allow_overlap": allow_overlap}
+        return from_document(BackfillReport, self._request("POST", path, body=body))
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

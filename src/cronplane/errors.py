@@ -14,6 +14,11 @@
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
     │   ├── IntervalTooShort             X400010INTMIN  fires more often than the minimum allows
+    │   ├── InvalidJitter                X400100JITINV  jitter not whole seconds >= 0
+    │   ├── JitterTooLong                X400101JITLNG  jitter >= the cron's shortest interval
+    │   ├── InvalidUntil                 X400102UNTINV  pause until unparsable or not future
+    │   ├── InvalidBackfill              X400103BKFRNG  backfill range unparsable or to <= from
+    │   ├── BackfillTooLarge             X400104BKFCAP  backfill range over the cap
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -32,7 +37,8 @@
     │   ├── AppOwned                     X409902APPOWN
     │   ├── JobExists                    X409903JOBDPL
     │   ├── JobInactive                  X409904JOBINA
-    │   └── InvalidState                 X409905STATEX
+    │   ├── InvalidState                 X409905STATEX
+    │   └── BackfillOverlap              X409105BKFACT  non-overlapping backfill, item active
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
@@ -175,6 +181,36 @@ class IntervalTooShort(InvalidInput):
     )
 
 
+class InvalidJitter(InvalidInput):
+    """A jitter that is not whole seconds >= 0."""
+
+    code = _code("X400100JITINV", "jitter invalid: whole seconds >= 0, or null")
+
+
+class JitterTooLong(InvalidInput):
+    """A jitter not shorter than the schedule's shortest interval (fires could reorder)."""
+
+    code = _code("X400101JITLNG", "jitter not shorter than the schedule's shortest interval")
+
+
+class InvalidUntil(InvalidInput):
+    """A pause's `until` that is unparsable or not in the future."""
+
+    code = _code("X400102UNTINV", "pause until invalid: unparsable, or not in the future")
+
+
+class InvalidBackfill(InvalidInput):
+    """A backfill range that is unparsable, empty or reversed (to <= from)."""
+
+    code = _code("X400103BKFRNG", "backfill range invalid: unparsable, or to <= from")
+
+
+class BackfillTooLarge(InvalidInput):
+    """A backfill range holding more occurrences than one request may enqueue."""
+
+    code = _code("X400104BKFCAP", "backfill range holds more occurrences than the cap")
+
+
 class PayloadTooLarge(InvalidInput):
     """A request body over the size limit."""
 
@@ -286,6 +322,14 @@ class InvalidState(Conflict):
     """The action does not apply to the object's current state."""
 
     code = _code("X409905STATEX", "action not allowed in the current state")
+
+
+class BackfillOverlap(Conflict):
+    """A non-overlapping backfill asked while the schedule has an item queued or running."""
+
+    code = _code(
+        "X409105BKFACT", "backfill refused: the schedule has an item queued or running (overlap)"
+    )
 
 
 class StaleRevision(CronplaneError):

@@ -29,6 +29,9 @@ JOB_MISSING = _event(
     "X200901JOBMIS", "occurrence not fired: job missing or inactive; next_run advanced"
 )
 NEXT_RUN_FAILED = _event("X200900SCHCAL", "next-run computation failed; row disabled")
+SKIPPED_PAUSED = _event(
+    "V200100SKPPAU", "occurrence skipped: schedule paused (detail: note, paused_by, until)"
+)
 
 # Changes, each with its actor.
 SCHEDULE_CREATED = _event("V201001SCHCRT", "schedule created")
@@ -37,6 +40,11 @@ SCHEDULE_REMOVED = _event("V200003SCHDEL", "schedule removed")
 SCHEDULE_ENABLED = _event("V200004SCHENA", "schedule enabled")
 SCHEDULE_DISABLED = _event("V200005SCHDIS", "schedule disabled")
 SCHEDULE_RESET = _event("V200006SCHRST", "app schedule reset to its manifest")
+SCHEDULE_PAUSED = _event("V200101SCHPAU", "schedule paused (detail: note, until)")
+SCHEDULE_RESUMED = _event("V200102SCHRES", "schedule resumed by an operator")
+BACKFILL_ENQUEUED = _event(
+    "V202103BKFENQ", "backfill: items enqueued for past occurrences (detail: counts)"
+)
 SCHEDULE_RUN_NOW = _event("V202007SCHRUN", "schedule run now: item enqueued by hand")
 JOB_REGISTERED = _event("V201008JOBREG", "job registered")
 JOB_UPDATED = _event("V200009JOBUPD", "job updated")

@@ -129,6 +129,7 @@ class Node:
 _SKIP_REASONS = {
     Outcome.SKIPPED_OVERLAP: "overlap",
     Outcome.SKIPPED_MISFIRE: "misfire",
+    Outcome.SKIPPED_PAUSED: "paused",
     Outcome.JOB_MISSING: "job_missing",
     Outcome.CALC_FAILED: "next_run_failed",
 }

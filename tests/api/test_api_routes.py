@@ -294,3 +294,56 @@ def test_create_and_list_answer_exactly_what_the_response_model_answers(seeded: 
     assert created.json()["created_at"].endswith("Z")
     listed = seeded.call("GET", "/tenants/acme/schedules", params={"search": "rendered"}).json()
     assert listed == {"items": [fetched.json()], "next_cursor": None}
+
+
+def test_pause_resume_and_backfill_routes(seeded: Api) -> None:
+    etag = seeded.call("GET", ROW).headers["ETag"]
+    until = "2026-01-07T00:00:00+00:00"
+    paused = seeded.call(
+        "POST", ROW + "/pause", json={"until": until, "note": "freeze"}, headers={"If-Match": etag}
+    )
+    assert paused.status_code == 200, paused.text
+    body = paused.json()
+    assert body["paused_note"] == "freeze" and body["paused_by"] == "token:acme-admin"
+    assert body["paused_until"] == "2026-01-07T00:00:00Z" and body["paused_at"] is not None
+    assert paused.headers["ETag"] != etag
+    stale = seeded.call("POST", ROW + "/resume", headers={"If-Match": etag})
+    assert stale.status_code == 412 and stale.json()["code"] == "X412001REVSTL"
+    past = seeded.call("POST", ROW + "/pause", json={"until": "2020-01-01T00:00Z"})
+    assert past.status_code == 400 and past.json()["code"] == "X400102UNTINV"
+    assert seeded.call("GET", ROW).json()["paused_until"] == "2026-01-07T00:00:00Z"
+    resumed = seeded.call("POST", ROW + "/resume").json()
+    assert resumed["paused_at"] is None and resumed["paused_note"] is None
+    dry = seeded.call(
+        "POST", ROW + "/backfill", json={"from": "2026-01-01", "to": "2026-01-04", "dry_run": True}
+    )
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["enqueued"] == [f"2026-01-0{d}T02:30:00Z" for d in (1, 2, 3)]
+    assert dry.json()["item_ids"] == []
+    done = seeded.call("POST", ROW + "/backfill", json={"from": "2026-01-01", "to": "2026-01-04"})
+    assert len(done.json()["item_ids"]) == 3
+    items = seeded.call("GET", "/tenants/acme/queue/items").json()["items"]
+    assert sorted(item["source"] for item in items) == ["backfill"] * 3
+    over = seeded.call("POST", ROW + "/backfill", json={"from": "2023-01-01", "to": "2026-01-04"})
+    assert over.status_code == 400 and over.json()["code"] == "X400104BKFCAP"
+    busy = seeded.call("POST", ROW + "/backfill", json={"from": "2025-12-30", "to": "2026-01-01"})
+    assert busy.status_code == 409 and busy.json()["code"] == "X409105BKFACT"
+    backwards = seeded.call(
+        "POST", ROW + "/backfill", json={"from": "2026-01-03", "to": "2026-01-02"}
+    )
+    assert backwards.status_code == 400 and backwards.json()["code"] == "X400103BKFRNG"
+
+
+def test_jitter_through_the_api(seeded: Api) -> None:
+    created = seeded.call(
+        "POST",
+        S,
+        json={"job": "report", "cron": "@hourly", "name": "spread", "stack": "billing",
+              "environment": "prod", "jitter": 900},
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    assert 0 <= created.json()["jitter_offset"] < 900 and created.json()["jitter"] == 900
+    too_long = seeded.call("PATCH", S + "/billing/prod/spread", json={"jitter": 3600})
+    assert too_long.status_code == 400 and too_long.json()["code"] == "X400101JITLNG"
+    negative = seeded.call("PATCH", S + "/billing/prod/spread", json={"jitter": -5})
+    assert negative.status_code == 400 and negative.json()["code"] == "X400100JITINV"

@@ -80,6 +80,16 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ("POST", S + "/enable"): Op(Action.TOGGLE),
     ("POST", S + "/disable"): Op(Action.TOGGLE),
     ("POST", S + "/reset"): Op(Action.UPDATE, 409),  # a user row has no manifest
+    ("POST", S + "/pause"): Op(Action.UPDATE, body=lambda t: {"note": "hold"}),
+    ("POST", S + "/resume"): Op(Action.UPDATE),
+    ("POST", S + "/backfill"): Op(
+        Action.RUN,
+        body=lambda t: {
+            "from": "2026-01-04T00:00Z",
+            "to": "2026-01-05T00:00Z",
+            "allow_overlap": True,
+        },
+    ),
     ("GET", S + "/history"): Op(Action.READ),
     ("GET", S + "/preview"): Op(Action.READ),
     ("POST", S + "/run"): Op(Action.RUN, 202),

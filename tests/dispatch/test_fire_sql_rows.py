@@ -92,6 +92,13 @@ def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Databas
             misfire_grace=graces[n % 4],
             overlap="allow" if n % 3 == 0 else "skip",
             job="job" if n % 11 else "absent",
+            # Jittered rows (next_run = nominal + offset) and paused ones, held
+            # or past their until (the decision resumes them).
+            jitter_offset=(0, 2, 0, 5, 0)[n % 5] if n % 4 == 1 else 0,
+            paused_at=START - timedelta(hours=2) if n % 13 in (2, 3, 4) else None,
+            paused_until=(None, START + timedelta(minutes=5), START)[n % 13 - 2]
+            if n % 13 in (2, 3, 4)
+            else None,
         )
         for n in range(200)
     ]
@@ -112,12 +119,21 @@ def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Databas
         assert event.detail.get("coalesced_at_least", False) is not decision.coalesced_exact
         assert stored.next_run == decision.next_run, row["name"]
         assert stored.enabled is (decision.outcome is not Outcome.CALC_FAILED)
+        assert event.detail.get("jitter_offset", 0) == row["jitter_offset"] or decision.disables
+        held = decision.outcome is Outcome.SKIPPED_PAUSED
+        # A pause ends only when an occurrence at/after its until is decided.
+        kept = held or decision.disables
+        assert (stored.paused_at is not None) is (row["paused_at"] is not None and kept)
+        assert decision.resumes is (row["paused_at"] is not None and not kept)
+        if held:
+            assert event.detail["note"] == f"note of {row['name']}"
+            assert event.detail["paused_by"] == "ops@example.com"
         fired = [item for item in items(database, row["id"]) if item.source == "schedule"]
         if decision.outcome is Outcome.FIRE:
             (item,) = fired
             assert event.item_id == item.id and item.scheduled_for == decision.scheduled_for
             assert stored.last_run == now
-            fired_for.append(decision.scheduled_for)
+            fired_for.append(decision.fire_at)
         else:
             assert fired == [] and event.item_id is None, row["name"]
             assert stored.last_run == START - timedelta(hours=1)

@@ -102,3 +102,26 @@ def test_the_claim_walks_its_index_without_sorting(database: Database) -> None:
     text_plan = "\n".join(plan)
     assert "ix_queue_items_claim" in text_plan, text_plan
     assert "TEMP B-TREE" not in text_plan and "Sort" not in text_plan, text_plan
+
+
+def test_0005_adds_the_control_columns_and_the_backfill_source_and_back(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'controls.db'}")
+    database.upgrade("0004")
+    database.upgrade()
+    columns = {column["name"] for column in inspect(database.engine).get_columns("schedules")}
+    assert {"jitter", "jitter_offset", "paused_at", "paused_until", "paused_note"} <= columns
+    with database.read() as conn:
+        (claim,) = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'ix_queue_items_claim'"
+        ).one()
+        (table,) = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'queue_items'"
+        ).one()
+    # The SQLite table rebuild keeps the claim index in the claim's order.
+    assert "priority DESC" in claim and "status = 'queued'" in claim
+    assert "'backfill'" in table
+    with database.begin() as conn:
+        command.downgrade(alembic_config(conn), "0004")
+    columns = {column["name"] for column in inspect(database.engine).get_columns("schedules")}
+    assert "jitter" not in columns and "paused_at" not in columns
+    assert "ix_queue_items_claim" in queue_indexes(database)

@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import validation
+from cronplane.core import controls, validation
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -48,6 +48,10 @@ CronText = Annotated[
 ]
 ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE), described(pattern=NO_NUL)]
 Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_MISFIRE_GRACE)]
+# Out-of-range jitter is the service's to refuse (X400100JITINV), not pydantic's.
+Jitter = Annotated[
+    int, Field(ge=-(10**9), le=10**9), described(minimum=0, maximum=controls.MAX_JITTER)
+]
 TargetText = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TEXT),
@@ -97,6 +101,9 @@ class ScheduleCreate(Request):
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] = "skip"
     enabled: StrictBool = True
+    jitter: Jitter | None = Field(
+        None, description="Seconds each fire is spread by (< the cron's shortest interval)."
+    )
 
 
 class SchedulePatchBody(Request):
@@ -109,6 +116,7 @@ class SchedulePatchBody(Request):
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] | None = None
     enabled: StrictBool | None = None
+    jitter: Jitter | None = None
 
 
 class ScheduleOut(Response):
@@ -134,6 +142,42 @@ class ScheduleOut(Response):
     revision: int
     declared: dict[str, Any] | None
     overrides: list[str]
+    jitter: int | None
+    jitter_offset: int
+    paused_at: datetime | None
+    paused_until: datetime | None
+    paused_note: str | None
+    paused_by: str | None
+
+
+class PauseBody(Request):
+    """Pause: `until` an ISO 8601 instant (naive: the row's zone) or null; a note for people."""
+
+    until: Annotated[str, Field(max_length=64)] | None = None
+    note: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+
+
+class BackfillBody(Request):
+    """Backfill [from, to) (ISO 8601; naive: the row's zone); `dry_run` only lists."""
+
+    start: Annotated[str, Field(max_length=64)] = Field(alias="from")
+    end: Annotated[str, Field(max_length=64)] = Field(alias="to")
+    dry_run: StrictBool = False
+    allow_overlap: StrictBool = False
+
+
+class BackfillOut(Response):
+    """What a backfill enqueued (or would, on a dry run), by occurrence."""
+
+    schedule: str
+    start: datetime
+    end: datetime
+    dry_run: bool
+    occurrences: list[datetime]
+    enqueued: list[datetime]
+    already_fired: list[datetime]
+    left_to_dispatcher: list[datetime]
+    item_ids: list[UUID]
 
 
 class SchedulePage(Response):
@@ -258,6 +302,7 @@ class CronEntry(Request):
     enabled: StrictBool | None = Field(
         default=None, description="The state a new row is created in; sync never changes it."
     )
+    jitter: Jitter | None = None
 
 
 CronsMap = Annotated[
@@ -321,6 +366,7 @@ class Declaration(Response):
     payload: dict[str, Any]
     misfire_grace: int | None
     overlap: Literal["skip", "allow"]
+    jitter: int | None = None
 
 
 class Plan(Response):

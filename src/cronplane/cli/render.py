@@ -46,6 +46,20 @@ def status(enabled: bool) -> str:
     return "ACTIVE" if enabled else "INACTIVE"
 
 
+def schedule_status(row: Schedule) -> str:
+    """A row's status for people: PAUSED (an enabled row an operator paused), else `status`."""
+    return "PAUSED" if row.enabled and row.paused else status(row.enabled)
+
+
+def pause_text(row: Schedule) -> str:
+    """Who paused the row, since when, until when, and why (one line)."""
+    parts = [f"by {row.paused_by} since {when(row.paused_at)}"]
+    parts.append(f"until {when(row.paused_until)}" if row.paused_until else "until resumed")
+    if row.paused_note:
+        parts.append(f"note: {row.paused_note}")
+    return "; ".join(parts)
+
+
 def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None = None) -> None:
     """A listing: Name, Job, Cron, Zone, Status, Source, Last Run, Next Run."""
     if as_json:
@@ -64,7 +78,7 @@ def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None =
             row.job,
             row.cron,
             row.timezone,
-            status(row.enabled),
+            schedule_status(row),
             row.source + ("*" if row.overrides else ""),
             when(row.last_run),
             when(row.next_run),
@@ -104,11 +118,15 @@ def schedule(
     if cron_error is not None:
         table.add_row("Cron error", f"[red]{escape(cron_error)}[/red]")
     table.add_row("Zone", row.timezone)
-    table.add_row("Status", status(row.enabled))
+    table.add_row("Status", schedule_status(row))
+    if row.paused:
+        table.add_row("Paused", escape(pause_text(row)))
     table.add_row("Source", row.source)
     table.add_row("Payload", json.dumps(row.payload, ensure_ascii=False))
     table.add_row("Overlap", row.overlap)
     table.add_row("Misfire grace", "-" if row.misfire_grace is None else f"{row.misfire_grace}s")
+    if row.jitter:
+        table.add_row("Jitter", f"{row.jitter}s (this row fires {row.jitter_offset}s late)")
     table.add_row("Last Run", when(row.last_run))
     table.add_row("Next Run", when(row.next_run))
     table.add_row("Created", when(row.created_at))
@@ -120,6 +138,25 @@ def schedule(
     if upcoming:
         table.add_row("Upcoming", "\n".join(when(moment) for moment in upcoming))
     _console().print(table)
+
+
+def backfill(report: Any, as_json: bool) -> None:
+    """A backfill's occurrences and what became of each."""
+    if as_json:
+        echo_json(report.to_dict())
+        return
+    fate = dict.fromkeys(report.enqueued, "enqueued")
+    fate.update(dict.fromkeys(report.already_fired, "already fired"))
+    fate.update(dict.fromkeys(report.left_to_dispatcher, "left to the dispatcher"))
+    if report.dry_run:
+        fate.update(dict.fromkeys(report.enqueued, "would enqueue"))
+    for at in report.occurrences:
+        click.echo(f"{when(at)}  {fate.get(at, '-')}")
+    verb = "would enqueue" if report.dry_run else "enqueued"
+    click.echo(
+        f"{report.schedule}: {len(report.occurrences)} occurrences, {verb} "
+        f"{len(report.enqueued)}, already fired {len(report.already_fired)}"
+    )
 
 
 def jobs(rows: Sequence[Job], as_json: bool) -> None:

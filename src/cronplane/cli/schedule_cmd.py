@@ -1,4 +1,4 @@
-"""`cronplane schedule add|ls|info|enable|disable|rm|history|reset|run`.
+"""`cronplane schedule add|ls|info|enable|disable|pause|resume|rm|history|reset|run|backfill`.
 
 Deliberately no `set` for a user row's cron (SPEC §8): rm and add again.
 Each command: parse, call one service method, render.
@@ -6,6 +6,7 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import click
@@ -42,6 +43,9 @@ def schedule() -> None:
     "--misfire-grace", type=int, default=None, help="Skip occurrences later than this (s)."
 )
 @click.option("--overlap", type=click.Choice(["skip", "allow"]), default="skip", show_default=True)
+@click.option(
+    "--jitter", type=int, default=None, help="Spread each fire by up to this many s (stable)."
+)
 @click.option("--disabled", is_flag=True, help="Create it disabled (no next run).")
 @json_option
 @scope_options
@@ -134,8 +138,18 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
         render.schedule(row, as_json, cron_error=str(error))
         return
     after = row.next_run
+    # Later fires keep the row's jitter offset after their nominal occurrence.
+    offset = timedelta(seconds=row.jitter_offset)
     upcoming = (
-        [] if after is None else [after, *cron.upcoming(after, max(0, count - 1), row.timezone)]
+        []
+        if after is None
+        else [
+            after,
+            *(
+                moment + offset
+                for moment in cron.upcoming(after - offset, max(0, count - 1), row.timezone)
+            ),
+        ]
     )
     render.schedule(row, as_json, cron.describe(), upcoming[:count])
 
@@ -259,3 +273,86 @@ def schedule_run(
         ctx.exit(STILL_WAITING_EXIT)
     if item.status in ("failed", "expired", "cancelled"):
         ctx.exit(ITEM_FAILED_EXIT)
+
+
+@schedule.command("pause")
+@click.argument("name")
+@click.option(
+    "--until",
+    default=None,
+    help="Resume by itself at this ISO 8601 instant (naive: the schedule's zone).",
+)
+@click.option("--note", default=None, help="Why (shown in info, the listing and the console).")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def pause(
+    ctx: click.Context,
+    name: str,
+    until: str | None,
+    note: str | None,
+    revision: int | None,
+    as_json: bool,
+) -> None:
+    """Pause NAME: each occurrence is recorded skipped-paused; no back-fill on resume."""
+    s = settings(ctx)
+    row = client(ctx, writes=True).pause_schedule(
+        s.scope, name, actor=s.actor, until=until, note=note, revision=revision
+    )
+    if as_json:
+        render.echo_json(row.to_dict())
+    else:
+        click.echo(f"paused {row.name} ({render.pause_text(row)})")
+
+
+@schedule.command("resume")
+@click.argument("name")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def resume(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+    """Resume NAME now (not paused: nothing changes); the next occurrence fires."""
+    s = settings(ctx)
+    row = client(ctx, writes=True).resume_schedule(s.scope, name, actor=s.actor, revision=revision)
+    if as_json:
+        render.echo_json(row.to_dict())
+    else:
+        click.echo(f"resumed {row.name}; next run {render.when(row.next_run)}")
+
+
+@schedule.command("backfill")
+@click.argument("name")
+@click.option("--from", "start", required=True, help="First instant (ISO 8601, inclusive).")
+@click.option("--to", "end", required=True, help="Last instant (ISO 8601, exclusive).")
+@click.option("--dry-run", is_flag=True, help="List the occurrences; enqueue nothing.")
+@click.option(
+    "--allow-overlap",
+    is_flag=True,
+    help="Enqueue even while the schedule has an item queued or running.",
+)
+@json_option
+@scope_options
+@click.pass_context
+def backfill(
+    ctx: click.Context,
+    name: str,
+    start: str,
+    end: str,
+    dry_run: bool,
+    allow_overlap: bool,
+    as_json: bool,
+) -> None:
+    """Enqueue one `backfill` item per occurrence of NAME in [--from, --to), in order."""
+    s = settings(ctx)
+    report = client(ctx, writes=not dry_run).backfill_schedule(
+        s.scope,
+        name,
+        actor=s.actor,
+        start=start,
+        end=end,
+        dry_run=dry_run,
+        allow_overlap=allow_overlap,
+    )
+    render.backfill(report, as_json)

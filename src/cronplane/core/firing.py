@@ -24,13 +24,28 @@ The unique key ``(schedule_id, scheduled_for)`` forbids a second item for one
 occurrence; the fire transaction also compares ``next_run`` with the value it
 read, so two fires of one window cannot both commit either.
 
+Jitter and pause (docs/controls.md)
+-----------------------------------
+A jittered row's ``next_run`` is its nominal occurrence plus ``jitter_offset``:
+the row is found due at the fire instant, while ``scheduled_for`` (and the
+unique key) stay nominal. The window is computed on nominal instants (an
+occurrence is due once ``nominal + offset <= now``), and ``misfire_grace`` is
+judged from the fire instant, so jitter never eats into the grace.
+
+A paused row (``paused_at`` set) records ``SKIPPED_PAUSED`` for an occurrence
+before ``paused_until`` (or for every one, without an until). The first
+occurrence at or after ``paused_until`` is decided as usual and the decision
+``resumes``: its transaction clears the pause. Coalescing means a dispatcher
+that reaches the row late fires once, not a burst.
+
 Decision order (first match wins)
 ---------------------------------
 1. the next occurrence cannot be computed → ``CALC_FAILED`` (row disabled);
-2. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
-3. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
-4. ``overlap = skip`` and an item is still queued or running → ``SKIPPED_OVERLAP``;
-5. otherwise → ``FIRE``.
+2. paused and the occurrence is before ``paused_until`` → ``SKIPPED_PAUSED``;
+3. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
+4. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
+5. ``overlap = skip`` and an item is still queued or running → ``SKIPPED_OVERLAP``;
+6. otherwise → ``FIRE``.
 """
 
 from __future__ import annotations
@@ -59,6 +74,7 @@ class Outcome(enum.Enum):
     FIRE = "fire"
     SKIPPED_OVERLAP = "skipped_overlap"
     SKIPPED_MISFIRE = "skipped_misfire"
+    SKIPPED_PAUSED = "skipped_paused"
     JOB_MISSING = "job_missing"
     CALC_FAILED = "calc_failed"
 
@@ -75,6 +91,11 @@ class DueRow:
     next_run: datetime
     misfire_grace: int | None
     overlap: str  # "skip" | "allow"
+    jitter_offset: int = 0  # seconds next_run lies after the nominal occurrence
+    paused_at: datetime | None = None
+    paused_until: datetime | None = None
+    paused_by: str | None = None
+    paused_note: str | None = None
 
 
 # The row's own policy columns, in DueRow's order (what follows next_run).
@@ -93,6 +114,15 @@ class Decision:
     # The row's new next_run; None only with CALC_FAILED (the row is disabled).
     next_run: datetime | None
     error: str | None = None
+    # Seconds the fire instant lies after scheduled_for (the row's jitter offset).
+    offset: int = 0
+    # True when the row was paused and this decision ends the pause (until reached).
+    resumes: bool = False
+
+    @property
+    def fire_at(self) -> datetime:
+        """When this occurrence was meant to fire: scheduled_for + the jitter offset."""
+        return self.scheduled_for + timedelta(seconds=self.offset)
 
     @property
     def enqueues(self) -> bool:
@@ -164,24 +194,41 @@ def decide(
     """
     if row.next_run > now:
         raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
+    offset = timedelta(seconds=row.jitter_offset)
     try:
-        window = _latest_due(row.next_run, now, next_after)
+        # Nominal instants: an occurrence is due once its fire instant is.
+        window = _latest_due(row.next_run - offset, now - offset, next_after)
     except (ValueError, OverflowError, ArithmeticError) as error:
         return Decision(
             Outcome.CALC_FAILED,
-            row.next_run,
+            row.next_run - offset,
             1,
             True,
             None,
             error=f"{type(error).__name__}: {error}",
+            offset=row.jitter_offset,
         )
+    paused = row.paused_at is not None
+    held = paused and (row.paused_until is None or window.latest < row.paused_until)
 
     def outcome(kind: Outcome) -> Decision:
-        return Decision(kind, window.latest, window.count, window.exact, window.following)
+        return Decision(
+            kind,
+            window.latest,
+            window.count,
+            window.exact,
+            window.following + offset,
+            offset=row.jitter_offset,
+            resumes=paused and not held,
+        )
 
+    if held:
+        return outcome(Outcome.SKIPPED_PAUSED)
     if not job_active:
         return outcome(Outcome.JOB_MISSING)
-    if row.misfire_grace is not None and now - window.latest > timedelta(seconds=row.misfire_grace):
+    if row.misfire_grace is not None and now - (window.latest + offset) > timedelta(
+        seconds=row.misfire_grace
+    ):
         return outcome(Outcome.SKIPPED_MISFIRE)
     if row.overlap == "skip" and previous_active:
         return outcome(Outcome.SKIPPED_OVERLAP)

@@ -29,8 +29,11 @@ DEFAULT_SCOPE_PART: Final = "default"
 # The fields of an `app` row an operator may change (SPEC §2). All but
 # `enabled` are remembered as overrides: sync never touches `enabled`, so an
 # operator's enable/disable needs no protection from it.
-OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "enabled")
-OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace")
+OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "jitter", "enabled")
+OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "jitter")
+# An operator's pause (docs/controls.md): never declared by a manifest, never
+# touched by sync (like `enabled`); the fire path clears it on auto-resume.
+PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by")
 
 
 class Unset(enum.Enum):
@@ -79,6 +82,19 @@ class Schedule:
     revision: int
     declared: dict[str, Any] | None
     overrides: tuple[str, ...]
+    # Seconds of spread (< the cron's shortest gap), and the offset applied to
+    # the current next_run: next_run = nominal occurrence + jitter_offset.
+    jitter: int | None = None
+    jitter_offset: int = 0
+    paused_at: datetime | None = None
+    paused_until: datetime | None = None
+    paused_note: str | None = None
+    paused_by: str | None = None
+
+    @property
+    def paused(self) -> bool:
+        """True while an operator's pause holds (see docs/controls.md)."""
+        return self.paused_at is not None
 
     @property
     def scope(self) -> Scope:
@@ -207,6 +223,7 @@ class ScheduleSpec:
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
     enabled: bool = True
+    jitter: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +237,7 @@ class SchedulePatch:
     misfire_grace: int | Unset | None = UNSET
     overlap: Overlap | Unset = UNSET
     enabled: bool | Unset = UNSET
+    jitter: int | Unset | None = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
@@ -273,6 +291,7 @@ class CronDeclaration:
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
     enabled: bool = True
+    jitter: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +308,7 @@ class Declared:
     payload: dict[str, Any]
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    jitter: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""
@@ -310,6 +330,7 @@ def new_schedule(
     next_run: datetime | None,
     enabled: bool = True,
     declared: dict[str, Any] | None = None,
+    jitter_offset: int = 0,
 ) -> Schedule:
     """A row created at `now`: revision 1, `last_run` now (nothing before it is owed)."""
     return Schedule(
@@ -327,6 +348,7 @@ def new_schedule(
         revision=1,
         declared=declared,
         overrides=(),
+        jitter_offset=jitter_offset,
         **to_fields(definition),
     )
 

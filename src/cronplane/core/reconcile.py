@@ -26,6 +26,7 @@ from uuid import UUID
 
 from cronplane.core import validation
 from cronplane.core.codec import to_document
+from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
 from cronplane.core.model import (
@@ -276,7 +277,8 @@ def resolve_declarations(
 def check_fires(
     plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime, min_interval: int = 1
 ) -> tuple[dict[str, datetime], list[str]]:
-    """First fires of created rows and of updated rows whose cron or zone changed.
+    """First (nominal) fires of created rows and of updated rows whose cron, zone or
+    jitter changed; the service adds each row's jitter offset.
 
     The five-year rule and the installation's minimum interval (`min_interval`
     seconds, X400010INTMIN) are write-time rules, so only what the plan writes
@@ -285,19 +287,25 @@ def check_fires(
     """
     fires: dict[str, datetime] = {}
     problems: list[str] = []
-    todo: list[tuple[str, str, str]] = [
-        (item.name, item.declared.cron, item.declared.timezone) for item in plan.created
+    todo: list[tuple[str, str, str, int | None]] = [
+        (item.name, item.declared.cron, item.declared.timezone, item.declared.jitter)
+        for item in plan.created
     ]
     for item in plan.updated:
-        if {"cron", "timezone"} & set(item.changes):
+        if {"cron", "timezone", "jitter"} & set(item.changes):
             row = rows[item.name]
             cron = item.changes.get("cron", row.cron)
             timezone = item.changes.get("timezone", row.timezone)
-            todo.append((item.name, cron, timezone))
-    for name, cron, timezone in todo:
+            todo.append((item.name, cron, timezone, item.changes.get("jitter", row.jitter)))
+    for name, cron, timezone, jitter in todo:
         try:
             validation.check_min_interval(parse(cron), min_interval)
             fires[name] = first_run(cron, timezone, now)
         except CronplaneError as error:
             problems.append(f"crons.{name}.cron: {error.code.text} {error.message}")
+            continue
+        try:
+            check_jitter(cron, jitter)
+        except CronplaneError as error:
+            problems.append(f"crons.{name}.jitter: {error.code.text} {error.message}")
     return fires, problems

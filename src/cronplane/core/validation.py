@@ -18,6 +18,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from cronplane.core import controls
 from cronplane.core import cron as cron_engine
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
@@ -373,6 +374,7 @@ FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
     "timezone": lambda value, seed: validate_zone(value),
     "payload": lambda value, seed: validate_payload(value),
     "misfire_grace": lambda value, seed: validate_misfire_grace(value),
+    "jitter": lambda value, seed: controls.validate_jitter(value),
     "overlap": lambda value, seed: validate_overlap(value),
     "enabled": lambda value, seed: validate_enabled(value),
 }

@@ -4,7 +4,8 @@
 
 One object, composed of parts that share one `Context` (database, clock,
 change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
-`service.runs` (run now, queue items), `service.tokens`, `service.audit`.
+`service.runs` (run now, queue items), `service.controls` (pause, resume,
+backfill), `service.tokens`, `service.audit`.
 The use cases people call are also the service's own methods
 (`service.create_schedule(...)`), so the API, CLI and UI hold one object;
 the CLI's part of them is the `ControlPlane` protocol (`service.port`),
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from cronplane.clock import Clock
 from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
+from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
 from cronplane.service.runs import RunService
 from cronplane.service.schedules import NewSchedule, Schedules
@@ -69,6 +71,7 @@ class ScheduleService:
         self.jobs = Jobs(self.context)
         self.apps = Apps(self.context)
         self.runs = RunService(database, clock, on_enqueue=on_enqueue)
+        self.controls = Controls(self.context, on_enqueue=on_enqueue)
         self.tokens = TokenService(database, clock, cache_seconds=token_cache_seconds)
         self.audit = AuditLog(database)
 
@@ -85,6 +88,9 @@ class ScheduleService:
         self.record_run = schedules.record_run
         self.reset_to_manifest = schedules.reset_to_manifest
         self.schedule_history = schedules.schedule_history
+        self.pause_schedule = self.controls.pause_schedule
+        self.resume_schedule = self.controls.resume_schedule
+        self.backfill_schedule = self.controls.backfill_schedule
         self.register_job = jobs.register_job
         self.get_job = jobs.get_job
         self.list_jobs = jobs.list_jobs
@@ -100,4 +106,4 @@ class ScheduleService:
         self.cancel_item = runs.cancel_item
 
 
-__all__ = ["AppReport", "NewSchedule", "ScheduleService"]
+__all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]

@@ -25,6 +25,7 @@ from cronplane.core.model import (
 from cronplane.core.reconcile import SyncPlan
 from cronplane.events import Event
 from cronplane.manifest import Manifest
+from cronplane.service.controls import BackfillReport
 from cronplane.service.sync import AppReport
 
 
@@ -55,6 +56,33 @@ class ControlPlane(Protocol):
     def disable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule: ...
+
+    def pause_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        until: str | None = None,
+        note: str | None = None,
+        revision: int | None = None,
+    ) -> Schedule: ...
+
+    def resume_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def backfill_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        start: str,
+        end: str,
+        dry_run: bool = False,
+        allow_overlap: bool = False,
+    ) -> BackfillReport: ...
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

@@ -22,7 +22,7 @@ from uuid import UUID
 
 from cronplane import events
 from cronplane.codes import Code
-from cronplane.core import validation
+from cronplane.core import controls, validation
 from cronplane.core.edits import check_fields, check_removable, operator_edit
 from cronplane.core.model import (
     Declared,
@@ -101,6 +101,7 @@ def _check_create(request: NewSchedule, min_interval: int) -> _CheckedCreate:
     values.update(check_fields(given, scope.identity(name)))
     if values.get("cron") is not None:
         check_interval(values["cron"], min_interval)
+        controls.check_jitter(values["cron"], values.get("jitter"))
     return _CheckedCreate(request, name, values)
 
 
@@ -122,15 +123,18 @@ def _new_row(
     payload = item.values["payload"]
     payload = dict(job.payload) if payload is None else payload
     validation.validate_against_schema(payload, job.payload_schema)
+    schedule_id = time_ordered_id(tx.now)
+    offset = controls.jitter_offset(schedule_id, item.values.get("jitter"))
     return new_schedule(
         scope,
         item.name,
         Declared(**{**item.values, "job": job.name, "payload": payload}),
-        schedule_id=time_ordered_id(tx.now),
+        schedule_id=schedule_id,
         source=item.request.source,
         now=tx.now,
-        next_run=first if spec.enabled else None,
+        next_run=controls.fire_at(first, offset) if spec.enabled else None,
         enabled=spec.enabled,
+        jitter_offset=offset,
     )
 
 
@@ -321,7 +325,8 @@ class Schedules(ServiceBase):
             ran = tx.now if at is None else at
             next_run = None
             if row.enabled:
-                next_run = first_run(row.cron, row.timezone, max(ran, tx.now))
+                nominal = first_run(row.cron, row.timezone, max(ran, tx.now))
+                next_run = controls.fire_at(nominal, row.jitter_offset)
             values = {"last_run": ran, "next_run": next_run}
             schedule_store.update_schedule(tx.conn, row.id, values)
             updated = replace(row, last_run=ran, next_run=next_run)
@@ -403,10 +408,19 @@ class Schedules(ServiceBase):
         }
         updated = replace(row, **fields)
         values = dict(changes)
-        if {"cron", "timezone", "enabled"} & set(changes):
+        if {"cron", "jitter"} & set(changes):
+            controls.check_jitter(updated.cron, updated.jitter)
+        if {"cron", "timezone", "enabled", "jitter"} & set(changes):
+            offset = controls.jitter_offset(row.id, updated.jitter)
+            values["jitter_offset"] = offset
             values["next_run"] = (
                 # After the last run, but never in the past: no back-fill.
-                first_run(updated.cron, updated.timezone, max(updated.last_run or tx.now, tx.now))
+                controls.fire_at(
+                    first_run(
+                        updated.cron, updated.timezone, max(updated.last_run or tx.now, tx.now)
+                    ),
+                    offset,
+                )
                 if updated.enabled
                 else None
             )
@@ -419,6 +433,7 @@ class Schedules(ServiceBase):
         updated = replace(
             updated,
             next_run=values.get("next_run", row.next_run),
+            jitter_offset=values.get("jitter_offset", row.jitter_offset),
             revision=values["revision"],
             updated_at=tx.now,
         )

@@ -23,6 +23,7 @@ from sqlalchemy import Connection
 from cronplane import events
 from cronplane.core.access import Principal
 from cronplane.core.codec import to_document
+from cronplane.core.controls import fire_at, jitter_offset
 from cronplane.core.model import CronDeclaration, Job, JobPatch, Scope, new_schedule
 from cronplane.core.reconcile import (
     SyncedRow,
@@ -260,21 +261,26 @@ class Apps(ServiceBase):
                 )
             )
 
-        new_rows = [
-            new_schedule(
-                scope,
-                item.name,
-                item.declared,
-                schedule_id=time_ordered_id(now),
-                source="app",
-                now=now,
-                # A declaration may create its row disabled (an imported paused entry).
-                enabled=crons[item.name].enabled,
-                next_run=fires[item.name] if crons[item.name].enabled else None,
-                declared=item.declared.to_dict(),
+        new_rows = []
+        for created in plan.created:
+            schedule_id = time_ordered_id(now)
+            offset = jitter_offset(schedule_id, created.declared.jitter)
+            # A declaration may create its row disabled (an imported paused entry).
+            enabled = crons[created.name].enabled
+            new_rows.append(
+                new_schedule(
+                    scope,
+                    created.name,
+                    created.declared,
+                    schedule_id=schedule_id,
+                    source="app",
+                    now=now,
+                    enabled=enabled,
+                    next_run=fire_at(fires[created.name], offset) if enabled else None,
+                    declared=created.declared.to_dict(),
+                    jitter_offset=offset,
+                )
             )
-            for item in plan.created
-        ]
         inserted = schedule_store.insert_schedules(tx.conn, new_rows)
         for row in new_rows:
             if row.id in inserted:
@@ -287,8 +293,11 @@ class Apps(ServiceBase):
                 "revision": row.revision + 1,
                 "updated_at": now,
             }
-            if item.name in fires and row.enabled:
-                values["next_run"] = fires[item.name]
+            if item.name in fires:
+                offset = jitter_offset(row.id, item.changes.get("jitter", row.jitter))
+                values["jitter_offset"] = offset
+                if row.enabled:
+                    values["next_run"] = fire_at(fires[item.name], offset)
             # A row changed since we read it (an operator's edit) is left for the next sync.
             if schedule_store.update_schedule(
                 tx.conn, row.id, values, expected_revision=row.revision

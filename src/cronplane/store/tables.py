@@ -61,6 +61,14 @@ schedules = Table(
     # operator changed since (sync leaves those alone and reports drift).
     Column("declared", JSONDocument, nullable=True),
     Column("overrides", JSONDocument, nullable=False),
+    # Jitter (seconds) and the offset applied to next_run (docs/controls.md).
+    Column("jitter", Integer, nullable=True),
+    Column("jitter_offset", Integer, nullable=False, server_default=text("0")),
+    # An operator's pause: set by pause, cleared by resume or by the fire path.
+    Column("paused_at", UTCDateTime, nullable=True),
+    Column("paused_until", UTCDateTime, nullable=True),
+    Column("paused_note", String(500), nullable=True),
+    Column("paused_by", String(128), nullable=True),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
     CheckConstraint("overlap IN ('skip', 'allow')", name="overlap"),
@@ -168,7 +176,7 @@ queue_items = Table(
         "status IN ('queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled')",
         name="status",
     ),
-    CheckConstraint("source IN ('schedule', 'manual', 'api')", name="source"),
+    CheckConstraint("source IN ('schedule', 'manual', 'api', 'backfill')", name="source"),
 )
 # Claiming: the queued items in the claim's own order (priority DESC, then
 # oldest), so a claim walks the first entries instead of sorting the queue

@@ -10,6 +10,8 @@ Routes (each one service call, each guarded by its action):
     POST .../reset                              Updater   reset_to_manifest
     POST .../delete                             Deleter   remove_schedule
 
+Pause, resume and backfill are `ui.controls`' routes on the same page.
+
 A refusal re-renders the editor with the coded error in place, keeping what
 was typed. Which fields are editable is shown from the same facts the
 service enforces (the role's permissions; `core.edits.editable` per row source).
@@ -171,7 +173,7 @@ def edit_schedule(
     stack: Segment,
     environment: Segment,
     name: Segment,
-    notice: Annotated[str, Query(max_length=200)] = "",
+    notice: Annotated[str, Query(max_length=500)] = "",
     tab: Annotated[str, Query(max_length=16)] = "details",
 ) -> Response:
     """The editor on a stored schedule (read-only where the role or the source says so)."""

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cronplane import events as ev
-from cronplane.core.firing import Decision, DueRow, NextAfter, Outcome, decide
+from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Outcome, decide
 from cronplane.core.items import ItemOptions
+from cronplane.core.model import PAUSE_FIELDS
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
@@ -24,9 +25,15 @@ _LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
     Outcome.SKIPPED_OVERLAP: (ev.SKIPPED_OVERLAP, "skipped: previous item still queued or running"),
     Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: past its misfire grace"),
+    Outcome.SKIPPED_PAUSED: (ev.SKIPPED_PAUSED, "skipped: schedule paused"),
     Outcome.JOB_MISSING: (ev.JOB_MISSING, "not fired: job missing or inactive"),
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
+
+# A decision that `resumes` ends the operator's pause in the same UPDATE.
+CLEAR_PAUSE = ", ".join(f"{name} = NULL" for name in PAUSE_FIELDS)
+# Decision inputs stored as datetimes (text as read on SQLite).
+_INSTANT_FIELDS = frozenset(("paused_at", "paused_until"))
 
 # Schedule row changes, per outcome: the columns set (their values come from
 # the plan) and any further assignment. Each is a compare-and-set on the
@@ -35,6 +42,7 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
     Outcome.FIRE: (("last_run", "next_run"), ""),
     Outcome.SKIPPED_OVERLAP: (("next_run",), ""),
     Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
+    Outcome.SKIPPED_PAUSED: (("next_run",), ""),
     Outcome.JOB_MISSING: (("next_run",), ""),
     # Disabling is a definition change (unlike a fire), so it bumps the revision.
     Outcome.CALC_FAILED: (("next_run", "updated_at"), "enabled = false, revision = revision + 1"),
@@ -135,8 +143,13 @@ class Planner:
         policy = key[_WHEN:_INPUTS]
         previous_active, job_active = key[_INPUTS:]
         due = _instant(when.next_run)
+        inputs: dict[str, Any] = {
+            name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
+            for name, value in zip(POLICY_FIELDS, policy, strict=True)
+        }
+        row = DueRow(due, **inputs)
         decision = decide(
-            DueRow(due, *policy),
+            row,
             now=self.now,
             next_after=self.next_after.of(when.cron, when.timezone),
             job_active=job_active,
@@ -152,6 +165,15 @@ class Planner:
         }
         if not decision.coalesced_exact:
             detail["coalesced_at_least"] = True
+        if decision.offset:
+            detail["jitter_offset"] = decision.offset
+            detail["fire_at"] = decision.fire_at.isoformat()
+        if decision.outcome is Outcome.SKIPPED_PAUSED:
+            detail["paused_by"] = row.paused_by
+            detail["note"] = row.paused_note
+            detail["until"] = None if row.paused_until is None else row.paused_until.isoformat()
+        if decision.resumes:
+            detail["resumed"] = "pause until reached"
         if decision.error is not None:
             detail["error"] = decision.error
         enc, params = self.enc, self.params

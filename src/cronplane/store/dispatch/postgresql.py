@@ -19,7 +19,7 @@ from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk
 from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
-from cronplane.store.dispatch.planner import ROW_CHANGES, Planner
+from cronplane.store.dispatch.planner import CLEAR_PAUSE, ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import ACTOR, EVENT_COLUMNS, ITEM_COLUMNS, BatchResult
 from cronplane.store.tables import events, queue_items, schedules
 
@@ -62,6 +62,8 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
+        if plan.decision.resumes:
+            extra = f"{extra}, {CLEAR_PAUSE}" if extra else CLEAR_PAUSE
         matched = bulk.pg_update_in(
             conn,
             schedules,
@@ -149,7 +151,7 @@ class _Rows:
                         max_attempts, now_value, now_value,
                     )
                 )  # fmt: skip
-                fired_for.append(plan.decision.scheduled_for)
+                fired_for.append(plan.decision.fire_at)
                 self.coalesced += plan.decision.coalesced - 1
             ledger.append(
                 (

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
 from cronplane.store import bulk
 from cronplane.store.dispatch import reads
@@ -38,13 +39,13 @@ _FIRE_DUE = (
 # One row per distinct inputs: what its rows' items, updates and events get.
 _FIRE_PLAN_COLUMNS = (
     "inputs", "fires", "code", "message", "detail", "scheduled_for", "priority", "expires_at",
-    "max_attempts", "last_run", "next_run", "disables",
+    "max_attempts", "last_run", "next_run", "disables", "resumes",
 )  # fmt: skip
 _FIRE_PLAN = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_plan (inputs TEXT PRIMARY KEY, "
     "fires INTEGER NOT NULL, code TEXT, message TEXT, detail TEXT, scheduled_for TEXT, "
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
-    "disables INTEGER NOT NULL) WITHOUT ROWID"
+    "disables INTEGER NOT NULL, resumes INTEGER NOT NULL) WITHOUT ROWID"
 )
 # What the json_array key holds: the decision inputs (reads.INPUT_FIELDS), then
 # whether an item is active and the job's key.
@@ -86,10 +87,11 @@ SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
 {_ROWS} AND p.fires ORDER BY d.n
 """
 # The compare-and-set on the next_run read: a row changed since is not matched.
-_UPDATE_SCHEDULES = """
+_UPDATE_SCHEDULES = f"""
 UPDATE schedules SET last_run = coalesce(p.last_run, schedules.last_run), next_run = p.next_run,
     enabled = NOT p.disables, revision = schedules.revision + p.disables,
-    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END
+    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END,
+    {", ".join(f"{name} = CASE WHEN p.resumes THEN NULL ELSE schedules.{name} END" for name in PAUSE_FIELDS)}
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
 WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND schedules.next_run = d.next_run
 """
@@ -150,13 +152,13 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
         if decision.enqueues:
             assert job_options is not None  # FIRE implies an active job
             item_options = planner.job_plan(job_key, job_options)
-            result.fired_for.extend([decision.scheduled_for] * count)
+            result.fired_for.extend([decision.fire_at] * count)
             result.coalesced += (decision.coalesced - 1) * count
         plan_rows.append(
             (
                 inputs, decision.enqueues, plan.code, plan.message, plan.detail,
                 plan.scheduled_for, *item_options, now if decision.enqueues else None,
-                planner.enc.datetime(decision.next_run), decision.disables,
+                planner.enc.datetime(decision.next_run), decision.disables, decision.resumes,
             )
         )  # fmt: skip
     bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)

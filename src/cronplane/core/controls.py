@@ -1,0 +1,185 @@
+"""Operational controls (docs/controls.md): the pure rules of jitter, pause and backfill.
+
+- jitter: `validate_jitter` (the field's own check), `check_jitter` (against the
+  cron's shortest interval) and `jitter_offset` (the stable offset of a row);
+- pause: `parse_instant` (an ISO 8601 instant, naive = the row's zone),
+  `check_until` (strictly in the future), `check_note`;
+- backfill: `backfill_range` (the range checked) and `backfill_occurrences`
+  (the nominal occurrences in [from, to), capped).
+
+Pure: every instant is an argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Final
+from uuid import UUID
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronplane.core import cron as cron_engine
+from cronplane.errors import (
+    BackfillTooLarge,
+    InvalidBackfill,
+    InvalidJitter,
+    InvalidRequest,
+    InvalidUntil,
+    JitterTooLong,
+)
+
+# A day: past that, a spread is a different schedule, not jitter.
+MAX_JITTER: Final = 86_400
+MAX_NOTE_LENGTH: Final = 500
+# Items one backfill request may enqueue (BackfillTooLarge past it).
+MAX_BACKFILL: Final = 1_000
+
+
+# -- jitter ----------------------------------------------------------------------
+
+
+def validate_jitter(value: object) -> int | None:
+    """None, or whole seconds in 0..MAX_JITTER; InvalidJitter otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidJitter("jitter must be whole seconds or null", {"field": "jitter"})
+    if not 0 <= value <= MAX_JITTER:
+        raise InvalidJitter(
+            f"jitter {value} is out of range 0..{MAX_JITTER} seconds", {"field": "jitter"}
+        )
+    return value
+
+
+def check_jitter(cron: str, jitter: int | None) -> None:
+    """JitterTooLong when `jitter` is not shorter than the cron's shortest gap.
+
+    A jitter as long as the gap could move one occurrence's fire past the next
+    one's; the gap is measured as `X400010INTMIN` measures it (`Cron.shortest_gap`).
+    """
+    if not jitter:
+        return
+    gap = cron_engine.parse(cron).shortest_gap
+    if jitter >= gap:
+        raise JitterTooLong(
+            f"jitter {jitter} s is not shorter than the shortest interval of "
+            f"cron {cron!r} ({gap} s)",
+            {"field": "jitter", "jitter": jitter, "interval": gap},
+        )
+
+
+def jitter_offset(schedule_id: UUID, jitter: int | None) -> int:
+    """The row's offset in [0, jitter): a stable hash of its id, the same on every node.
+
+    One offset per (schedule, jitter), so every occurrence fires at the same
+    place in its window: stable across retries, restarts and takeovers, and a
+    due row's next fire needs no per-row input beyond its stored offset.
+    """
+    if not jitter:
+        return 0
+    digest = hashlib.sha256(schedule_id.bytes).digest()
+    return int.from_bytes(digest[:8], "big") % jitter
+
+
+def fire_at(nominal: datetime | None, offset: int) -> datetime | None:
+    """When a nominal occurrence fires: `nominal + offset` (None stays None)."""
+    return None if nominal is None else nominal + timedelta(seconds=offset)
+
+
+# -- pause -------------------------------------------------------------------------
+
+
+def parse_instant(text: object, zone: str, what: str) -> datetime:
+    """An ISO 8601 instant; a naive one is a wall time in `zone`. Raises ValueError."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{what} must be an ISO 8601 instant")
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError as error:
+        raise ValueError(f"{what} {text!r} is not an ISO 8601 instant") from error
+    if parsed.tzinfo is None:
+        try:
+            parsed = parsed.replace(tzinfo=ZoneInfo(zone))
+        except ZoneInfoNotFoundError as error:  # pragma: no cover - zones are checked on write
+            raise ValueError(f"unknown zone {zone!r}") from error
+    return parsed.astimezone(ZoneInfo("UTC"))
+
+
+def check_until(text: str | None, zone: str, now: datetime) -> datetime | None:
+    """A pause's `until` as aware UTC, strictly after `now`; InvalidUntil otherwise."""
+    if text is None:
+        return None
+    try:
+        until = parse_instant(text, zone, "until")
+    except ValueError as error:
+        raise InvalidUntil(str(error), {"field": "until"}) from error
+    if until <= now:
+        raise InvalidUntil(
+            f"until {until.isoformat()} is not in the future (now {now.isoformat()})",
+            {"field": "until", "until": until.isoformat()},
+        )
+    return until
+
+
+def check_note(note: object) -> str | None:
+    """A pause note: None, or text of at most MAX_NOTE_LENGTH characters (empty → None)."""
+    if note is None:
+        return None
+    if not isinstance(note, str) or "\x00" in note:
+        raise InvalidRequest("note must be text", {"field": "note"})
+    try:
+        note.encode()  # a lone surrogate: neither database stores it
+    except UnicodeEncodeError:
+        raise InvalidRequest("note is not valid text", {"field": "note"}) from None
+    note = note.strip()
+    if len(note) > MAX_NOTE_LENGTH:
+        raise InvalidRequest(f"note is longer than {MAX_NOTE_LENGTH} characters", {"field": "note"})
+    return note or None
+
+
+# -- backfill ------------------------------------------------------------------------
+
+
+def backfill_range(
+    start: object, end: object, zone: str, now: datetime
+) -> tuple[datetime, datetime]:
+    """[from, to) as aware UTC; InvalidBackfill when unparsable, to <= from or to > now.
+
+    Only the past: occurrences after now are the dispatcher's to fire.
+    """
+    try:
+        first = parse_instant(start, zone, "from")
+        last = parse_instant(end, zone, "to")
+    except ValueError as error:
+        raise InvalidBackfill(str(error), {"field": "range"}) from error
+    if last <= first:
+        raise InvalidBackfill(
+            f"to {last.isoformat()} is not after from {first.isoformat()}", {"field": "to"}
+        )
+    if last > now:
+        raise InvalidBackfill(
+            f"to {last.isoformat()} is in the future: a backfill is for the past",
+            {"field": "to"},
+        )
+    return first, last
+
+
+def backfill_occurrences(
+    next_after: Callable[[datetime], datetime | None],
+    start: datetime,
+    end: datetime,
+    cap: int = MAX_BACKFILL,
+) -> list[datetime]:
+    """The nominal occurrences in [start, end), in order; BackfillTooLarge past `cap`."""
+    found: list[datetime] = []
+    current = next_after(start - timedelta(microseconds=1))
+    while current is not None and current < end:
+        if len(found) == cap:
+            raise BackfillTooLarge(
+                f"the range holds more than {cap} occurrences; split it",
+                {"cap": cap, "from": start.isoformat(), "to": end.isoformat()},
+            )
+        found.append(current)
+        current = next_after(current)
+    return found

@@ -1,0 +1,301 @@
+"""Operational controls (docs/controls.md): pause, resume and backfill a schedule.
+
+**Pause** holds a row without disabling it: its occurrences keep coming due
+and each is recorded as skipped-paused (V200100SKPPAU, with the note and who
+paused) by the dispatcher. `until` ends the pause by itself: the first
+occurrence at or after it fires normally and its fire transaction clears the
+pause; what the pause passed is not back-filled. Pausing a paused row updates
+its note, until and paused_by (paused_at stays); resuming a row that is not
+paused is a no-op that writes nothing (like enabling an enabled row). Pause
+and resume bump the revision (If-Match applies) and are never declared by a
+manifest; sync never touches them.
+
+**Backfill** enqueues one item per nominal occurrence in [from, to), source
+`backfill`, in one transaction: the occurrence key (schedule_id,
+scheduled_for) makes it exactly once, so an occurrence that already has an
+item is reported, not enqueued. Items are claimed in order: they share a
+priority and their `available_at` grows by a millisecond per occurrence.
+Without `allow_overlap`, a row with `overlap = skip` is refused
+(X409105BKFACT) while it has an item queued or running, and while the backfill
+items are queued or running, the row's live occurrences are skipped by the
+usual overlap rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, select
+
+from cronplane import events
+from cronplane.codes import Code
+from cronplane.core import controls
+from cronplane.core.codec import to_document
+from cronplane.core.items import ItemOptions
+from cronplane.core.model import ACTIVE, PAUSE_FIELDS, Schedule, Scope
+from cronplane.core.occurrences import next_run_function
+from cronplane.errors import BackfillOverlap, StaleRevision
+from cronplane.service.base import (
+    Context,
+    ServiceBase,
+    Transaction,
+    active_job,
+    check_revision,
+    existing,
+    schedule_event,
+)
+from cronplane.store import queue
+from cronplane.store import schedules as schedule_store
+from cronplane.store.tables import queue_items
+
+# Backfill items are claimed in order: each is available this much after the previous.
+BACKFILL_STEP = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillReport:
+    """What a backfill did (or, with dry_run, would do)."""
+
+    schedule: str
+    start: datetime
+    end: datetime
+    dry_run: bool
+    # Nominal occurrences in [start, end), in order, and what became of each.
+    occurrences: tuple[datetime, ...]
+    enqueued: tuple[datetime, ...]
+    already_fired: tuple[datetime, ...]
+    # At or after the row's next_run: the dispatcher's to fire, not backfill's.
+    left_to_dispatcher: tuple[datetime, ...]
+    item_ids: tuple[UUID, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (API, CLI `--json`)."""
+        return to_document(self)
+
+
+class Controls(ServiceBase):
+    """Pause, resume and backfill: one transaction each, an event with its actor."""
+
+    def __init__(self, context: Context, on_enqueue: Callable[[], None] | None = None) -> None:
+        super().__init__(context)
+        self.on_enqueue = on_enqueue
+
+    def pause_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        until: str | None = None,
+        note: str | None = None,
+        revision: int | None = None,
+    ) -> Schedule:
+        """Pause (or re-pause with a new note/until); InvalidUntil and nothing changes when
+        `until` is unparsable or not in the future (a naive instant is in the row's zone)."""
+        clean_note = controls.check_note(note)
+        with self._write() as tx:
+            row = existing(tx.conn, scope, name, for_update=True)
+            check_revision(row, revision)
+            paused_until = controls.check_until(until, row.timezone, tx.now)
+            values = {
+                "paused_at": row.paused_at or tx.now,
+                "paused_until": paused_until,
+                "paused_note": clean_note,
+                "paused_by": actor,
+            }
+            detail = {
+                "note": clean_note,
+                "until": None if paused_until is None else paused_until.isoformat(),
+                "repause": row.paused,
+            }
+            return self._save(tx, row, values, actor, events.SCHEDULE_PAUSED, "paused", detail)
+
+    def resume_schedule(
+        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule:
+        """End a pause now; the next occurrence fires (no back-fill). A no-op when not paused."""
+        with self._write() as tx:
+            row = existing(tx.conn, scope, name, for_update=True)
+            check_revision(row, revision)
+            if not row.paused:
+                return row
+            detail = {
+                "note": row.paused_note,
+                "paused_by": row.paused_by,
+                "paused_at": None if row.paused_at is None else row.paused_at.isoformat(),
+            }
+            values: dict[str, Any] = dict.fromkeys(PAUSE_FIELDS)
+            return self._save(tx, row, values, actor, events.SCHEDULE_RESUMED, "resumed", detail)
+
+    def _save(
+        self,
+        tx: Transaction,
+        row: Schedule,
+        values: dict[str, Any],
+        actor: str,
+        code: Code,
+        verb: str,
+        detail: dict[str, Any],
+    ) -> Schedule:
+        values = {**values, "revision": row.revision + 1, "updated_at": tx.now}
+        if not schedule_store.update_schedule(
+            tx.conn, row.id, values, expected_revision=row.revision
+        ):
+            raise StaleRevision(f"schedule {row.name!r} changed concurrently; read it again")
+        updated = replace(row, **values)
+        schedule_event(tx, code, updated, actor, verb, detail)
+        tx.schedules_changed()
+        return updated
+
+    def backfill_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        start: str,
+        end: str,
+        dry_run: bool = False,
+        allow_overlap: bool = False,
+    ) -> BackfillReport:
+        """Enqueue the occurrences in [start, end) (see the module docstring).
+
+        Raises InvalidBackfill (unparsable, to <= from, to in the future),
+        BackfillTooLarge (over controls.MAX_BACKFILL), BackfillOverlap, JobNotFound
+        or JobInactive, and then writes nothing.
+        """
+        if dry_run:
+            with self._read() as conn:
+                plan = _plan(conn, scope, name, start, end, self.clock.now(), allow_overlap)
+        else:
+            with self._write() as tx:
+                plan = _plan(tx.conn, scope, name, start, end, tx.now, allow_overlap)
+                plan.enqueue(tx, actor)
+            if plan.item_ids and self.on_enqueue is not None:
+                self.on_enqueue()
+        return plan.report(dry_run)
+
+
+@dataclass(slots=True)
+class _Backfill:
+    """One backfill request, planned against its row."""
+
+    row: Schedule
+    options: ItemOptions
+    start: datetime
+    end: datetime
+    found: list[datetime]
+    ours: list[datetime]
+    taken: set[datetime]
+    allow_overlap: bool
+    item_ids: list[UUID] = field(default_factory=list)
+
+    @property
+    def todo(self) -> list[datetime]:
+        return [at for at in self.ours if at not in self.taken]
+
+    def enqueue(self, tx: Transaction, actor: str) -> None:
+        """Insert the items (claimed in order) and the backfill event."""
+        todo, row = self.todo, self.row
+        if not todo:
+            return
+        rows = []
+        for n, at in enumerate(todo):
+            values = queue.item_values(
+                tenant=row.tenant,
+                stack=row.stack,
+                environment=row.environment,
+                job=row.job,
+                payload=row.payload,
+                source="backfill",
+                now=tx.now,
+                schedule_id=row.id,
+                scheduled_for=at,
+                priority=self.options.priority,
+                expires_at=self.options.expires_at(tx.now),
+                max_attempts=self.options.max_attempts,
+            )
+            values["available_at"] = tx.now + n * BACKFILL_STEP
+            rows.append(values)
+            self.item_ids.append(values["id"])
+        tx.conn.execute(queue_items.insert(), rows)
+        schedule_event(
+            tx,
+            events.BACKFILL_ENQUEUED,
+            row,
+            actor,
+            f"backfilled ({len(todo)} items)",
+            {
+                "from": self.start.isoformat(),
+                "to": self.end.isoformat(),
+                "occurrences": len(self.found),
+                "enqueued": len(todo),
+                "already_fired": len(self.taken),
+                "left_to_dispatcher": len(self.found) - len(self.ours),
+                "allow_overlap": self.allow_overlap,
+            },
+        )
+
+    def report(self, dry_run: bool) -> BackfillReport:
+        ours = set(self.ours)
+        return BackfillReport(
+            self.row.name,
+            self.start,
+            self.end,
+            dry_run,
+            tuple(self.found),
+            tuple(self.todo),
+            tuple(at for at in self.ours if at in self.taken),
+            tuple(at for at in self.found if at not in ours),
+            tuple(self.item_ids),
+        )
+
+
+def _plan(
+    conn: Connection,
+    scope: Scope,
+    name: str,
+    start: str,
+    end: str,
+    now: datetime,
+    allow_overlap: bool,
+) -> _Backfill:
+    """Check the request against its row; every refusal is raised before a write."""
+    row = existing(conn, scope, name, for_update=True)
+    first, last = controls.backfill_range(start, end, row.timezone, now)
+    found = controls.backfill_occurrences(next_run_function(row.cron, row.timezone), first, last)
+    job = active_job(conn, row.scope, row.job)
+    nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
+    ours = [at for at in found if nominal_next is None or at < nominal_next]
+    plan = _Backfill(
+        row, ItemOptions.scheduled(job.options), first, last, found, ours,
+        _fired(conn, row.id, ours), allow_overlap,
+    )  # fmt: skip
+    if plan.todo and not allow_overlap and row.overlap == "skip":
+        active = conn.execute(
+            select(queue_items.c.id, queue_items.c.status)
+            .where(queue_items.c.schedule_id == row.id, queue_items.c.status.in_(ACTIVE))
+            .limit(1)
+        ).first()
+        if active is not None:
+            raise BackfillOverlap(
+                f"schedule {name!r} has an item {active.status} and its overlap is skip: "
+                "wait for it, or allow overlap",
+                {"item": str(active.id), "status": active.status},
+            )
+    return plan
+
+
+def _fired(conn: Connection, schedule_id: UUID, occurrences: list[datetime]) -> set[datetime]:
+    """Of these occurrences, those that already have an item (the occurrence key)."""
+    if not occurrences:
+        return set()
+    query = select(queue_items.c.scheduled_for).where(
+        queue_items.c.schedule_id == schedule_id,
+        queue_items.c.scheduled_for.in_(occurrences),
+    )
+    return {at for (at,) in conn.execute(query)}
