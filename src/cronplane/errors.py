@@ -25,12 +25,14 @@
     │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
+    ├── RunTimedOut                      X408203RUNTMO  an item's error: ran past its timeout (never raised to a caller)
     ├── Conflict                         409 class, CLI exit 4
     │   ├── ScheduleExists               X409900SCHDPL
     │   ├── AppOwned                     X409902APPOWN
     │   ├── JobExists                    X409903JOBDPL
     │   ├── JobInactive                  X409904JOBINA
     │   └── InvalidState                 X409905STATEX
+    │       └── ItemFinished             X409200ITMFIN  cancel of an item already finished
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
@@ -237,6 +239,12 @@ class MethodNotAllowed(CronplaneError):
     code = _code("X405001METHOD", "HTTP method not allowed on this path")
 
 
+class RunTimedOut(CronplaneError):
+    """A target ran past its item's timeout and was stopped: the item's error, an attempt used."""
+
+    code = _code("X408203RUNTMO", "run timed out: the target ran past its timeout and was stopped")
+
+
 class Conflict(CronplaneError):
     """The action conflicts with the current state."""
 
@@ -269,6 +277,12 @@ class InvalidState(Conflict):
     """The action does not apply to the object's current state."""
 
     code = _code("X409905STATEX", "action not allowed in the current state")
+
+
+class ItemFinished(InvalidState):
+    """A queue item that already finished cannot be cancelled (nothing changes)."""
+
+    code = _code("X409200ITMFIN", "queue item already finished: nothing to cancel")
 
 
 class StaleRevision(CronplaneError):

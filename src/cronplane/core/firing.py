@@ -29,7 +29,16 @@ Decision order (first match wins)
 1. the next occurrence cannot be computed → ``CALC_FAILED`` (row disabled);
 2. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
 3. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
-4. ``overlap = skip`` and an item is still queued or running → ``SKIPPED_OVERLAP``;
+4. the overlap rule (the schedule's items queued or running, a manual run
+   included: :class:`Previous`):
+
+   - ``skip``: an item queued or running → ``SKIPPED_OVERLAP``;
+   - ``buffer_one``: an item already *waiting* (queued) → ``SKIPPED_OVERLAP``;
+     only a running one → ``FIRE`` (the new item waits behind it: workers do
+     not start an item while another of its schedule runs);
+   - ``cancel_running``: → ``FIRE`` with ``cancels``: the running item is
+     asked to stop and a waiting one is cancelled, in the fire's transaction;
+   - ``allow``: → ``FIRE``;
 5. otherwise → ``FIRE``.
 """
 
@@ -74,7 +83,23 @@ class DueRow:
 
     next_run: datetime
     misfire_grace: int | None
-    overlap: str  # "skip" | "allow"
+    overlap: str  # "skip" | "allow" | "buffer_one" | "cancel_running"
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """The schedule's items still active when it is due: any waiting, any running."""
+
+    queued: bool = False
+    running: bool = False
+
+    @property
+    def active(self) -> bool:
+        """True when an item is queued or running."""
+        return self.queued or self.running
+
+
+NO_PREVIOUS = Previous()
 
 
 # The row's own policy columns, in DueRow's order (what follows next_run).
@@ -93,6 +118,8 @@ class Decision:
     # The row's new next_run; None only with CALC_FAILED (the row is disabled).
     next_run: datetime | None
     error: str | None = None
+    # FIRE under `cancel_running` with an item active: stop it (running), cancel it (queued).
+    cancels: bool = False
 
     @property
     def enqueues(self) -> bool:
@@ -155,12 +182,12 @@ def decide(
     now: datetime,
     next_after: NextAfter,
     job_active: bool,
-    previous_active: bool,
+    previous: Previous,
 ) -> Decision:
     """Decide one due row's outcome at `now` (see the module docstring for the order).
 
     `job_active`: the job exists in (tenant, stack) and is active.
-    `previous_active`: the schedule has an item queued or running.
+    `previous`: whether the schedule has an item queued, and one running.
     """
     if row.next_run > now:
         raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
@@ -176,13 +203,17 @@ def decide(
             error=f"{type(error).__name__}: {error}",
         )
 
-    def outcome(kind: Outcome) -> Decision:
-        return Decision(kind, window.latest, window.count, window.exact, window.following)
+    def outcome(kind: Outcome, cancels: bool = False) -> Decision:
+        return Decision(
+            kind, window.latest, window.count, window.exact, window.following, cancels=cancels
+        )
 
     if not job_active:
         return outcome(Outcome.JOB_MISSING)
     if row.misfire_grace is not None and now - window.latest > timedelta(seconds=row.misfire_grace):
         return outcome(Outcome.SKIPPED_MISFIRE)
-    if row.overlap == "skip" and previous_active:
+    if (row.overlap == "skip" and previous.active) or (
+        row.overlap == "buffer_one" and previous.queued
+    ):
         return outcome(Outcome.SKIPPED_OVERLAP)
-    return outcome(Outcome.FIRE)
+    return outcome(Outcome.FIRE, cancels=row.overlap == "cancel_running" and previous.active)

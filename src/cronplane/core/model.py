@@ -18,11 +18,11 @@ from uuid import UUID
 from cronplane.core.codec import field_names, to_document
 
 Source = Literal["app", "user", "system"]
-Overlap = Literal["skip", "allow"]
+Overlap = Literal["skip", "allow", "buffer_one", "cancel_running"]
 JobStatus = Literal["active", "inactive"]
 
 SOURCES: Final = ("app", "user", "system")
-OVERLAPS: Final = ("skip", "allow")
+OVERLAPS: Final = ("skip", "allow", "buffer_one", "cancel_running")
 DEFAULT_ZONE: Final = "UTC"
 DEFAULT_SCOPE_PART: Final = "default"
 
@@ -72,6 +72,8 @@ class Schedule:
     source: Source
     misfire_grace: int | None
     overlap: Overlap
+    # Seconds an item of this schedule may run; None: the job's `timeout` option.
+    timeout: int | None
     last_run: datetime | None
     next_run: datetime | None
     created_at: datetime
@@ -157,6 +159,15 @@ class QueueItem:
     started_at: datetime | None
     finished_at: datetime | None
     updated_at: datetime
+    # Seconds the item may run (the schedule's `timeout`, else the job's); None: no limit.
+    timeout: int | None = None
+    # The job's `max_concurrency` when the item was enqueued; None: no limit.
+    max_concurrency: int | None = None
+    # Not started while another item of its schedule runs (overlap other than `allow`).
+    exclusive: bool = False
+    # A running item asked to stop: when, and by whom (its worker then stops it).
+    cancel_requested_at: datetime | None = None
+    cancelled_by: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -206,6 +217,7 @@ class ScheduleSpec:
     payload: dict[str, Any] | None = None  # None: the job's default payload
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    timeout: int | None = None
     enabled: bool = True
 
 
@@ -219,6 +231,7 @@ class SchedulePatch:
     payload: dict[str, Any] | Unset = UNSET
     misfire_grace: int | Unset | None = UNSET
     overlap: Overlap | Unset = UNSET
+    timeout: int | Unset | None = UNSET
     enabled: bool | Unset = UNSET
 
     def given(self) -> dict[str, Any]:
@@ -270,6 +283,7 @@ class CronDeclaration:
     payload: dict[str, Any] | None = None
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    timeout: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +300,7 @@ class Declared:
     payload: dict[str, Any]
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    timeout: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""
