@@ -18,6 +18,15 @@
    Each write is conditional on the lease: an item recovered meanwhile
    records nothing.
 
+Timeouts and cancellation (docs/controls.md): an item's `timeout` travels
+with it; a cancel request reaches the worker through its heartbeat thread's
+watch. With `pool="process"` a `python:` target runs in a child process
+(targets.processes) that is killed at the timeout or on the request, and
+the item is recorded timed out (an attempt used: retried while attempts
+remain) or cancelled. With `pool="thread"` (the default) a Python thread
+cannot be stopped: the run goes on to its end, and the item is then
+recorded timed out or cancelled instead of its result.
+
 A worker that dies mid-batch leaves its claimed items `running` with leases
 that lapse; the housekeeping sweep requeues them (or fails them past their
 attempts), and the next attempt runs them. Nothing runs twice within one
@@ -49,14 +58,16 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
-from cronplane.heartbeat import Heartbeat
-from cronplane.store import outcomes, queue
+from cronplane.errors import RunTimedOut
+from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
+from cronplane.store import cancels, limits, outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
 from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
+from cronplane.targets.processes import ProcessPool, RunStopped
 from cronplane.targets.python import PythonTarget
 
 log = logging.getLogger(__name__)
@@ -70,6 +81,7 @@ DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 BATCH_SECONDS = 0.5
 DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
 ERROR_LIMIT = 4000  # characters of error text kept on the item
+POOLS = ("thread", "process")
 
 
 def default_targets(database: Database, clock: Clock) -> Targets:
@@ -117,6 +129,8 @@ class _Outcome:
     result: Any = None
     error: str | None = None
     retry: bool = False
+    # The run was stopped: "timeout" (an attempt used) or "cancelled".
+    stopped: str | None = None
 
 
 class Worker:
@@ -137,9 +151,16 @@ class Worker:
         concurrency: int = 1,
         claim_batch: int | None = None,
         flush_after: float = DEFAULT_FLUSH_AFTER,
+        pool: str = "thread",
+        tenant_limit: int | None = None,
+        watch: float = DEFAULT_WATCH,
     ) -> None:
         if concurrency < 1 or (claim_batch is not None and claim_batch < 1):
             raise ValueError("concurrency and claim_batch must be at least 1")
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {', '.join(POOLS)}")
+        if tenant_limit is not None and tenant_limit < 1:
+            raise ValueError("tenant_limit must be at least 1")
         self.database = database
         # Called after each recorded outcome: succeeded, retry or failed (metrics).
         self.on_outcome = on_outcome
@@ -159,16 +180,30 @@ class Worker:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._beats: Heartbeat | None = None
+        # Platform limit: running items per tenant (CRONPLANE_TENANT_MAX_CONCURRENCY).
+        self.tenant_limit = tenant_limit
+        self.watch = watch
+        self.processes = ProcessPool(concurrency, clock.monotonic) if pool == "process" else None
+        # One stop flag per held item, set when its cancel request is seen.
+        self._stops: dict[UUID, threading.Event] = {}
 
     # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
         """Claim a batch, run it, record its outcomes; False when nothing was available."""
         with self.database.begin() as conn:
-            claimed = queue.claim_batch(conn, self.name, self.clock.now(), self.lease, self.limit())
+            claimed = limits.claim(
+                conn,
+                self.name,
+                self.clock.now(),
+                self.lease,
+                self.limit(),
+                tenant_limit=self.tenant_limit,
+            )
             if not claimed:
                 return False
             batch = self._lookups(conn, claimed)
+        self._stops.update((item.id, threading.Event()) for item in claimed)
         beats = self._heartbeat()
         if beats is not None:
             beats.hold(item.id for item in claimed)
@@ -178,6 +213,8 @@ class Worker:
         finally:
             if beats is not None:
                 beats.drop(item.id for item in claimed)
+            for item in claimed:
+                self._stops.pop(item.id, None)
         per_item = (
             (self.clock.monotonic() - started) * min(self.concurrency, len(batch)) / len(batch)
         )
@@ -273,10 +310,25 @@ class Worker:
             attempt=item.attempts,
             source=item.source,
             options=dict(job.options),
+            timeout=item.timeout,
         )
+        stop = self._stops.get(item.id) or threading.Event()
+        started = self.clock.monotonic()
         try:
             runner, spec = self.targets.resolve(job.target)
-            result = runner.run(spec, dict(item.payload), context)
+            if self.processes is not None and isinstance(runner, PythonTarget):
+                result = self.processes.run(
+                    spec, dict(item.payload), context, timeout=item.timeout, stop=stop
+                )
+            else:
+                result = runner.run(spec, dict(item.payload), context)
+                # A thread cannot be stopped: the run ended, and is judged now.
+                if stop.is_set():
+                    raise RunStopped("cancelled")
+                if item.timeout is not None and self.clock.monotonic() - started > item.timeout:
+                    raise RunStopped("timeout")
+        except RunStopped as stopped:
+            return self._stopped(item, policy, stopped.reason)
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
             return _Outcome(item, policy, error=str(error)[:ERROR_LIMIT])
@@ -285,6 +337,24 @@ class Worker:
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
             return _Outcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
         return _Outcome(item, policy, result=jsonable(result))
+
+    def _stopped(self, item: QueueItem, policy: RetryPolicy, reason: str) -> _Outcome:
+        """A run stopped at its timeout (retried like a failure) or on a cancel request."""
+        if reason == "cancelled":
+            log.info("item %s (%s) cancelled while running", item.id, item.job)
+            return _Outcome(item, policy, error="cancelled", stopped="cancelled")
+        text = str(
+            RunTimedOut(f"{item.job} ran past its timeout of {item.timeout}s and was stopped")
+        )
+        log.info("item %s (%s) timed out", item.id, item.job)
+        return _Outcome(item, policy, error=text, retry=True, stopped="timeout")
+
+    def _cancel_requested(self, item_ids: set[UUID]) -> None:
+        """The heartbeat's watch saw cancel requests: stop those runs."""
+        for item_id in item_ids:
+            stop = self._stops.get(item_id)
+            if stop is not None:
+                stop.set()
 
     # -- recording ---------------------------------------------------------------
 
@@ -318,11 +388,14 @@ class Worker:
         """Requeue after a backoff, or fail for good; None when the item was no longer ours."""
         item, error = o.item, o.error or ""
         detail: dict[str, Any] = {"error": error, "attempt": item.attempts}
+        if o.stopped == "cancelled":
+            return self._cancelled(conn, o, now, rows)
         if o.retry and o.policy.should_retry(item.attempts):
             delay = o.policy.delay(item.attempts, self.jitter())
             retry_at = now + timedelta(seconds=delay)
             if not queue.fail(conn, item.id, self.name, now, error, retry_at):
-                return None
+                # Asked to stop meanwhile: not retried, cancelled.
+                return self._cancelled(conn, o, now, rows)
             message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
             detail["retry_at"] = retry_at.isoformat()
             code, kind = ev.ITEM_RETRY, "retry"
@@ -331,8 +404,31 @@ class Worker:
                 return None
             message = f"{item.job} failed after {item.attempts} attempt(s)"
             code, kind = ev.ITEM_FAILED, "failed"
+        if o.stopped == "timeout":
+            message = f"{item.job} timed out after {item.timeout}s (attempt {item.attempts}); " + (
+                "retry scheduled" if kind == "retry" else "failed"
+            )
+            detail["timeout"] = item.timeout
+            code = ev.ITEM_TIMED_OUT
         rows.append(event_values(code, message=message, detail=detail, **self._on(o, now)))
         return kind
+
+    def _cancelled(
+        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
+    ) -> str | None:
+        """Record a run stopped on request as cancelled; None when no longer ours."""
+        by = cancels.finish_cancelled(conn, o.item, self.name, now)
+        if by is None:
+            return None
+        rows.append(
+            event_values(
+                ev.ITEM_CANCELLED,
+                message=f"{o.item.job} stopped while running; cancelled by {by}",
+                detail={"cancelled_by": by, "was": "running"},
+                **self._on(o, now),
+            )
+        )
+        return "cancelled"
 
     def _on(self, o: _Outcome, now: datetime) -> dict[str, Any]:
         """The event fields every outcome shares."""
@@ -361,7 +457,14 @@ class Worker:
 
     def _heartbeat(self) -> Heartbeat | None:
         if self.heartbeat and self._beats is None:
-            self._beats = Heartbeat(self.database, self.clock, self.name, self.lease)
+            self._beats = Heartbeat(
+                self.database,
+                self.clock,
+                self.name,
+                self.lease,
+                on_cancel=self._cancel_requested,
+                watch=self.watch,
+            )
         return self._beats
 
     # -- the loop ----------------------------------------------------------------
@@ -384,6 +487,8 @@ class Worker:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self.processes is not None:
+            self.processes.close()
 
     def run(self) -> None:
         """Run items until `stop()`; idle polls every `poll` seconds; back off on DB errors."""

@@ -104,8 +104,9 @@ def requested(conn: Connection, item_ids: Sequence[UUID], worker: str) -> set[UU
     return set(found.scalars())
 
 
-def finish_cancelled(conn: Connection, item: QueueItem, worker: str, now: datetime) -> bool:
-    """The worker stopped a run it was asked to stop: `cancelled`; False when no longer ours."""
+def finish_cancelled(conn: Connection, item: QueueItem, worker: str, now: datetime) -> str | None:
+    """The worker stopped a run it was asked to stop: `cancelled`, and by whom; None when no
+    longer ours."""
     done = conn.execute(
         update(queue_items)
         .where(
@@ -122,5 +123,6 @@ def finish_cancelled(conn: Connection, item: QueueItem, worker: str, now: dateti
             finished_at=now,
             updated_at=now,
         )
-    )
-    return done.rowcount == 1
+        .returning(queue_items.c.cancelled_by)
+    ).first()
+    return None if done is None else str(done[0] or "an operator")

@@ -121,7 +121,7 @@ class Planner:
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
         # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
-        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
+        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
         """The decision for a key: the reads.INPUT_FIELDS, item active, job active."""
