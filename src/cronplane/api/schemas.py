@@ -19,6 +19,7 @@ from fastapi import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import validation
+from cronplane.core.model import Overlap
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -48,6 +49,10 @@ CronText = Annotated[
 ]
 ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE), described(pattern=NO_NUL)]
 Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_MISFIRE_GRACE)]
+# Checked by the service (core.validation.validate_timeout: X400007REQINV for <= 0).
+TimeoutSeconds = Annotated[
+    int, Field(ge=-(10**9), le=10**9), described(minimum=1, maximum=validation.MAX_TIMEOUT)
+]
 TargetText = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TEXT),
@@ -95,7 +100,10 @@ class ScheduleCreate(Request):
     timezone: ZoneText = "UTC"
     payload: JSONObject | None = Field(None, description="Defaults to the job's default payload.")
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] = "skip"
+    overlap: Overlap = "skip"
+    timeout: TimeoutSeconds | None = Field(
+        None, description="Seconds an item may run; overrides the job's options.timeout."
+    )
     enabled: StrictBool = True
 
 
@@ -107,7 +115,8 @@ class SchedulePatchBody(Request):
     timezone: ZoneText | None = None
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] | None = None
+    overlap: Overlap | None = None
+    timeout: TimeoutSeconds | None = None
     enabled: StrictBool | None = None
 
 
@@ -126,7 +135,8 @@ class ScheduleOut(Response):
     enabled: bool
     source: Literal["app", "user", "system"]
     misfire_grace: int | None
-    overlap: Literal["skip", "allow"]
+    overlap: Overlap
+    timeout: int | None
     last_run: datetime | None
     next_run: datetime | None
     created_at: datetime
@@ -254,7 +264,8 @@ class CronEntry(Request):
     timezone: ZoneText | None = None
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] | None = None
+    overlap: Overlap | None = None
+    timeout: TimeoutSeconds | None = None
 
 
 CronsMap = Annotated[
@@ -317,7 +328,8 @@ class Declaration(Response):
     timezone: str
     payload: dict[str, Any]
     misfire_grace: int | None
-    overlap: Literal["skip", "allow"]
+    overlap: Overlap
+    timeout: int | None = None
 
 
 class Plan(Response):
@@ -396,6 +408,11 @@ class QueueItemOut(Response):
     started_at: datetime | None
     finished_at: datetime | None
     updated_at: datetime
+    timeout: int | None = None
+    max_concurrency: int | None = None
+    exclusive: bool = False
+    cancel_requested_at: datetime | None = None
+    cancelled_by: str | None = None
 
 
 class QueueItemList(Response):

@@ -72,8 +72,6 @@ class Schedule:
     source: Source
     misfire_grace: int | None
     overlap: Overlap
-    # Seconds an item of this schedule may run; None: the job's `timeout` option.
-    timeout: int | None
     last_run: datetime | None
     next_run: datetime | None
     created_at: datetime
@@ -81,6 +79,8 @@ class Schedule:
     revision: int
     declared: dict[str, Any] | None
     overrides: tuple[str, ...]
+    # Seconds an item of this schedule may run; None: the job's `timeout` option.
+    timeout: int | None = None
 
     @property
     def scope(self) -> Scope:

@@ -45,6 +45,7 @@ class ScheduleForm:
     payload: str = "{}"
     misfire_grace: str = ""
     overlap: str = "skip"
+    timeout: str = ""
     revision: str = ""
 
     @classmethod
