@@ -472,9 +472,7 @@ def main() -> None:
     table("throughput: N no-op items", THROUGHPUT[0])
     for name, url in urls.items():
         for count in (int(p) for p in args.processes.split(",") if p):
-            f = throughput(
-                url, n, count, workdir, (args.concurrency, args.claim_batch, args.pool)
-            )
+            f = throughput(url, n, count, workdir, (args.concurrency, args.claim_batch, args.pool))
             rows.append({"system": "cronplane", "database": name, "pool": f"{count} proc", **f})
             print(THROUGHPUT[1].format(**rows[-1]), flush=True)
     for pool, concurrency in () if args.no_celery else (("prefork", 2), ("threads", 8)):

@@ -14,7 +14,7 @@ from uuid import UUID
 from sqlalchemy import insert, select
 
 from cronplane.clock import Clock
-from cronplane.core.firing import Previous, Decision, DueRow, NextAfter, decide
+from cronplane.core.firing import Decision, DueRow, NextAfter, Previous, decide
 from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database

@@ -69,7 +69,9 @@ def test_long_outage_is_bounded_and_marked_as_lower_bound() -> None:
         ({}, 30, "skip", Outcome.FIRE),
     ],
 )
-def test_rule_order(kw: dict[str, object], grace: int | None, overlap: str, outcome: Outcome) -> None:
+def test_rule_order(
+    kw: dict[str, object], grace: int | None, overlap: str, outcome: Outcome
+) -> None:
     # 10 s after the occurrence: within a 30 s grace, past a 5 s one.
     d = run(DueRow(T0, grace, overlap), T0 + timedelta(seconds=10), **kw)
     assert d.outcome is outcome

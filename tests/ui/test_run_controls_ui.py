@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from ui_support import TENANT, World, add_job, add_schedule, sign_in
 
+from cronplane.clock import SystemClock
 from cronplane.core.access import Role
 from cronplane.core.model import Scope
 from cronplane.service.runs import RunService
-from cronplane.clock import SystemClock
 
 try:
     from playwright.sync_api import expect

@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import func, select
 
 from cronplane.clock import SystemClock
+from cronplane.core.model import JobSpec
 from cronplane.errors import InvalidRequest
 from cronplane.service.jobs import checked_job
-from cronplane.core.model import JobSpec
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items
 from cronplane.worker import Worker

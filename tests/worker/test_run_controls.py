@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -157,9 +158,7 @@ def _run_in_background(worker: Worker) -> threading.Thread:
 
 
 @pytest.mark.parametrize("pool", ["process", "thread"])
-def test_cancelling_a_running_item_stops_it(
-    database: Database, tmp_path: Path, pool: str
-) -> None:
+def test_cancelling_a_running_item_stops_it(database: Database, tmp_path: Path, pool: str) -> None:
     add_job(database, target="python:control_handlers:ticking")
     seconds = 60 if pool == "process" else 1.5
     item = _enqueue(database, {**_files(tmp_path), "seconds": seconds})
@@ -208,3 +207,18 @@ def test_a_cancel_request_beats_a_retry(database: Database) -> None:
         (work,) = worker._lookups(conn, [claimed])
     worker._record([worker._run(work)])
     assert _item(database, item).status == "cancelled"
+
+
+def test_the_sweep_cancels_an_item_whose_worker_died_after_the_request(
+    database: Database,
+) -> None:
+    add_job(database, target="python:worker_handlers:ok")
+    item = _enqueue(database, {})
+    clock = SystemClock()
+    with database.begin() as conn:
+        queue.claim_batch(conn, "dead-worker", clock.now(), timedelta(seconds=1), 1)
+    RunService(database, clock).cancel_item("acme", item.id, actor="cli:ops")
+    with database.begin() as conn:
+        assert queue.recover_abandoned(conn, clock.now() + timedelta(seconds=5)) == 1
+    after = _item(database, item)
+    assert (after.status, after.cancelled_by) == ("cancelled", "cli:ops")  # not run again

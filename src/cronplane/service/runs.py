@@ -125,8 +125,10 @@ class RunService:
             item = queue.get(conn, item_id, tenant)
             if item is None:
                 raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
-            changed = None if item.finished else cancels.cancel_or_request(
-                conn, item, actor=actor, now=now
+            changed = (
+                None
+                if item.finished
+                else cancels.cancel_or_request(conn, item, actor=actor, now=now)
             )
             if changed is None:
                 current = queue.get(conn, item_id)

@@ -61,9 +61,7 @@ def _waiting(now: datetime, tenant_limit: int | None) -> list[Any]:
         or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > now),
     ]
     if tenant_limit is None:
-        conditions.append(
-            or_(queue_items.c.max_concurrency.is_not(None), queue_items.c.exclusive)
-        )
+        conditions.append(or_(queue_items.c.max_concurrency.is_not(None), queue_items.c.exclusive))
     return conditions
 
 

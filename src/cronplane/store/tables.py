@@ -66,9 +66,7 @@ schedules = Table(
     Column("overrides", JSONDocument, nullable=False),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
-    CheckConstraint(
-        "overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"
-    ),
+    CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
     CheckConstraint("timeout IS NULL OR timeout > 0", name="timeout"),
     CheckConstraint("misfire_grace IS NULL OR misfire_grace >= 0", name="misfire_grace"),
 )

@@ -100,5 +100,7 @@ def cancel(request: Request, session: Runner, item_id: UUID) -> Response:
     except CronplaneError as error:
         return jobs_page(request, session, error=error)
     if item.status == "running":
-        return _done(f"Stop requested: item …{str(item.id)[-8:]} ({item.job}); its worker stops it.")
+        return _done(
+            f"Stop requested: item …{str(item.id)[-8:]} ({item.job}); its worker stops it."
+        )
     return _done(f"Cancelled: item …{str(item.id)[-8:]} ({item.job}).")

@@ -51,7 +51,13 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_queue_items_running", table_name="queue_items")
-    for column in ("cancelled_by", "cancel_requested_at", "exclusive", "max_concurrency", "timeout"):
+    for column in (
+        "cancelled_by",
+        "cancel_requested_at",
+        "exclusive",
+        "max_concurrency",
+        "timeout",
+    ):
         op.drop_column("queue_items", column)
     op.execute("UPDATE schedules SET overlap = 'skip' WHERE overlap = 'buffer_one'")
     op.execute("UPDATE schedules SET overlap = 'allow' WHERE overlap = 'cancel_running'")
