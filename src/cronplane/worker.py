@@ -47,24 +47,22 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
 from cronplane.errors import RunTimedOut
 from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
-from cronplane.store import cancels, limits, outcomes, queue
+from cronplane.recorder import RunOutcome, record
+from cronplane.store import limits, outcomes
 from cronplane.store.database import Database
-from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
-from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.processes import ProcessPool, RunStopped
@@ -118,19 +116,6 @@ class _Work:
     item: QueueItem
     job: Job | None
     schedule: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """How one item ended, waiting to be recorded with its group."""
-
-    item: QueueItem
-    policy: RetryPolicy
-    result: Any = None
-    error: str | None = None
-    retry: bool = False
-    # The run was stopped: "timeout" (an attempt used) or "cancelled".
-    stopped: str | None = None
 
 
 class Worker:
@@ -247,11 +232,11 @@ class Worker:
 
     def _run_batch(self, batch: list[_Work]) -> None:
         """Run every item (unless stopping), recording outcomes in groups."""
-        pending: list[_Outcome] = []
+        pending: list[RunOutcome] = []
         unstarted: list[QueueItem] = []
         oldest = 0.0
 
-        def collect(outcome: _Outcome | QueueItem) -> None:
+        def collect(outcome: RunOutcome | QueueItem) -> None:
             nonlocal oldest
             if isinstance(outcome, QueueItem):
                 unstarted.append(outcome)
@@ -263,7 +248,7 @@ class Worker:
                 self._record(pending)
                 pending.clear()
 
-        futures: list[Future[_Outcome | QueueItem]] = []
+        futures: list[Future[RunOutcome | QueueItem]] = []
         try:
             if self.concurrency == 1 or len(batch) == 1:
                 for work in batch:
@@ -280,7 +265,7 @@ class Worker:
             self._record(pending)
             self._release(unstarted)
 
-    def _run_unless_stopping(self, work: _Work) -> _Outcome | QueueItem:
+    def _run_unless_stopping(self, work: _Work) -> RunOutcome | QueueItem:
         """The item's outcome; the item itself, unrun, when stopping or past its expiry.
 
         An item that expired while it waited for its turn in the batch is given
@@ -292,12 +277,12 @@ class Worker:
             return work.item
         return self._run(work)
 
-    def _run(self, work: _Work) -> _Outcome:
+    def _run(self, work: _Work) -> RunOutcome:
         """Run one item's target; its failure is data (an outcome), not an exception."""
         item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
-            return _Outcome(item, policy, error="job missing: nothing to run")
+            return RunOutcome(item, policy, error="job missing: nothing to run")
         context = RunContext(
             tenant=item.tenant,
             stack=item.stack,
@@ -331,23 +316,23 @@ class Worker:
             return self._stopped(item, policy, stopped.reason)
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            return _Outcome(item, policy, error=str(error)[:ERROR_LIMIT])
+            return RunOutcome(item, policy, error=str(error)[:ERROR_LIMIT])
         except Exception as error:  # the job's own failure is data, not a crash
             text = "".join(traceback.format_exception_only(error)).strip()
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            return _Outcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
-        return _Outcome(item, policy, result=jsonable(result))
+            return RunOutcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
+        return RunOutcome(item, policy, result=jsonable(result))
 
-    def _stopped(self, item: QueueItem, policy: RetryPolicy, reason: str) -> _Outcome:
+    def _stopped(self, item: QueueItem, policy: RetryPolicy, reason: str) -> RunOutcome:
         """A run stopped at its timeout (retried like a failure) or on a cancel request."""
         if reason == "cancelled":
             log.info("item %s (%s) cancelled while running", item.id, item.job)
-            return _Outcome(item, policy, error="cancelled", stopped="cancelled")
+            return RunOutcome(item, policy, error="cancelled", stopped="cancelled")
         text = str(
             RunTimedOut(f"{item.job} ran past its timeout of {item.timeout}s and was stopped")
         )
         log.info("item %s (%s) timed out", item.id, item.job)
-        return _Outcome(item, policy, error=text, retry=True, stopped="timeout")
+        return RunOutcome(item, policy, error=text, retry=True, stopped="timeout")
 
     def _cancel_requested(self, item_ids: set[UUID]) -> None:
         """The heartbeat's watch saw cancel requests: stop those runs."""
@@ -358,91 +343,12 @@ class Worker:
 
     # -- recording ---------------------------------------------------------------
 
-    def _record(self, group: Sequence[_Outcome]) -> None:
+    def _record(self, group: Sequence[RunOutcome]) -> None:
         """Write a group of outcomes and their events in one transaction, then report them."""
-        if not group:
-            return
-        now = self.clock.now()
-        rows: list[dict[str, Any]] = []
-        kinds: list[str] = []
-        with self.database.begin() as conn:
-            wins = [(o.item.id, o.result) for o in group if o.error is None]
-            done = outcomes.succeed_many(conn, wins, self.name, now)
-            for o in group:
-                if o.error is None and o.item.id in done:
-                    message = f"{o.item.job} succeeded"
-                    rows.append(
-                        event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o, now))
-                    )
-                    kinds.append("succeeded")
-                elif o.error is not None and (kind := self._fail(conn, o, now, rows)):
-                    kinds.append(kind)
-            append_outcome_events(conn, rows)
+        kinds = record(self.database, self.clock, self.name, self.jitter, group)
         if self.on_outcome is not None:
             for kind in kinds:
                 self.on_outcome(kind)
-
-    def _fail(
-        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
-    ) -> str | None:
-        """Requeue after a backoff, or fail for good; None when the item was no longer ours."""
-        item, error = o.item, o.error or ""
-        detail: dict[str, Any] = {"error": error, "attempt": item.attempts}
-        if o.stopped == "cancelled":
-            return self._cancelled(conn, o, now, rows)
-        if o.retry and o.policy.should_retry(item.attempts):
-            delay = o.policy.delay(item.attempts, self.jitter())
-            retry_at = now + timedelta(seconds=delay)
-            if not queue.fail(conn, item.id, self.name, now, error, retry_at):
-                # Asked to stop meanwhile: not retried, cancelled.
-                return self._cancelled(conn, o, now, rows)
-            message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
-            detail["retry_at"] = retry_at.isoformat()
-            code, kind = ev.ITEM_RETRY, "retry"
-        else:
-            if not queue.fail(conn, item.id, self.name, now, error, None):
-                return None
-            message = f"{item.job} failed after {item.attempts} attempt(s)"
-            code, kind = ev.ITEM_FAILED, "failed"
-        if o.stopped == "timeout":
-            message = f"{item.job} timed out after {item.timeout}s (attempt {item.attempts}); " + (
-                "retry scheduled" if kind == "retry" else "failed"
-            )
-            detail["timeout"] = item.timeout
-            code = ev.ITEM_TIMED_OUT
-        rows.append(event_values(code, message=message, detail=detail, **self._on(o, now)))
-        return kind
-
-    def _cancelled(
-        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
-    ) -> str | None:
-        """Record a run stopped on request as cancelled; None when no longer ours."""
-        by = cancels.finish_cancelled(conn, o.item, self.name, now)
-        if by is None:
-            return None
-        rows.append(
-            event_values(
-                ev.ITEM_CANCELLED,
-                message=f"{o.item.job} stopped while running; cancelled by {by}",
-                detail={"cancelled_by": by, "was": "running"},
-                **self._on(o, now),
-            )
-        )
-        return "cancelled"
-
-    def _on(self, o: _Outcome, now: datetime) -> dict[str, Any]:
-        """The event fields every outcome shares."""
-        item = o.item
-        return {
-            "tenant": item.tenant,
-            "stack": item.stack,
-            "environment": item.environment,
-            "schedule_id": item.schedule_id,
-            "item_id": item.id,
-            "actor": f"worker:{self.name}",
-            "now": now,
-            "scheduled_for": item.scheduled_for,
-        }
 
     def _release(self, unstarted: Sequence[QueueItem]) -> None:
         """Give back claims that never ran (stopping): queued again, the attempt undone."""

@@ -29,7 +29,7 @@ from cronplane.errors import (
     ScheduleNotFound,
 )
 from cronplane.service.base import active_job
-from cronplane.store import cancels, queue
+from cronplane.store import cancels, queue, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
@@ -157,12 +157,12 @@ class RunService:
     def last_items(self, tenant: str, schedule_ids: list[UUID]) -> dict[UUID, QueueItem]:
         """Each schedule's newest item (any source), for a page of rows."""
         with self.database.read() as conn:
-            return queue.latest_by_schedule(conn, tenant, schedule_ids)
+            return summaries.latest_by_schedule(conn, tenant, schedule_ids)
 
     def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
         """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
         with self.database.read() as conn:
-            return queue.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
+            return summaries.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
 
     def retry_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
         """Enqueue a fresh manual copy of a failed or expired item (the item itself stays)."""
