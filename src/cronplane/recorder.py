@@ -97,8 +97,9 @@ class _Group:
             message = f"{item.job} failed after {item.attempts} attempt(s)"
             code, kind = ev.ITEM_FAILED, "failed"
         if o.stopped == "timeout":
-            message = f"{item.job} timed out after {item.timeout}s (attempt {item.attempts}); " + (
-                "retry scheduled" if kind == "retry" else "failed"
+            message = (
+                f"{item.job} timed out after {item.timeout:g}s (attempt {item.attempts}); "
+                + ("retry scheduled" if kind == "retry" else "failed")
             )
             detail["timeout"] = item.timeout
             code = ev.ITEM_TIMED_OUT

@@ -329,7 +329,7 @@ class Worker:
             log.info("item %s (%s) cancelled while running", item.id, item.job)
             return RunOutcome(item, policy, error="cancelled", stopped="cancelled")
         text = str(
-            RunTimedOut(f"{item.job} ran past its timeout of {item.timeout}s and was stopped")
+            RunTimedOut(f"{item.job} ran past its timeout of {item.timeout:g}s and was stopped")
         )
         log.info("item %s (%s) timed out", item.id, item.job)
         return RunOutcome(item, policy, error=text, retry=True, stopped="timeout")

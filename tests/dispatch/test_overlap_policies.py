@@ -178,3 +178,19 @@ def test_never_two_running_items_of_one_schedule(database: Database, steps: list
             counts = by_status(database, sid)
             assert counts.get("running", 0) <= 1, (step, counts)
         assert by_status(database, buffered).get("queued", 0) <= 1
+
+
+def test_a_fire_carries_the_run_controls_onto_its_item(
+    database: Database, clock: FakeClock
+) -> None:
+    # Both fire paths: the schedule's timeout over the job's, the job's max_concurrency.
+    add_job(database, "limited", options={"timeout": 90, "max_concurrency": 4})
+    own = add_schedule(database, "own", job="limited", overlap="allow")
+    inherits = add_schedule(database, "inherits", job="limited", overlap="buffer_one")
+    with database.begin() as conn:
+        conn.execute(schedules.update().where(schedules.c.id == own).values(timeout=15))
+    assert dispatcher(database, clock).tick().fired == 2
+    (first,) = items(database, own)
+    (second,) = items(database, inherits)
+    assert (first.timeout, first.max_concurrency, first.exclusive) == (15, 4, False)
+    assert (second.timeout, second.max_concurrency, second.exclusive) == (90, 4, True)

@@ -31,6 +31,8 @@ def record(self: Any, *args: Any, **kwargs: Any) -> None:
         "args": list(args),
         "kwargs": kwargs,
         "cronplane": getattr(self.request, "cronplane", None),
+        # (hard, soft) time limits the message carried: cronplane's item timeout.
+        "timelimit": list(self.request.timelimit or ()),
     }
     partial = out / f"{self.request.id}.part"
     partial.write_text(json.dumps(document))

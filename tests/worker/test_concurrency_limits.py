@@ -122,7 +122,7 @@ def test_a_tenant_never_runs_more_than_the_tenant_limit(database: Database) -> N
     [
         ({"timeout": 0}, "options.timeout"),
         ({"timeout": -5}, "options.timeout"),
-        ({"timeout": 1.5}, "options.timeout"),
+        ({"timeout": "10"}, "options.timeout"),
         ({"max_concurrency": 0}, "options.max_concurrency"),
         ({"max_concurrency": True}, "options.max_concurrency"),
     ],

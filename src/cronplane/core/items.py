@@ -34,9 +34,13 @@ def _optional_int(options: Mapping[str, Any], key: str) -> int | None:
     return None if value is None else int(value)
 
 
-def timeout_of(options: Mapping[str, Any], schedule_timeout: int | None = None) -> int | None:
-    """An item's run timeout: the schedule's `timeout`, else the job's, else None (no limit)."""
-    return schedule_timeout if schedule_timeout is not None else _optional_int(options, "timeout")
+def timeout_of(options: Mapping[str, Any], schedule_timeout: int | None = None) -> float | None:
+    """An item's run timeout in seconds: the schedule's `timeout`, else the job's (a number:
+    a webhook job may say 0.5), else None (no limit)."""
+    if schedule_timeout is not None:
+        return float(schedule_timeout)
+    value = options.get("timeout")
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +51,7 @@ class ItemOptions:
     expiry: timedelta = DEFAULT_EXPIRY
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     # The job's `timeout` (seconds); a schedule's own `timeout` replaces it (timeout_of).
-    timeout: int | None = None
+    timeout: float | None = None
     max_concurrency: int | None = None
 
     @classmethod

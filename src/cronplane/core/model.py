@@ -160,7 +160,7 @@ class QueueItem:
     finished_at: datetime | None
     updated_at: datetime
     # Seconds the item may run (the schedule's `timeout`, else the job's); None: no limit.
-    timeout: int | None = None
+    timeout: float | None = None
     # The job's `max_concurrency` when the item was enqueued; None: no limit.
     max_concurrency: int | None = None
     # Not started while another item of its schedule runs (overlap other than `allow`).

@@ -295,8 +295,18 @@ def validate_timeout(value: object, field: str = "timeout") -> int | None:
 
 
 def validate_run_options(options: dict[str, Any]) -> None:
-    """A job's run controls: `options.timeout` (seconds > 0), `options.max_concurrency` (>= 1)."""
-    validate_timeout(options.get("timeout"), "options.timeout")
+    """A job's run controls: `options.timeout` (seconds > 0, a fraction allowed: webhook jobs
+    use them), `options.max_concurrency` (>= 1)."""
+    timeout = options.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise InvalidRequest(
+            f"options.timeout {timeout!r} is invalid: seconds in (0, {MAX_TIMEOUT}]",
+            {"field": "options.timeout"},
+        )
     limit = options.get("max_concurrency")
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_CONCURRENCY

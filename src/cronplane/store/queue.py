@@ -80,7 +80,7 @@ def item_values(
     expires_at: datetime | None = None,
     max_attempts: int = _DEFAULT.max_attempts,
     item_id: UUID | None = None,
-    timeout: int | None = None,
+    timeout: float | None = None,
     max_concurrency: int | None = None,
     exclusive: bool = False,
 ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -168,7 +169,7 @@ queue_items = Table(
     # Run controls (migration 0007): the effective timeout, the job's
     # max_concurrency, whether the item waits for its schedule's running item,
     # and a running item's cancel request.
-    Column("timeout", Integer, nullable=True),
+    Column("timeout", Float, nullable=True),
     Column("max_concurrency", Integer, nullable=True),
     Column("exclusive", Boolean, nullable=False, server_default=false()),
     Column("cancel_requested_at", UTCDateTime, nullable=True),

@@ -38,7 +38,7 @@ class RunContext:
     # The job's options (timeouts, routing, secrets' rotation): targets read their own keys.
     options: Mapping[str, Any] = field(default_factory=dict)
     # The item's effective timeout in seconds (the schedule's, else the job's); None: none.
-    timeout: int | None = None
+    timeout: float | None = None
 
 
 class Target(Protocol):

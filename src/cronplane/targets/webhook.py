@@ -171,10 +171,10 @@ def verify_signature(
     return any(hmac.compare_digest(expected, candidate) for candidate in candidates)
 
 
-def webhook_timeout(options: Mapping[str, Any], item_timeout: int | None = None) -> float:
+def webhook_timeout(options: Mapping[str, Any], item_timeout: float | None = None) -> float:
     """The request timeout in seconds: the item's (a schedule's own `timeout` overrides the
     job's option), at most 300; else the job's `timeout` option (default 10, within (0, 300])."""
-    if item_timeout is not None:
+    if item_timeout is not None and item_timeout > 0:
         return float(min(item_timeout, MAX_TIMEOUT))
     value = options.get("timeout", DEFAULT_TIMEOUT)
     if (

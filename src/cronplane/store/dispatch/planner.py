@@ -196,7 +196,7 @@ class Planner:
                 enc.int(item.priority),
                 enc.datetime(item.expires_at(self.now)),
                 enc.int(item.max_attempts),
-                enc.null if item.timeout is None else enc.int(item.timeout),
+                enc.null if item.timeout is None else enc.float(item.timeout),
                 enc.null if item.max_concurrency is None else enc.int(item.max_concurrency),
             )
         return found

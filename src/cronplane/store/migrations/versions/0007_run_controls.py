@@ -32,7 +32,7 @@ def upgrade() -> None:
         batch.create_check_constraint("overlap", OVERLAPS_NEW)
         batch.add_column(sa.Column("timeout", sa.Integer(), nullable=True))
         batch.create_check_constraint("timeout", "timeout IS NULL OR timeout > 0")
-    op.add_column("queue_items", sa.Column("timeout", sa.Integer(), nullable=True))
+    op.add_column("queue_items", sa.Column("timeout", sa.Float(), nullable=True))
     op.add_column("queue_items", sa.Column("max_concurrency", sa.Integer(), nullable=True))
     op.add_column(
         "queue_items",
