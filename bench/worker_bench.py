@@ -165,13 +165,18 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
 # -- children -----------------------------------------------------------------------
 
 
-def child_work(url: str, concurrency: int, claim_batch: int) -> dict[str, float]:
+def child_work(url: str, concurrency: int, claim_batch: int, pool: str) -> dict[str, float]:
     """Import, connect, say ready; on "go", run items until the queue is empty."""
     # The target `python:worker_bench:noop` is this file: imported once, as itself.
     sys.modules.setdefault("worker_bench", sys.modules["__main__"])
     database = Database(url)
     worker = Worker(
-        database, SystemClock(), heartbeat=True, concurrency=concurrency, claim_batch=claim_batch
+        database,
+        SystemClock(),
+        heartbeat=True,
+        concurrency=concurrency,
+        claim_batch=claim_batch,
+        pool=pool,
     )
     database.engine.connect().close()  # a pooled connection before the clock starts
     print("ready", flush=True)
@@ -260,9 +265,9 @@ CHECK = (  # items; items succeeded at their first attempt; success events; thei
 
 
 def throughput(
-    url: str, n: int, processes: int, workdir: Path, worker: tuple[int, int]
+    url: str, n: int, processes: int, workdir: Path, worker: tuple[int, int, str]
 ) -> dict[str, float]:
-    """N items through `processes` fresh workers (concurrency, claim batch); items/s, CPU."""
+    """N items through `processes` fresh workers (concurrency, claim batch, pool); items/s, CPU."""
     database = Database(url)
     seed(database, 0, n)
     options = [str(option) for option in worker]
@@ -441,6 +446,12 @@ def main() -> None:
     parser.add_argument(
         "--claim-batch", type=int, default=DEFAULT_CLAIM_BATCH, help="most items per claim"
     )
+    parser.add_argument(
+        "--pool",
+        choices=("thread", "process"),
+        default="thread",
+        help="where python: targets run (`cronplane worker --pool`)",
+    )
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--redis", default=REDIS, help="Redis server (loopback)")
     parser.add_argument("--redis-db", type=int, default=5, help="Redis db the bench flushes")
@@ -453,7 +464,7 @@ def main() -> None:
     n, broker = args.items, f"{args.redis.rstrip('/')}/{args.redis_db}"
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-worker-bench-"))
     print(machine.header("worker bench"))
-    shape = f"concurrency={args.concurrency}, claim_batch={args.claim_batch}"
+    shape = f"concurrency={args.concurrency}, claim_batch={args.claim_batch}, pool={args.pool!r}"
     print(f"# N={n:,}; Worker(heartbeat=True, {shape}); {args.claims} claims per depth")
     urls = databases(args, workdir)
 
@@ -461,7 +472,7 @@ def main() -> None:
     table("throughput: N no-op items", THROUGHPUT[0])
     for name, url in urls.items():
         for count in (int(p) for p in args.processes.split(",") if p):
-            f = throughput(url, n, count, workdir, (args.concurrency, args.claim_batch))
+            f = throughput(url, n, count, workdir, (args.concurrency, args.claim_batch, args.pool))
             rows.append({"system": "cronplane", "database": name, "pool": f"{count} proc", **f})
             print(THROUGHPUT[1].format(**rows[-1]), flush=True)
     for pool, concurrency in () if args.no_celery else (("prefork", 2), ("threads", 8)):
@@ -500,7 +511,7 @@ def main() -> None:
 if __name__ == "__main__":
     role, *rest = sys.argv[1:] or [""]
     if role == "_work":
-        print(json.dumps(child_work(rest[0], int(rest[1]), int(rest[2]))))
+        print(json.dumps(child_work(rest[0], int(rest[1]), int(rest[2]), rest[3])))
     elif role == "_claims":
         print(json.dumps(child_claims(rest[0], int(rest[1]))))
     elif role == "_celery":

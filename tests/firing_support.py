@@ -14,7 +14,7 @@ from uuid import UUID
 from sqlalchemy import insert, select
 
 from cronplane.clock import Clock
-from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, decide
+from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Previous, decide
 from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
@@ -73,7 +73,7 @@ def decided_alone(
         now=now,
         next_after=next_after,
         job_active=job_active,
-        previous_active=active,
+        previous=Previous(running=active),
     )
 
 

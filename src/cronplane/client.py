@@ -414,8 +414,8 @@ class RemoteService:
         answer = self._request("GET", f"{self._tenant(tenant)}/queue/items", params=params)
         return [from_document(QueueItem, row) for row in answer["items"]]
 
-    def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem:
-        """POST …/cancel."""
+    def cancel_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
+        """POST …/cancel (the server records the token's actor)."""
         path = f"{self._tenant(tenant)}/queue/items/{item_id}/cancel"
         return from_document(QueueItem, self._request("POST", path))
 

@@ -32,12 +32,14 @@
     │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
+    ├── RunTimedOut                      X408203RUNTMO  an item's error: ran past its timeout (never raised to a caller)
     ├── Conflict                         409 class, CLI exit 4
     │   ├── ScheduleExists               X409900SCHDPL
     │   ├── AppOwned                     X409902APPOWN
     │   ├── JobExists                    X409903JOBDPL
     │   ├── JobInactive                  X409904JOBINA
     │   ├── InvalidState                 X409905STATEX
+    │   │   └── ItemFinished             X409200ITMFIN  cancel of an item already finished
     │   └── BackfillOverlap              X409105BKFACT  non-overlapping backfill, item active
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
@@ -290,6 +292,12 @@ class MethodNotAllowed(CronplaneError):
     code = _code("X405001METHOD", "HTTP method not allowed on this path")
 
 
+class RunTimedOut(CronplaneError):
+    """A target ran past its item's timeout and was stopped: the item's error, an attempt used."""
+
+    code = _code("X408203RUNTMO", "run timed out: the target ran past its timeout and was stopped")
+
+
 class Conflict(CronplaneError):
     """The action conflicts with the current state."""
 
@@ -330,6 +338,12 @@ class BackfillOverlap(Conflict):
     code = _code(
         "X409105BKFACT", "backfill refused: the schedule has an item queued or running (overlap)"
     )
+
+
+class ItemFinished(InvalidState):
+    """A queue item that already finished cannot be cancelled (nothing changes)."""
+
+    code = _code("X409200ITMFIN", "queue item already finished: nothing to cancel")
 
 
 class StaleRevision(CronplaneError):

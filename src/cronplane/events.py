@@ -57,6 +57,15 @@ ITEM_FAILED = _event("X200031ITMFAI", "queue item failed after its last attempt"
 ITEM_RETRY = _event("V200032ITMRTY", "queue item failed; retry scheduled")
 ITEM_EXPIRED = _event("X200033ITMEXP", "queue item expired before it finished")
 
+# Run controls: cancellation and timeouts (docs/controls.md).
+ITEM_CANCELLED = _event("V200200ITMCAN", "queue item cancelled (detail: by whom; was it running)")
+ITEM_CANCEL_REQUESTED = _event(
+    "V200201ITMCRQ", "running queue item asked to stop; its worker stops it and records cancelled"
+)
+ITEM_TIMED_OUT = _event(
+    "X200202ITMTMO", "queue item ran past its timeout and was stopped (an attempt used)"
+)
+
 # Leadership.
 LEADER_ACQUIRED = _event("V200040LEADAC", "dispatcher took the lease (new term)")
 

@@ -224,6 +224,8 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
         options = problems.check(
             f"{path}.options", validation.validate_payload, entry.get("options", {}), "options"
         )
+        if options is not None:
+            problems.check(f"{path}.options", validation.validate_run_options, options)
         if kind == "webhook" and options is not None:
             problems.check(f"{path}.options.secret", validation.validate_secret_option, options)
         status = entry.get("status", "active")

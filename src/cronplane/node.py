@@ -42,6 +42,10 @@ class NodeOptions:
     # Per worker thread: targets run at once (a thread pool) and items per claim.
     concurrency: int = 1
     claim_batch: int = DEFAULT_CLAIM_BATCH
+    # "thread" (default) or "process": python: targets in killable child processes.
+    pool: str = "thread"
+    # Running items per tenant, at most (CRONPLANE_TENANT_MAX_CONCURRENCY); None: no limit.
+    tenant_limit: int | None = None
 
 
 class Node:
@@ -73,6 +77,8 @@ class Node:
                 on_outcome=metrics.outcome if metrics else None,
                 concurrency=options.concurrency,
                 claim_batch=max(options.claim_batch, options.concurrency),
+                pool=options.pool,
+                tenant_limit=options.tenant_limit,
             )
             for _ in range(options.workers)
         ]

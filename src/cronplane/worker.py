@@ -18,6 +18,15 @@
    Each write is conditional on the lease: an item recovered meanwhile
    records nothing.
 
+Timeouts and cancellation (docs/controls.md): an item's `timeout` travels
+with it; a cancel request reaches the worker through its heartbeat thread's
+watch. With `pool="process"` a `python:` target runs in a child process
+(targets.processes) that is killed at the timeout or on the request, and
+the item is recorded timed out (an attempt used: retried while attempts
+remain) or cancelled. With `pool="thread"` (the default) a Python thread
+cannot be stopped: the run goes on to its end, and the item is then
+recorded timed out or cancelled instead of its result.
+
 A worker that dies mid-batch leaves its claimed items `running` with leases
 that lapse; the housekeeping sweep requeues them (or fails them past their
 attempts), and the next attempt runs them. Nothing runs twice within one
@@ -38,25 +47,25 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy, outage_delay
 from cronplane.core.model import Job, QueueItem
-from cronplane.heartbeat import Heartbeat
-from cronplane.store import outcomes, queue
+from cronplane.errors import RunTimedOut
+from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
+from cronplane.recorder import RunOutcome, record
+from cronplane.store import limits, outcomes
 from cronplane.store.database import Database
-from cronplane.store.events import event_values
 from cronplane.store.jobs import get_job
-from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.schedules import name_of
 from cronplane.targets import PermanentFailure, RunContext, Targets
+from cronplane.targets.processes import ProcessPool, RunStopped
 from cronplane.targets.python import PythonTarget
 
 log = logging.getLogger(__name__)
@@ -70,6 +79,7 @@ DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 BATCH_SECONDS = 0.5
 DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
 ERROR_LIMIT = 4000  # characters of error text kept on the item
+POOLS = ("thread", "process")
 
 
 def default_targets(database: Database, clock: Clock) -> Targets:
@@ -111,17 +121,6 @@ class _Work:
     schedule: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """How one item ended, waiting to be recorded with its group."""
-
-    item: QueueItem
-    policy: RetryPolicy
-    result: Any = None
-    error: str | None = None
-    retry: bool = False
-
-
 class Worker:
     """One worker's loop over the queue: batches claimed, run `concurrency` at a time."""
 
@@ -140,9 +139,16 @@ class Worker:
         concurrency: int = 1,
         claim_batch: int | None = None,
         flush_after: float = DEFAULT_FLUSH_AFTER,
+        pool: str = "thread",
+        tenant_limit: int | None = None,
+        watch: float = DEFAULT_WATCH,
     ) -> None:
         if concurrency < 1 or (claim_batch is not None and claim_batch < 1):
             raise ValueError("concurrency and claim_batch must be at least 1")
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {', '.join(POOLS)}")
+        if tenant_limit is not None and tenant_limit < 1:
+            raise ValueError("tenant_limit must be at least 1")
         self.database = database
         # Called after each recorded outcome: succeeded, retry or failed (metrics).
         self.on_outcome = on_outcome
@@ -162,16 +168,30 @@ class Worker:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._beats: Heartbeat | None = None
+        # Platform limit: running items per tenant (CRONPLANE_TENANT_MAX_CONCURRENCY).
+        self.tenant_limit = tenant_limit
+        self.watch = watch
+        self.processes = ProcessPool(concurrency, clock.monotonic) if pool == "process" else None
+        # One stop flag per held item, set when its cancel request is seen.
+        self._stops: dict[UUID, threading.Event] = {}
 
     # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
         """Claim a batch, run it, record its outcomes; False when nothing was available."""
         with self.database.begin() as conn:
-            claimed = queue.claim_batch(conn, self.name, self.clock.now(), self.lease, self.limit())
+            claimed = limits.claim(
+                conn,
+                self.name,
+                self.clock.now(),
+                self.lease,
+                self.limit(),
+                tenant_limit=self.tenant_limit,
+            )
             if not claimed:
                 return False
             batch = self._lookups(conn, claimed)
+        self._stops.update((item.id, threading.Event()) for item in claimed)
         beats = self._heartbeat()
         if beats is not None:
             beats.hold(item.id for item in claimed)
@@ -181,6 +201,8 @@ class Worker:
         finally:
             if beats is not None:
                 beats.drop(item.id for item in claimed)
+            for item in claimed:
+                self._stops.pop(item.id, None)
         per_item = (
             (self.clock.monotonic() - started) * min(self.concurrency, len(batch)) / len(batch)
         )
@@ -213,11 +235,11 @@ class Worker:
 
     def _run_batch(self, batch: list[_Work]) -> None:
         """Run every item (unless stopping), recording outcomes in groups."""
-        pending: list[_Outcome] = []
+        pending: list[RunOutcome] = []
         unstarted: list[QueueItem] = []
         oldest = 0.0
 
-        def collect(outcome: _Outcome | QueueItem) -> None:
+        def collect(outcome: RunOutcome | QueueItem) -> None:
             nonlocal oldest
             if isinstance(outcome, QueueItem):
                 unstarted.append(outcome)
@@ -229,7 +251,7 @@ class Worker:
                 self._record(pending)
                 pending.clear()
 
-        futures: list[Future[_Outcome | QueueItem]] = []
+        futures: list[Future[RunOutcome | QueueItem]] = []
         try:
             if self.concurrency == 1 or len(batch) == 1:
                 for work in batch:
@@ -246,7 +268,7 @@ class Worker:
             self._record(pending)
             self._release(unstarted)
 
-    def _run_unless_stopping(self, work: _Work) -> _Outcome | QueueItem:
+    def _run_unless_stopping(self, work: _Work) -> RunOutcome | QueueItem:
         """The item's outcome; the item itself, unrun, when stopping or past its expiry.
 
         An item that expired while it waited for its turn in the batch is given
@@ -258,12 +280,12 @@ class Worker:
             return work.item
         return self._run(work)
 
-    def _run(self, work: _Work) -> _Outcome:
+    def _run(self, work: _Work) -> RunOutcome:
         """Run one item's target; its failure is data (an outcome), not an exception."""
         item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
-            return _Outcome(item, policy, error="job missing: nothing to run")
+            return RunOutcome(item, policy, error="job missing: nothing to run")
         context = RunContext(
             tenant=item.tenant,
             stack=item.stack,
@@ -276,80 +298,60 @@ class Worker:
             attempt=item.attempts,
             source=item.source,
             options=dict(job.options),
+            timeout=item.timeout,
         )
+        stop = self._stops.get(item.id) or threading.Event()
+        started = self.clock.monotonic()
         try:
             runner, spec = self.targets.resolve(job.target)
-            result = runner.run(spec, dict(item.payload), context)
+            if self.processes is not None and isinstance(runner, PythonTarget):
+                result = self.processes.run(
+                    spec, dict(item.payload), context, timeout=item.timeout, stop=stop
+                )
+            else:
+                result = runner.run(spec, dict(item.payload), context)
+                # A thread cannot be stopped: the run ended, and is judged now.
+                if stop.is_set():
+                    raise RunStopped("cancelled")
+                if item.timeout is not None and self.clock.monotonic() - started > item.timeout:
+                    raise RunStopped("timeout")
+        except RunStopped as stopped:
+            return self._stopped(item, policy, stopped.reason)
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            return _Outcome(item, policy, error=str(error)[:ERROR_LIMIT])
+            return RunOutcome(item, policy, error=str(error)[:ERROR_LIMIT])
         except Exception as error:  # the job's own failure is data, not a crash
             text = "".join(traceback.format_exception_only(error)).strip()
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            return _Outcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
-        return _Outcome(item, policy, result=jsonable(result))
+            return RunOutcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
+        return RunOutcome(item, policy, result=jsonable(result))
+
+    def _stopped(self, item: QueueItem, policy: RetryPolicy, reason: str) -> RunOutcome:
+        """A run stopped at its timeout (retried like a failure) or on a cancel request."""
+        if reason == "cancelled":
+            log.info("item %s (%s) cancelled while running", item.id, item.job)
+            return RunOutcome(item, policy, error="cancelled", stopped="cancelled")
+        text = str(
+            RunTimedOut(f"{item.job} ran past its timeout of {item.timeout:g}s and was stopped")
+        )
+        log.info("item %s (%s) timed out", item.id, item.job)
+        return RunOutcome(item, policy, error=text, retry=True, stopped="timeout")
+
+    def _cancel_requested(self, item_ids: set[UUID]) -> None:
+        """The heartbeat's watch saw cancel requests: stop those runs."""
+        for item_id in item_ids:
+            stop = self._stops.get(item_id)
+            if stop is not None:
+                stop.set()
 
     # -- recording ---------------------------------------------------------------
 
-    def _record(self, group: Sequence[_Outcome]) -> None:
+    def _record(self, group: Sequence[RunOutcome]) -> None:
         """Write a group of outcomes and their events in one transaction, then report them."""
-        if not group:
-            return
-        now = self.clock.now()
-        rows: list[dict[str, Any]] = []
-        kinds: list[str] = []
-        with self.database.begin() as conn:
-            wins = [(o.item.id, o.result) for o in group if o.error is None]
-            done = outcomes.succeed_many(conn, wins, self.name, now)
-            for o in group:
-                if o.error is None and o.item.id in done:
-                    message = f"{o.item.job} succeeded"
-                    rows.append(
-                        event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o, now))
-                    )
-                    kinds.append("succeeded")
-                elif o.error is not None and (kind := self._fail(conn, o, now, rows)):
-                    kinds.append(kind)
-            append_outcome_events(conn, rows)
+        kinds = record(self.database, self.clock, self.name, self.jitter, group)
         if self.on_outcome is not None:
             for kind in kinds:
                 self.on_outcome(kind)
-
-    def _fail(
-        self, conn: Connection, o: _Outcome, now: datetime, rows: list[dict[str, Any]]
-    ) -> str | None:
-        """Requeue after a backoff, or fail for good; None when the item was no longer ours."""
-        item, error = o.item, o.error or ""
-        detail: dict[str, Any] = {"error": error, "attempt": item.attempts}
-        if o.retry and o.policy.should_retry(item.attempts):
-            delay = o.policy.delay(item.attempts, self.jitter())
-            retry_at = now + timedelta(seconds=delay)
-            if not queue.fail(conn, item.id, self.name, now, error, retry_at):
-                return None
-            message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
-            detail["retry_at"] = retry_at.isoformat()
-            code, kind = ev.ITEM_RETRY, "retry"
-        else:
-            if not queue.fail(conn, item.id, self.name, now, error, None):
-                return None
-            message = f"{item.job} failed after {item.attempts} attempt(s)"
-            code, kind = ev.ITEM_FAILED, "failed"
-        rows.append(event_values(code, message=message, detail=detail, **self._on(o, now)))
-        return kind
-
-    def _on(self, o: _Outcome, now: datetime) -> dict[str, Any]:
-        """The event fields every outcome shares."""
-        item = o.item
-        return {
-            "tenant": item.tenant,
-            "stack": item.stack,
-            "environment": item.environment,
-            "schedule_id": item.schedule_id,
-            "item_id": item.id,
-            "actor": f"worker:{self.name}",
-            "now": now,
-            "scheduled_for": item.scheduled_for,
-        }
 
     def _release(self, unstarted: Sequence[QueueItem]) -> None:
         """Give back claims that never ran (stopping): queued again, the attempt undone."""
@@ -364,7 +366,14 @@ class Worker:
 
     def _heartbeat(self) -> Heartbeat | None:
         if self.heartbeat and self._beats is None:
-            self._beats = Heartbeat(self.database, self.clock, self.name, self.lease)
+            self._beats = Heartbeat(
+                self.database,
+                self.clock,
+                self.name,
+                self.lease,
+                on_cancel=self._cancel_requested,
+                watch=self.watch,
+            )
         return self._beats
 
     # -- the loop ----------------------------------------------------------------
@@ -387,6 +396,8 @@ class Worker:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self.processes is not None:
+            self.processes.close()
 
     def run(self) -> None:
         """Run items until `stop()`; idle polls every `poll` seconds; back off on DB errors."""

@@ -132,7 +132,7 @@ def test_run_now_and_queue_items(seeded: Api) -> None:
     cancelled = seeded.call("POST", f"/tenants/acme/queue/items/{item['id']}/cancel")
     assert cancelled.json()["status"] == "cancelled"
     again = seeded.call("POST", f"/tenants/acme/queue/items/{item['id']}/cancel")
-    assert (again.status_code, again.json()["code"]) == (409, "X409905STATEX")
+    assert (again.status_code, again.json()["code"]) == (409, "X409200ITMFIN")
     # Another tenant's item id, asked about in one's own tenant: not found.
     theirs = seeded.call("GET", f"/tenants/globex/queue/items/{item['id']}", tenant="globex")
     assert (theirs.status_code, theirs.json()["code"]) == (404, "X404904ITMNFD")

@@ -9,15 +9,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cronplane.core import firing
-from cronplane.core.firing import DueRow, Outcome, decide
+from cronplane.core.firing import NO_PREVIOUS, DueRow, Outcome, Previous, decide
 from firing_support import occurrences
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 MINUTE = occurrences("* * * * *", "UTC")
+RUNNING = Previous(running=True)
+QUEUED = Previous(queued=True)
+BOTH = Previous(queued=True, running=True)
 
 
 def run(row: DueRow, now: datetime, **kw: object) -> firing.Decision:
-    args: dict[str, object] = {"next_after": MINUTE, "job_active": True, "previous_active": False}
+    args: dict[str, object] = {"next_after": MINUTE, "job_active": True, "previous": NO_PREVIOUS}
     args.update(kw)
     return decide(row, now=now, **args)  # type: ignore[arg-type]
 
@@ -58,15 +61,17 @@ def test_long_outage_is_bounded_and_marked_as_lower_bound() -> None:
     ("kw", "grace", "overlap", "outcome"),
     [
         ({"job_active": False}, None, "skip", Outcome.JOB_MISSING),
-        ({"job_active": False, "previous_active": True}, 1, "skip", Outcome.JOB_MISSING),
-        ({"previous_active": True}, None, "skip", Outcome.SKIPPED_OVERLAP),
-        ({"previous_active": True}, None, "allow", Outcome.FIRE),
+        ({"job_active": False, "previous": RUNNING}, 1, "skip", Outcome.JOB_MISSING),
+        ({"previous": RUNNING}, None, "skip", Outcome.SKIPPED_OVERLAP),
+        ({"previous": RUNNING}, None, "allow", Outcome.FIRE),
         ({}, 5, "skip", Outcome.SKIPPED_MISFIRE),
-        ({"previous_active": True}, 5, "skip", Outcome.SKIPPED_MISFIRE),
+        ({"previous": RUNNING}, 5, "skip", Outcome.SKIPPED_MISFIRE),
         ({}, 30, "skip", Outcome.FIRE),
     ],
 )
-def test_rule_order(kw: dict[str, bool], grace: int | None, overlap: str, outcome: Outcome) -> None:
+def test_rule_order(
+    kw: dict[str, object], grace: int | None, overlap: str, outcome: Outcome
+) -> None:
     # 10 s after the occurrence: within a 30 s grace, past a 5 s one.
     d = run(DueRow(T0, grace, overlap), T0 + timedelta(seconds=10), **kw)
     assert d.outcome is outcome
@@ -119,10 +124,42 @@ def test_decision_window_invariants(step: int, late: float, first_offset: int) -
         now=now,
         next_after=every,
         job_active=True,
-        previous_active=False,
+        previous=NO_PREVIOUS,
     )
     assert first <= d.scheduled_for <= now
     assert d.next_run is not None and d.next_run > now
     assert every(d.scheduled_for) == d.next_run
     if d.coalesced_exact:
         assert d.coalesced == int((d.scheduled_for - first).total_seconds()) // step + 1
+
+
+@pytest.mark.parametrize(
+    ("overlap", "previous", "outcome", "cancels"),
+    [
+        ("buffer_one", NO_PREVIOUS, Outcome.FIRE, False),
+        # Only a running item: the new one waits behind it.
+        ("buffer_one", RUNNING, Outcome.FIRE, False),
+        # One already waits: later occurrences are skipped.
+        ("buffer_one", QUEUED, Outcome.SKIPPED_OVERLAP, False),
+        ("buffer_one", BOTH, Outcome.SKIPPED_OVERLAP, False),
+        ("cancel_running", NO_PREVIOUS, Outcome.FIRE, False),
+        ("cancel_running", RUNNING, Outcome.FIRE, True),
+        ("cancel_running", QUEUED, Outcome.FIRE, True),
+        ("cancel_running", BOTH, Outcome.FIRE, True),
+        ("skip", QUEUED, Outcome.SKIPPED_OVERLAP, False),
+        ("skip", RUNNING, Outcome.SKIPPED_OVERLAP, False),
+        ("allow", BOTH, Outcome.FIRE, False),
+    ],
+)
+def test_overlap_policies(
+    overlap: str, previous: Previous, outcome: Outcome, cancels: bool
+) -> None:
+    d = run(DueRow(T0, None, overlap), T0, previous=previous)
+    assert (d.outcome, d.cancels) == (outcome, cancels)
+    assert d.enqueues == (outcome is Outcome.FIRE)
+
+
+def test_misfire_wins_over_cancel_running() -> None:
+    # A late occurrence is skipped before the overlap rule asks anything to stop.
+    d = run(DueRow(T0, 5, "cancel_running"), T0 + timedelta(seconds=10), previous=RUNNING)
+    assert (d.outcome, d.cancels) == (Outcome.SKIPPED_MISFIRE, False)

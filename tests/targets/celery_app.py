@@ -33,6 +33,8 @@ def record(self: Any, *args: Any, **kwargs: Any) -> None:
         "cronplane": getattr(self.request, "cronplane", None),
         # A header of the job's own (options.headers) arrives beside cronplane's.
         "origin": getattr(self.request, "origin", None),
+        # (hard, soft) time limits the message carried: cronplane's item timeout.
+        "timelimit": list(self.request.timelimit or ()),
     }
     partial = out / f"{self.request.id}.part"
     partial.write_text(json.dumps(document))

@@ -153,7 +153,12 @@ def test_task_published_and_run_by_a_real_worker(
     add_job(
         database,
         target="celery:cronplane_test.record",
-        options={"queue": celery_worker.queue, "priority": 3, "headers": {"origin": "beat"}},
+        options={
+            "queue": celery_worker.queue,
+            "priority": 3,
+            "headers": {"origin": "beat"},
+            "timeout": 30,
+        },
     )
     add_schedule(database, name="with-args", payload={"args": [1, "two"], "kwargs": {"batch": 100}})
     add_schedule(database, name="as-kwargs", payload={"batch": 7, "region": "eu"})
@@ -178,6 +183,8 @@ def test_task_published_and_run_by_a_real_worker(
     assert context["tenant"] == TENANT and context["item_id"] == str(published[100].id)
     assert context["schedule"] == "with-args" and context["attempt"] == 1
     assert with_args["origin"] == "beat"
+    # The item's timeout (the job's options.timeout here) is the task's hard time limit.
+    assert with_args["timelimit"][0] == 30
     as_kwargs = celery_worker.result(str(published[7].id))
     assert as_kwargs["args"] == [] and as_kwargs["kwargs"] == {"batch": 7, "region": "eu"}
 

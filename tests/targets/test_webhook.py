@@ -21,6 +21,7 @@ from cronplane.targets.webhook import (
     secret_for,
     sign,
     verify_signature,
+    webhook_timeout,
 )
 from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, items, occurrences
@@ -314,3 +315,11 @@ def test_permanent_failure_is_an_exception_type() -> None:
     with pytest.raises(PermanentFailure):
         target.run("http://127.0.0.1:9/", {}, context)
     target.close()
+
+
+def test_the_items_timeout_is_the_request_timeout_capped_at_300() -> None:
+    # A schedule's `timeout` travels with the item and replaces the job's option.
+    assert webhook_timeout({"timeout": 5}, 42) == 42.0
+    assert webhook_timeout({}, 3600) == 300.0
+    assert webhook_timeout({"timeout": 5}, None) == 5.0
+    assert webhook_timeout({}, None) == 10.0

@@ -20,3 +20,11 @@ def invoices(payload: dict[str, Any], context: RunContext) -> dict[str, Any]:
 def broken(payload: dict[str, Any], context: RunContext) -> None:
     """Always fails: the UI shows the job's own error."""
     raise RuntimeError("upstream ledger is locked")
+
+
+def lingering(payload: dict[str, Any], context: RunContext) -> str:
+    """Runs for `seconds` (default 3): long enough to be seen running and cancelled."""
+    import threading
+
+    threading.Event().wait(float(payload.get("seconds", 3)))
+    return "lingered"

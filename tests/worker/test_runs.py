@@ -10,7 +10,13 @@ import pytest
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import Scope
-from cronplane.errors import InvalidState, JobInactive, QueueItemNotFound, ScheduleNotFound
+from cronplane.errors import (
+    InvalidState,
+    ItemFinished,
+    JobInactive,
+    QueueItemNotFound,
+    ScheduleNotFound,
+)
 from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from cronplane.worker import Worker
@@ -77,8 +83,11 @@ def test_cancel_and_tenant_isolation(database: Database, clock: FakeClock) -> No
     with pytest.raises(QueueItemNotFound):
         runs.get_item("other-tenant", item.id)
     with pytest.raises(QueueItemNotFound):
-        runs.cancel_item(TENANT, uuid.uuid4())
-    assert runs.cancel_item(TENANT, item.id).status == "cancelled"
-    with pytest.raises(InvalidState):
-        runs.cancel_item(TENANT, item.id)
+        runs.cancel_item(TENANT, uuid.uuid4(), actor="cli:ops")
+    cancelled = runs.cancel_item(TENANT, item.id, actor="cli:ops")
+    assert (cancelled.status, cancelled.cancelled_by) == ("cancelled", "cli:ops")
+    with pytest.raises(ItemFinished) as refused:
+        runs.cancel_item(TENANT, item.id, actor="cli:ops")
+    assert refused.value.code.text == "X409200ITMFIN"
+    assert isinstance(refused.value, InvalidState)
     assert runs.list_items(TENANT, status="cancelled")[0].id == item.id

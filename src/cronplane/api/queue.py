@@ -45,11 +45,13 @@ def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[s
 
 
 @router.post(
-    "/queue/items/{item_id}/cancel", response_model=QueueItemOut, summary="Cancel a queued item"
+    "/queue/items/{item_id}/cancel", response_model=QueueItemOut, summary="Cancel a queue item"
 )
-def cancel_item(ctx: Context, _: CanRun, tenant: Segment, item_id: UUID) -> dict[str, Any]:
-    """Cancel an item still queued; 409 X409905STATEX once it runs or finished."""
-    return ctx.service.cancel_item(tenant, item_id).to_dict()
+def cancel_item(ctx: Context, principal: CanRun, tenant: Segment, item_id: UUID) -> dict[str, Any]:
+    """Cancel a queued item at once (status `cancelled`); ask a running one to stop
+    (`cancel_requested_at`, `cancelled_by`: its worker stops the run and records
+    `cancelled`). 409 X409200ITMFIN when the item already finished (nothing changes)."""
+    return ctx.service.cancel_item(tenant, item_id, actor=principal.actor).to_dict()
 
 
 @router.post(

@@ -19,6 +19,7 @@ from fastapi import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import controls, validation
+from cronplane.core.model import Overlap
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -51,6 +52,10 @@ Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_M
 # Out-of-range jitter is the service's to refuse (X400100JITINV), not pydantic's.
 Jitter = Annotated[
     int, Field(ge=-(10**9), le=10**9), described(minimum=0, maximum=controls.MAX_JITTER)
+]
+# Checked by the service (core.validation.validate_timeout: X400007REQINV for <= 0).
+TimeoutSeconds = Annotated[
+    int, Field(ge=-(10**9), le=10**9), described(minimum=1, maximum=validation.MAX_TIMEOUT)
 ]
 TargetText = Annotated[
     str,
@@ -99,7 +104,10 @@ class ScheduleCreate(Request):
     timezone: ZoneText = "UTC"
     payload: JSONObject | None = Field(None, description="Defaults to the job's default payload.")
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] = "skip"
+    overlap: Overlap = "skip"
+    timeout: TimeoutSeconds | None = Field(
+        None, description="Seconds an item may run; overrides the job's options.timeout."
+    )
     enabled: StrictBool = True
     jitter: Jitter | None = Field(
         None, description="Seconds each fire is spread by (< the cron's shortest interval)."
@@ -114,7 +122,8 @@ class SchedulePatchBody(Request):
     timezone: ZoneText | None = None
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] | None = None
+    overlap: Overlap | None = None
+    timeout: TimeoutSeconds | None = None
     enabled: StrictBool | None = None
     jitter: Jitter | None = None
 
@@ -134,7 +143,8 @@ class ScheduleOut(Response):
     enabled: bool
     source: Literal["app", "user", "system"]
     misfire_grace: int | None
-    overlap: Literal["skip", "allow"]
+    overlap: Overlap
+    timeout: int | None
     last_run: datetime | None
     next_run: datetime | None
     created_at: datetime
@@ -298,7 +308,8 @@ class CronEntry(Request):
     timezone: ZoneText | None = None
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
-    overlap: Literal["skip", "allow"] | None = None
+    overlap: Overlap | None = None
+    timeout: TimeoutSeconds | None = None
     enabled: StrictBool | None = Field(
         default=None, description="The state a new row is created in; sync never changes it."
     )
@@ -365,8 +376,9 @@ class Declaration(Response):
     timezone: str
     payload: dict[str, Any]
     misfire_grace: int | None
-    overlap: Literal["skip", "allow"]
+    overlap: Overlap
     jitter: int | None = None
+    timeout: int | None = None
 
 
 class Plan(Response):
@@ -445,6 +457,11 @@ class QueueItemOut(Response):
     started_at: datetime | None
     finished_at: datetime | None
     updated_at: datetime
+    timeout: int | None = None
+    max_concurrency: int | None = None
+    exclusive: bool = False
+    cancel_requested_at: datetime | None = None
+    cancelled_by: str | None = None
 
 
 class QueueItemList(Response):

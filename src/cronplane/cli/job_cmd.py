@@ -41,6 +41,15 @@ def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) 
 )
 @click.option("--payload", default=None, help="Default payload: JSON object or @file.json.")
 @click.option("--schema", default=None, help="Payload JSON Schema: JSON object or @file.json.")
+@click.option(
+    "--timeout", type=int, default=None, help="options.timeout: seconds an item may run (> 0)."
+)
+@click.option(
+    "--max-concurrency",
+    type=int,
+    default=None,
+    help="options.max_concurrency: running items of this job, at most (>= 1).",
+)
 @json_option
 @scope_options
 @click.pass_context
@@ -52,10 +61,14 @@ def add(
     kind: str | None,
     payload: str | None,
     schema: str | None,
+    timeout: int | None,
+    max_concurrency: int | None,
     as_json: bool,
 ) -> None:
     """Register job NAME in the stack."""
     s = settings(ctx)
+    given = {"timeout": timeout, "max_concurrency": max_concurrency}
+    options = {key: value for key, value in given.items() if value is not None}
     spec = JobSpec(
         name=name,
         target=target,
@@ -63,6 +76,7 @@ def add(
         kind=kind,
         payload=parse_json_object(payload, "payload") or {},
         payload_schema=parse_json_object(schema, "schema"),
+        options=options,
     )
     render.job(
         client(ctx, writes=True).register_job(s.tenant, s.stack, spec, actor=s.actor), as_json

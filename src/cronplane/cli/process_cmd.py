@@ -97,6 +97,23 @@ CLAIM_BATCH = click.option(
     show_default=True,
     help="Most items a worker thread claims per transaction (fewer while items are slow).",
 )
+POOL = click.option(
+    "--pool",
+    type=click.Choice(["thread", "process"]),
+    default="thread",
+    show_default=True,
+    help="Run python: targets in the worker's threads, or in child processes that a "
+    "timeout or a cancel kills (docs/controls.md).",
+)
+TENANT_LIMIT = click.option(
+    "--tenant-max-concurrency",
+    "tenant_limit",
+    type=click.IntRange(min=1),
+    default=None,
+    envvar="CRONPLANE_TENANT_MAX_CONCURRENCY",
+    help="Running items per tenant, at most (env CRONPLANE_TENANT_MAX_CONCURRENCY; "
+    "set the same on every worker).",
+)
 RETENTION = click.option(
     "--retention-days",
     type=int,
@@ -168,6 +185,8 @@ def dispatcher(
 @click.option("--threads", type=int, default=1, show_default=True, help="Worker threads.")
 @CONCURRENCY
 @CLAIM_BATCH
+@POOL
+@TENANT_LIMIT
 @VERBOSE
 @json_option
 @scope_options
@@ -178,6 +197,8 @@ def worker(
     threads: int,
     concurrency: int,
     claim_batch: int,
+    pool: str,
+    tenant_limit: int | None,
     verbose: bool,
     as_json: bool,
 ) -> None:
@@ -190,6 +211,8 @@ def worker(
         workers=max(1, threads),
         concurrency=1 if once else concurrency,
         claim_batch=1 if once else claim_batch,
+        pool=pool,
+        tenant_limit=tenant_limit,
     )
     node = Node(database, options)
     if once:
@@ -214,6 +237,8 @@ def worker(
 @RETENTION
 @CONCURRENCY
 @CLAIM_BATCH
+@POOL
+@TENANT_LIMIT
 @VERBOSE
 @json_option
 @scope_options
@@ -231,6 +256,8 @@ def serve(
     retention_days: int,
     concurrency: int,
     claim_batch: int,
+    pool: str,
+    tenant_limit: int | None,
     verbose: bool,
     as_json: bool,
 ) -> None:
@@ -251,6 +278,8 @@ def serve(
         retention_days=retention_days,
         concurrency=concurrency,
         claim_batch=claim_batch,
+        pool=pool,
+        tenant_limit=tenant_limit,
     )
     parts = ("dispatcher + " if not no_dispatcher else "") + f"{workers} worker(s)"
     if as_json:

@@ -73,8 +73,13 @@ def queue_info(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @scope_options
 @click.pass_context
 def queue_cancel(ctx: click.Context, item_id: str, as_json: bool) -> None:
-    """Cancel a queued item (running items finish)."""
-    _show(
-        client(ctx, clock_for, writes=True).cancel_item(settings(ctx).tenant, _item_id(item_id)),
-        as_json,
+    """Cancel ITEM_ID: a queued item at once; a running one is asked to stop.
+
+    The worker holding a running item stops it (a process-pool worker kills
+    its child) and records `cancelled`. A finished item exits 4 (X409200ITMFIN).
+    """
+    current = settings(ctx)
+    item = client(ctx, clock_for, writes=True).cancel_item(
+        current.tenant, _item_id(item_id), actor=current.actor
     )
+    _show(item, as_json)

@@ -14,7 +14,7 @@ import click
 from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
-from cronplane.core.model import ScheduleSpec
+from cronplane.core.model import OVERLAPS, ScheduleSpec
 from cronplane.errors import CronplaneError, ScheduleNotFound
 from cronplane.node import clock_for
 
@@ -42,7 +42,19 @@ def schedule() -> None:
 @click.option(
     "--misfire-grace", type=int, default=None, help="Skip occurrences later than this (s)."
 )
-@click.option("--overlap", type=click.Choice(["skip", "allow"]), default="skip", show_default=True)
+@click.option(
+    "--overlap",
+    type=click.Choice(OVERLAPS),
+    default="skip",
+    show_default=True,
+    help="What a due occurrence does while an item of the schedule is queued or running.",
+)
+@click.option(
+    "--timeout",
+    type=int,
+    default=None,
+    help="Seconds an item may run (> 0); overrides the job's options.timeout.",
+)
 @click.option(
     "--jitter", type=int, default=None, help="Spread each fire by up to this many s (stable)."
 )

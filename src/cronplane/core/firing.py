@@ -44,7 +44,16 @@ Decision order (first match wins)
 2. paused and the occurrence is before ``paused_until`` → ``SKIPPED_PAUSED``;
 3. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
 4. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
-5. ``overlap = skip`` and an item is still queued or running → ``SKIPPED_OVERLAP``;
+5. the overlap rule (the schedule's items queued or running, a manual run
+   included: :class:`Previous`):
+
+   - ``skip``: an item queued or running → ``SKIPPED_OVERLAP``;
+   - ``buffer_one``: an item already *waiting* (queued) → ``SKIPPED_OVERLAP``;
+     only a running one → ``FIRE`` (the new item waits behind it: workers do
+     not start an item while another of its schedule runs);
+   - ``cancel_running``: → ``FIRE`` with ``cancels``: the running item is
+     asked to stop and a waiting one is cancelled, in the fire's transaction;
+   - ``allow``: → ``FIRE``;
 6. otherwise → ``FIRE``.
 """
 
@@ -90,12 +99,28 @@ class DueRow:
 
     next_run: datetime
     misfire_grace: int | None
-    overlap: str  # "skip" | "allow"
+    overlap: str  # "skip" | "allow" | "buffer_one" | "cancel_running"
     jitter_offset: int = 0  # seconds next_run lies after the nominal occurrence
     paused_at: datetime | None = None
     paused_until: datetime | None = None
     paused_by: str | None = None
     paused_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """The schedule's items still active when it is due: any waiting, any running."""
+
+    queued: bool = False
+    running: bool = False
+
+    @property
+    def active(self) -> bool:
+        """True when an item is queued or running."""
+        return self.queued or self.running
+
+
+NO_PREVIOUS = Previous()
 
 
 # The row's own policy columns, in DueRow's order (what follows next_run).
@@ -123,6 +148,9 @@ class Decision:
     def fire_at(self) -> datetime:
         """When this occurrence was meant to fire: scheduled_for + the jitter offset."""
         return self.scheduled_for + timedelta(seconds=self.offset)
+
+    # FIRE under `cancel_running` with an item active: stop it (running), cancel it (queued).
+    cancels: bool = False
 
     @property
     def enqueues(self) -> bool:
@@ -185,12 +213,12 @@ def decide(
     now: datetime,
     next_after: NextAfter,
     job_active: bool,
-    previous_active: bool,
+    previous: Previous,
 ) -> Decision:
     """Decide one due row's outcome at `now` (see the module docstring for the order).
 
     `job_active`: the job exists in (tenant, stack) and is active.
-    `previous_active`: the schedule has an item queued or running.
+    `previous`: whether the schedule has an item queued, and one running.
     """
     if row.next_run > now:
         raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
@@ -211,7 +239,7 @@ def decide(
     paused = row.paused_at is not None
     held = paused and (row.paused_until is None or window.latest < row.paused_until)
 
-    def outcome(kind: Outcome) -> Decision:
+    def outcome(kind: Outcome, cancels: bool = False) -> Decision:
         return Decision(
             kind,
             window.latest,
@@ -220,6 +248,7 @@ def decide(
             window.following + offset,
             offset=row.jitter_offset,
             resumes=paused and not held,
+            cancels=cancels,
         )
 
     if held:
@@ -230,6 +259,8 @@ def decide(
         seconds=row.misfire_grace
     ):
         return outcome(Outcome.SKIPPED_MISFIRE)
-    if row.overlap == "skip" and previous_active:
+    if (row.overlap == "skip" and previous.active) or (
+        row.overlap == "buffer_one" and previous.queued
+    ):
         return outcome(Outcome.SKIPPED_OVERLAP)
-    return outcome(Outcome.FIRE)
+    return outcome(Outcome.FIRE, cancels=row.overlap == "cancel_running" and previous.active)

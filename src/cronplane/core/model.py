@@ -18,11 +18,11 @@ from uuid import UUID
 from cronplane.core.codec import field_names, to_document
 
 Source = Literal["app", "user", "system"]
-Overlap = Literal["skip", "allow"]
+Overlap = Literal["skip", "allow", "buffer_one", "cancel_running"]
 JobStatus = Literal["active", "inactive"]
 
 SOURCES: Final = ("app", "user", "system")
-OVERLAPS: Final = ("skip", "allow")
+OVERLAPS: Final = ("skip", "allow", "buffer_one", "cancel_running")
 DEFAULT_ZONE: Final = "UTC"
 DEFAULT_SCOPE_PART: Final = "default"
 
@@ -95,6 +95,9 @@ class Schedule:
     def paused(self) -> bool:
         """True while an operator's pause holds (see docs/controls.md)."""
         return self.paused_at is not None
+
+    # Seconds an item of this schedule may run; None: the job's `timeout` option.
+    timeout: int | None = None
 
     @property
     def scope(self) -> Scope:
@@ -173,6 +176,15 @@ class QueueItem:
     started_at: datetime | None
     finished_at: datetime | None
     updated_at: datetime
+    # Seconds the item may run (the schedule's `timeout`, else the job's); None: no limit.
+    timeout: float | None = None
+    # The job's `max_concurrency` when the item was enqueued; None: no limit.
+    max_concurrency: int | None = None
+    # Not started while another item of its schedule runs (overlap other than `allow`).
+    exclusive: bool = False
+    # A running item asked to stop: when, and by whom (its worker then stops it).
+    cancel_requested_at: datetime | None = None
+    cancelled_by: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -222,6 +234,7 @@ class ScheduleSpec:
     payload: dict[str, Any] | None = None  # None: the job's default payload
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    timeout: int | None = None
     enabled: bool = True
     jitter: int | None = None
 
@@ -236,6 +249,7 @@ class SchedulePatch:
     payload: dict[str, Any] | Unset = UNSET
     misfire_grace: int | Unset | None = UNSET
     overlap: Overlap | Unset = UNSET
+    timeout: int | Unset | None = UNSET
     enabled: bool | Unset = UNSET
     jitter: int | Unset | None = UNSET
 
@@ -292,6 +306,7 @@ class CronDeclaration:
     overlap: Overlap = "skip"
     enabled: bool = True
     jitter: int | None = None
+    timeout: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +324,7 @@ class Declared:
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
     jitter: int | None = None
+    timeout: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""

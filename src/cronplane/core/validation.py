@@ -48,6 +48,10 @@ MAX_TITLE_LENGTH: Final = 200
 MAX_TARGET_LENGTH: Final = 1024
 # misfire_grace beyond a year would mean "always fire"; say so with null instead.
 MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
+# A job's or schedule's `timeout`: one item may run at most a day.
+MAX_TIMEOUT: Final = 24 * 3600
+# A job's `max_concurrency`.
+MAX_CONCURRENCY: Final = 10_000
 _PYTHON_TARGET: Final = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 )
@@ -274,14 +278,48 @@ def validate_misfire_grace(value: object) -> int | None:
 
 
 def validate_overlap(value: object) -> Overlap:
-    """`skip` or `allow`."""
-    if value == "skip":
-        return "skip"
-    if value == "allow":
-        return "allow"
+    """`skip`, `allow`, `buffer_one` or `cancel_running`."""
+    for overlap in OVERLAPS:
+        if value == overlap:
+            return overlap
     raise InvalidRequest(
         f"overlap {value!r} is invalid: use one of {', '.join(OVERLAPS)}", {"field": "overlap"}
     )
+
+
+def validate_timeout(value: object, field: str = "timeout") -> int | None:
+    """None, or whole seconds in 1..one day: how long one item may run."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_TIMEOUT:
+        raise InvalidRequest(
+            f"{field} {value!r} is invalid: whole seconds in 1..{MAX_TIMEOUT}, or null",
+            {"field": field},
+        )
+    return value
+
+
+def validate_run_options(options: dict[str, Any]) -> None:
+    """A job's run controls: `options.timeout` (seconds > 0, a fraction allowed: webhook jobs
+    use them), `options.max_concurrency` (>= 1)."""
+    timeout = options.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise InvalidRequest(
+            f"options.timeout {timeout!r} is invalid: seconds in (0, {MAX_TIMEOUT}]",
+            {"field": "options.timeout"},
+        )
+    limit = options.get("max_concurrency")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_CONCURRENCY
+    ):
+        raise InvalidRequest(
+            f"options.max_concurrency {limit!r} is invalid: a whole number in 1..{MAX_CONCURRENCY}",
+            {"field": "options.max_concurrency"},
+        )
 
 
 def validate_title(value: object) -> str:
@@ -376,5 +414,6 @@ FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
     "misfire_grace": lambda value, seed: validate_misfire_grace(value),
     "jitter": lambda value, seed: controls.validate_jitter(value),
     "overlap": lambda value, seed: validate_overlap(value),
+    "timeout": lambda value, seed: validate_timeout(value),
     "enabled": lambda value, seed: validate_enabled(value),
 }

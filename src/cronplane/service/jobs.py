@@ -34,6 +34,7 @@ def checked_job(spec: JobSpec) -> JobSpec:
         schema = validation.validate_schema(spec.payload_schema, "payload_schema")
         validation.validate_against_schema(payload, schema)
     validation.validate_payload(spec.options, "options")
+    validation.validate_run_options(spec.options)
     if scheme == "webhook":
         validation.validate_secret_option(spec.options)
     if spec.status not in ("active", "inactive"):

@@ -24,11 +24,12 @@ from cronplane.core.items import ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
 from cronplane.errors import (
     InvalidState,
+    ItemFinished,
     QueueItemNotFound,
     ScheduleNotFound,
 )
 from cronplane.service.base import active_job
-from cronplane.store import queue
+from cronplane.store import cancels, queue, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
@@ -80,6 +81,7 @@ class RunService:
                 payload=row.payload if payload is None else payload,
                 schedule_id=row.id,
                 schedule_name=row.name,
+                schedule_timeout=row.timeout,
                 actor=actor,
                 message=f"run now by {actor}" + ("" if payload is None else ", payload overridden"),
                 detail=None
@@ -112,21 +114,32 @@ class RunService:
                 conn, tenant=tenant, status=status, schedule_id=schedule_id, limit=limit
             )
 
-    def cancel_item(self, tenant: str, item_id: UUID) -> QueueItem:
-        """Cancel a queued item; InvalidState when it already runs or finished."""
+    def cancel_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
+        """Cancel a queued item at once; ask a running one to stop (its worker stops it).
+
+        ItemFinished (nothing changes) when it already finished. A running item
+        already asked to stop is returned as it is.
+        """
         now = self.clock.now()
         with self.database.begin() as conn:
             item = queue.get(conn, item_id, tenant)
             if item is None:
                 raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
-            if not queue.cancel(conn, item_id, now):
-                raise InvalidState(
-                    f"queue item {item_id} is {item.status}; only queued items can be cancelled",
-                    {"status": item.status},
+            changed = (
+                None
+                if item.finished
+                else cancels.cancel_or_request(conn, item, actor=actor, now=now)
+            )
+            if changed is None:
+                current = queue.get(conn, item_id)
+                assert current is not None
+                if not current.finished:  # running, its stop already requested
+                    return current
+                raise ItemFinished(
+                    f"queue item {item_id} is {current.status}; there is nothing to cancel",
+                    {"status": current.status},
                 )
-            cancelled = queue.get(conn, item_id)
-        assert cancelled is not None
-        return cancelled
+        return changed
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
         """Poll until the item is finished, or return it as it is after `timeout` seconds."""
@@ -144,12 +157,12 @@ class RunService:
     def last_items(self, tenant: str, schedule_ids: list[UUID]) -> dict[UUID, QueueItem]:
         """Each schedule's newest item (any source), for a page of rows."""
         with self.database.read() as conn:
-            return queue.latest_by_schedule(conn, tenant, schedule_ids)
+            return summaries.latest_by_schedule(conn, tenant, schedule_ids)
 
     def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
         """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
         with self.database.read() as conn:
-            return queue.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
+            return summaries.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
 
     def retry_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
         """Enqueue a fresh manual copy of a failed or expired item (the item itself stays)."""
@@ -192,9 +205,10 @@ def _enqueue_manual(
     actor: str,
     message: str,
     detail: dict[str, Any] | None,
+    schedule_timeout: int | None = None,
 ) -> QueueItem:
     """One manual item of `job` (run now, retry) and its run-now event, in `conn`'s transaction."""
-    options = ItemOptions.manual(job.options)
+    options = ItemOptions.manual(job.options, schedule_timeout)
     values = queue.item_values(
         tenant=job.tenant,
         stack=job.stack,
@@ -207,6 +221,8 @@ def _enqueue_manual(
         priority=options.priority,
         expires_at=options.expires_at(now),
         max_attempts=options.max_attempts,
+        timeout=options.timeout,
+        max_concurrency=options.max_concurrency,
     )
     item_id = queue.enqueue(conn, values)
     append_event(

@@ -76,6 +76,7 @@ class Encoder:
         self.uuid = uuid
         self.text: Convert = _same
         self.int: Convert = _same
+        self.float: Convert = _same
 
     def json(self, value: Any) -> str | None:
         """A JSON document as text."""
@@ -137,6 +138,7 @@ class RowText:
         self.uuid: Callable[[UUID | str | None], str] = _copy_uuid
         self.text: Callable[[str], str] = copy_escape
         self.int: Callable[[int], str] = str
+        self.float: Callable[[float], str] = repr
 
     def json(self, value: Any) -> str:
         """A JSON document as a COPY field."""

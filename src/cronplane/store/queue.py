@@ -9,7 +9,9 @@ Item lifecycle (drawn in docs/architecture.md)::
     queued  ──expires_at passed──▶ expired      (sweep)
     running ──worker lease lost──▶ queued / failed  (sweep: recover)
     running ──released unstarted (stopping, expired in its batch)──▶ queued
-    queued  ──cancel──▶ cancelled
+    queued  ──cancel──▶ cancelled                 (store.cancels)
+    running ──cancel requested, worker stops it──▶ cancelled
+    running ──ran past its timeout, stopped──▶ queued (attempts left) / failed
 
 Claiming never hands one item to two workers: on PostgreSQL the candidates
 (up to a batch) are chosen with `FOR UPDATE SKIP LOCKED` inside a single
@@ -36,14 +38,13 @@ from sqlalchemy import (
     Row,
     String,
     Uuid,
-    and_,
     bindparam,
     delete,
+    false,
     func,
     literal_column,
     or_,
     select,
-    union,
     update,
 )
 
@@ -79,6 +80,9 @@ def item_values(
     expires_at: datetime | None = None,
     max_attempts: int = _DEFAULT.max_attempts,
     item_id: UUID | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    exclusive: bool = False,
 ) -> dict[str, Any]:
     """One new queued item's column values (for single or batched inserts).
 
@@ -109,6 +113,11 @@ def item_values(
         "started_at": None,
         "finished_at": None,
         "updated_at": now,
+        "timeout": timeout,
+        "max_concurrency": max_concurrency,
+        "exclusive": exclusive,
+        "cancel_requested_at": None,
+        "cancelled_by": None,
     }
 
 
@@ -171,6 +180,10 @@ def _claim_statement(dialect: dialects.Dialect) -> Any:
             _QUEUED,
             queue_items.c.available_at <= _NOW,
             or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > _NOW),
+            # Limited items (a job's max_concurrency, an exclusive schedule)
+            # are store.limits' to claim, under its lock.
+            queue_items.c.max_concurrency.is_(None),
+            queue_items.c.exclusive.is_(false()),
         )
         .order_by(queue_items.c.priority.desc(), queue_items.c.available_at)
         .limit(bindparam("limit", type_=Integer()))
@@ -211,7 +224,9 @@ _HEARTBEAT = (
 def claim_batch(
     conn: Connection, worker: str, now: datetime, lease: timedelta, limit: int
 ) -> list[QueueItem]:
-    """Take up to `limit` available items for `worker`: highest priority, then oldest, first.
+    """Take up to `limit` available unlimited items for `worker`: highest priority, then oldest.
+
+    Items under a limit (store.limits) are left to `limits.claim`.
 
     Each item is handed out once: on PostgreSQL the candidates are locked with
     SKIP LOCKED inside the one UPDATE; on SQLite the write transaction
@@ -226,7 +241,9 @@ def claim_batch(
 
 def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> QueueItem | None:
     """Take the next available item (highest priority, oldest first) for `worker`."""
-    found = claim_batch(conn, worker, now, lease, 1)
+    from cronplane.store import limits  # limits builds on this module
+
+    found = limits.claim(conn, worker, now, lease, 1)
     return found[0] if found else None
 
 
@@ -275,21 +292,14 @@ def fail(
         "lease_expires_at": None,
         "updated_at": now,
     }
+    ours = _ours(item_id, worker)
     if retry_at is None:
         values |= {"status": "failed", "finished_at": now}
     else:
         values |= {"status": "queued", "available_at": retry_at}
-    done = conn.execute(update(queue_items).where(_ours(item_id, worker)).values(values))
-    return done.rowcount == 1
-
-
-def cancel(conn: Connection, item_id: UUID, now: datetime) -> bool:
-    """Cancel a queued item; False when it is not queued (running items finish)."""
-    done = conn.execute(
-        update(queue_items)
-        .where(queue_items.c.id == item_id, queue_items.c.status == "queued")
-        .values(status="cancelled", finished_at=now, updated_at=now)
-    )
+        # An item asked to stop is not retried (the worker records it cancelled).
+        ours = ours & queue_items.c.cancel_requested_at.is_(None)
+    done = conn.execute(update(queue_items).where(ours).values(values))
     return done.rowcount == 1
 
 
@@ -318,6 +328,12 @@ def recover_abandoned(conn: Connection, now: datetime, limit: int = 1000) -> int
         & (queue_items.c.lease_expires_at <= now)
     )
     common = {"lease_owner": None, "lease_expires_at": None, "updated_at": now}
+    # An item asked to stop whose worker died is not run again.
+    cancelled = conn.execute(
+        update(queue_items)
+        .where(lapsed, queue_items.c.cancel_requested_at.is_not(None))
+        .values(status="cancelled", finished_at=now, error="worker lease lapsed", **common)
+    ).rowcount
     requeued = conn.execute(
         update(queue_items)
         .where(lapsed, queue_items.c.attempts < queue_items.c.max_attempts)
@@ -328,7 +344,7 @@ def recover_abandoned(conn: Connection, now: datetime, limit: int = 1000) -> int
         .where(lapsed)
         .values(status="failed", finished_at=now, error="worker lease lapsed", **common)
     ).rowcount
-    return int(requeued) + int(failed)
+    return int(cancelled) + int(requeued) + int(failed)
 
 
 def count_active(conn: Connection) -> dict[str, int]:
@@ -367,51 +383,3 @@ def prune(conn: Connection, before: datetime) -> tuple[int, int]:
         old = old.where(events.c.id < first_kept)
     old_events = conn.execute(old).rowcount
     return int(items), int(old_events)
-
-
-def latest_by_schedule(
-    conn: Connection, tenant: str, schedule_ids: Sequence[UUID]
-) -> dict[UUID, QueueItem]:
-    """Each schedule's newest item (the console's "last outcome"), in one query."""
-    if not schedule_ids:
-        return {}
-    newest = (
-        select(queue_items.c.schedule_id, func.max(queue_items.c.created_at).label("at"))
-        .where(queue_items.c.tenant == tenant, queue_items.c.schedule_id.in_(schedule_ids))
-        .group_by(queue_items.c.schedule_id)
-        .subquery()
-    )
-    query = select(queue_items).join(
-        newest,
-        and_(
-            queue_items.c.schedule_id == newest.c.schedule_id,
-            queue_items.c.created_at == newest.c.at,
-        ),
-    )
-    latest: dict[UUID, QueueItem] = {}
-    for row in conn.execute(query):
-        item = item_from_row(row)
-        assert item.schedule_id is not None
-        kept = latest.get(item.schedule_id)
-        if kept is None or item.id > kept.id:  # same instant: the later UUIDv7
-            latest[item.schedule_id] = item
-    return latest
-
-
-def fired_schedules(
-    conn: Connection, tenant: str, schedule_ids: Sequence[UUID], fired_code: str
-) -> set[UUID]:
-    """The schedules among `schedule_ids` that ever fired: a `schedule` item or a fired event."""
-    if not schedule_ids:
-        return set()
-    by_item = select(queue_items.c.schedule_id).where(
-        queue_items.c.tenant == tenant,
-        queue_items.c.source == "schedule",
-        queue_items.c.schedule_id.in_(schedule_ids),
-    )
-    by_event = select(events.c.schedule_id).where(
-        events.c.tenant == tenant,
-        events.c.code == fired_code,
-        events.c.schedule_id.in_(schedule_ids),
-    )
-    return {row[0] for row in conn.execute(union(by_item, by_event)) if row[0] is not None}

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    false,
     text,
 )
 
@@ -51,7 +53,9 @@ schedules = Table(
     Column("enabled", Boolean, nullable=False),
     Column("source", String(8), nullable=False),
     Column("misfire_grace", Integer, nullable=True),
-    Column("overlap", String(8), nullable=False),
+    Column("overlap", String(16), nullable=False),
+    # Seconds an item may run; NULL: the job's `timeout` option (migration 0007).
+    Column("timeout", Integer, nullable=True),
     Column("last_run", UTCDateTime, nullable=True),
     Column("next_run", UTCDateTime, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
@@ -71,7 +75,8 @@ schedules = Table(
     Column("paused_by", String(128), nullable=True),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
-    CheckConstraint("overlap IN ('skip', 'allow')", name="overlap"),
+    CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
+    CheckConstraint("timeout IS NULL OR timeout > 0", name="timeout"),
     CheckConstraint("misfire_grace IS NULL OR misfire_grace >= 0", name="misfire_grace"),
 )
 
@@ -169,6 +174,14 @@ queue_items = Table(
     Column("started_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
     Column("updated_at", UTCDateTime, nullable=False),
+    # Run controls (migration 0007): the effective timeout, the job's
+    # max_concurrency, whether the item waits for its schedule's running item,
+    # and a running item's cancel request.
+    Column("timeout", Float, nullable=True),
+    Column("max_concurrency", Integer, nullable=True),
+    Column("exclusive", Boolean, nullable=False, server_default=false()),
+    Column("cancel_requested_at", UTCDateTime, nullable=True),
+    Column("cancelled_by", String(128), nullable=True),
     # One queue item per occurrence, whatever the leaders do. Manual runs carry
     # a NULL scheduled_for, and NULLs never collide.
     UniqueConstraint("schedule_id", "scheduled_for", name="uq_queue_items_occurrence"),
@@ -188,6 +201,15 @@ Index(
     queue_items.c.available_at,
     postgresql_where=text("status = 'queued'"),
     sqlite_where=text("status = 'queued'"),
+)
+# The running items of a job (a claim under max_concurrency counts them; migration 0007).
+Index(
+    "ix_queue_items_running",
+    queue_items.c.tenant,
+    queue_items.c.stack,
+    queue_items.c.job,
+    postgresql_where=text("status = 'running'"),
+    sqlite_where=text("status = 'running'"),
 )
 # Overlap checks and a schedule's item history.
 Index("ix_queue_items_schedule", queue_items.c.schedule_id, queue_items.c.status)

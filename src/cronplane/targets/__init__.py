@@ -37,6 +37,8 @@ class RunContext:
     source: str  # schedule | manual | api
     # The job's options (timeouts, routing, secrets' rotation): targets read their own keys.
     options: Mapping[str, Any] = field(default_factory=dict)
+    # The item's effective timeout in seconds (the schedule's, else the job's); None: none.
+    timeout: float | None = None
 
 
 class Target(Protocol):

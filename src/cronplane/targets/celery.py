@@ -12,7 +12,9 @@ arguments as a whole. ``{"batch": 100}`` calls ``task(batch=100)``.
 
 Job options read here: `queue`, `routing_key`, `exchange`, `priority`
 (0-255), `expires` (seconds after publishing), `headers` (an object of message
-headers, beside cronplane's own). The Celery task id is the
+headers, beside cronplane's own); the item's timeout (the schedule's
+`timeout`, else the job's) is published as the task's Celery `time_limit`.
+The Celery task id is the
 queue item's id, so a delivery can be traced both ways and a publish retried
 after an uncertain failure keeps its id (a consumer can de-duplicate on it).
 The run's context travels in the message header `cronplane` (a bound task
@@ -150,6 +152,8 @@ class CeleryTarget:
         try:
             args, kwargs = task_arguments(payload)
             options = publish_options(context.options)
+            if context.timeout is not None:  # Celery's hard limit: its worker kills the task
+                options["time_limit"] = context.timeout
         except ValueError as error:
             raise PermanentFailure(f"celery job {context.job!r}: {error}") from error
         task_id = str(context.item_id)

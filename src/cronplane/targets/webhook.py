@@ -171,8 +171,11 @@ def verify_signature(
     return any(hmac.compare_digest(expected, candidate) for candidate in candidates)
 
 
-def webhook_timeout(options: Mapping[str, Any]) -> float:
-    """The job's `timeout` option in seconds (default 10, within (0, 300])."""
+def webhook_timeout(options: Mapping[str, Any], item_timeout: float | None = None) -> float:
+    """The request timeout in seconds: the item's (a schedule's own `timeout` overrides the
+    job's option), at most 300; else the job's `timeout` option (default 10, within (0, 300])."""
+    if item_timeout is not None and item_timeout > 0:
+        return float(min(item_timeout, MAX_TIMEOUT))
     value = options.get("timeout", DEFAULT_TIMEOUT)
     if (
         isinstance(value, bool)
@@ -244,7 +247,7 @@ class WebhookTarget:
             secret = secret_for(
                 self.keyring, context.tenant, context.stack, context.job, context.options
             )
-            timeout = webhook_timeout(context.options)
+            timeout = webhook_timeout(context.options, context.timeout)
         except ValueError as error:
             raise PermanentFailure(f"webhook job {context.job!r}: {error}") from error
         body = json.dumps(

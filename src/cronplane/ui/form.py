@@ -46,6 +46,7 @@ class ScheduleForm:
     misfire_grace: str = ""
     overlap: str = "skip"
     jitter: str = ""
+    timeout: str = ""
     revision: str = ""
 
     @classmethod

@@ -4,7 +4,7 @@ Routes (each one service call, each guarded by its action):
 
     GET  /jobs                      Reader   jobs and the items in trouble
     POST /items/{item_id}/retry     Runner   RunService.retry_item (a fresh manual copy)
-    POST /items/{item_id}/cancel    Runner   RunService.cancel_item (queued only)
+    POST /items/{item_id}/cancel    Runner   RunService.cancel_item (queued: at once; running: asked to stop)
 
 Retry applies to failed and expired items, Cancel to a queued item (one
 waiting for its next attempt), as SPEC §7's statuses allow; the service
@@ -33,9 +33,10 @@ ITEMS_PER_STATUS: Final = 50
 
 
 def troubled_items(request: Request, tenant: str) -> list[QueueItem]:
-    """Failed and expired items, and queued ones after a failed attempt; newest first."""
+    """Running, failed and expired items, and queued ones after a failed attempt; newest first."""
     runs = context_of(request).service.runs
     found = [
+        *runs.list_items(tenant, status="running", limit=ITEMS_PER_STATUS),
         *runs.list_items(tenant, status="failed", limit=ITEMS_PER_STATUS),
         *runs.list_items(tenant, status="expired", limit=ITEMS_PER_STATUS),
         *[item for item in runs.list_items(tenant, status="queued") if retrying(item)],
@@ -91,9 +92,15 @@ def retry(request: Request, session: Runner, item_id: UUID) -> Response:
 
 @router.post("/items/{item_id}/cancel")
 def cancel(request: Request, session: Runner, item_id: UUID) -> Response:
-    """Cancel a queued item (its next attempt does not happen)."""
+    """Cancel a queued item; ask a running one to stop (its worker stops it)."""
     try:
-        item = context_of(request).service.runs.cancel_item(session.tenant, item_id)
+        item = context_of(request).service.runs.cancel_item(
+            session.tenant, item_id, actor=session.principal.actor
+        )
     except CronplaneError as error:
         return jobs_page(request, session, error=error)
+    if item.status == "running":
+        return _done(
+            f"Stop requested: item …{str(item.id)[-8:]} ({item.job}); its worker stops it."
+        )
     return _done(f"Cancelled: item …{str(item.id)[-8:]} ({item.job}).")

@@ -12,7 +12,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cronplane import events as ev
-from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Outcome, decide
+from cronplane.core.firing import (
+    POLICY_FIELDS,
+    Decision,
+    DueRow,
+    NextAfter,
+    Outcome,
+    Previous,
+    decide,
+)
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.store.dialects import Dialect
@@ -129,7 +137,7 @@ class Planner:
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
         # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
-        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
+        self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
         """The decision for a key: the reads.INPUT_FIELDS, item active, job active."""
@@ -141,7 +149,7 @@ class Planner:
     def _plan(self, key: tuple[Any, ...]) -> Plan:
         when = DueWhen._make(key[:_WHEN])
         policy = key[_WHEN:_INPUTS]
-        previous_active, job_active = key[_INPUTS:]
+        previous, job_active = key[_INPUTS:]
         due = _instant(when.next_run)
         inputs: dict[str, Any] = {
             name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
@@ -153,9 +161,13 @@ class Planner:
             now=self.now,
             next_after=self.next_after.of(when.cron, when.timezone),
             job_active=job_active,
-            previous_active=previous_active,
+            previous=previous_of(previous),
         )
         code, message = _LEDGER[decision.outcome]
+        if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
+            message = "skipped: an item already waits behind the running one (buffer_one)"
+        elif decision.cancels:
+            message = "fired; the previous item is asked to stop (cancel_running)"
         detail: dict[str, Any] = {
             "coalesced": decision.coalesced,
             "first_due": due.isoformat(),
@@ -176,6 +188,9 @@ class Planner:
             detail["resumed"] = "pause until reached"
         if decision.error is not None:
             detail["error"] = decision.error
+        if row.overlap != "skip" and previous and decision.outcome is not Outcome.JOB_MISSING:
+            detail["overlap"] = row.overlap
+            detail["previous"] = _previous_detail(previous)
         enc, params = self.enc, self.params
         set_values: tuple[Any, ...]
         if decision.enqueues:  # last_run, next_run
@@ -194,8 +209,14 @@ class Planner:
             enc.json(detail),
         )
 
-    def job_plan(self, key: tuple[str, str, str], options: dict[str, Any]) -> tuple[Any, Any, Any]:
-        """A job's item (priority, expires_at, max_attempts), encoded."""
+    def job_plan(
+        self, key: tuple[str, str, str], options: dict[str, Any]
+    ) -> tuple[Any, Any, Any, Any, Any]:
+        """A job's item (priority, expires_at, max_attempts, timeout, max_concurrency), encoded.
+
+        The timeout is the job's; a row's own `timeout` replaces it where the
+        item is written.
+        """
         found = self._job_plans.get(key)
         if found is None:
             item = ItemOptions.scheduled(options)
@@ -204,8 +225,26 @@ class Planner:
                 enc.int(item.priority),
                 enc.datetime(item.expires_at(self.now)),
                 enc.int(item.max_attempts),
+                enc.null if item.timeout is None else enc.float(item.timeout),
+                enc.null if item.max_concurrency is None else enc.int(item.max_concurrency),
             )
         return found
+
+
+# Which of a schedule's items are active, as both fire paths read it: a bit
+# set, QUEUED | RUNNING (0: none, or overlap `allow`, which never asks).
+QUEUED, RUNNING = 1, 2
+
+
+def previous_of(flags: int) -> Previous:
+    """The decision's view of a schedule's active items from the fire paths' bit set."""
+    return Previous(queued=bool(flags & QUEUED), running=bool(flags & RUNNING))
+
+
+def _previous_detail(flags: int) -> str:
+    return " and ".join(
+        name for bit, name in ((QUEUED, "queued"), (RUNNING, "running")) if flags & bit
+    )
 
 
 def _instant(raw: Any) -> datetime:

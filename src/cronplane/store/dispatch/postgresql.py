@@ -16,11 +16,17 @@ from sqlalchemy import Connection
 
 from cronplane.core.firing import Outcome
 from cronplane.ids import time_ordered_hexes
-from cronplane.store import bulk
+from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.planner import CLEAR_PAUSE, ROW_CHANGES, Planner
-from cronplane.store.dispatch.transaction import ACTOR, EVENT_COLUMNS, ITEM_COLUMNS, BatchResult
+from cronplane.store.dispatch.transaction import (
+    ACTOR,
+    EVENT_COLUMNS,
+    EXCLUSIVE_OVERLAPS,
+    ITEM_COLUMNS,
+    BatchResult,
+)
 from cronplane.store.tables import events, queue_items, schedules
 
 # Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
@@ -41,7 +47,7 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     if not rows:
         return result
     options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
-    active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] == "skip"])
+    active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
     rows_out = _Rows(planner)
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
@@ -58,6 +64,8 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     result.fired_for = rows_out.fired_for
     result.coalesced = rows_out.coalesced
 
+    # `cancel_running`: the previous items go before the new ones are inserted.
+    cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=now)
     bulk.pg_copy(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
     for plan in planner.plans.values():
@@ -109,12 +117,13 @@ class _Rows:
         self.ledger: list[tuple[Any, ...]] = []
         self.fired_for: list[datetime] = []
         self.coalesced = 0
+        self.cancelling: list[str] = []  # schedule ids whose previous items are cancelled
 
     def add(
         self,
         rows: Sequence[Any],
         options: dict[tuple[str, str, str], Any],
-        active: set[Any],
+        active: dict[Any, int],
     ) -> None:
         """Decide and encode every due row.
 
@@ -128,13 +137,15 @@ class _Rows:
         items, ledger, fired_for = self.items, self.ledger, self.fired_for
         item_ids = iter(time_ordered_hexes(planner.now, len(rows)))
         fire = Outcome.FIRE
+        cancelling = self.cancelling
+        overlap_at = _OVERLAP - len(reads.DueWritten._fields)
         # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS). Unpacked
         # in one step: slicing a Row costs several times more per row.
-        for sid, tenant, stack, environment, name, job, payload, row_key, *inputs in rows:
+        for sid, tenant, stack, environment, name, job, payload, timeout, row_key, *inputs in rows:
             job_key = (tenant, stack, job)
             job_options = options.get(job_key)
-            # The planner's key: the inputs, whether an item is active, whether the job is.
-            key = (*inputs, sid in active, job_options is not None)
+            # The planner's key: the inputs, which items are active, whether the job is.
+            key = (*inputs, active.get(sid, 0), job_options is not None)
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)
@@ -142,15 +153,21 @@ class _Rows:
             item_id = null
             if plan.decision.outcome is fire:
                 assert job_options is not None  # FIRE implies an active job
-                priority, expires, max_attempts = job_plan_for(job_key, job_options)
+                priority, expires, max_attempts, job_timeout, limit = job_plan_for(
+                    job_key, job_options
+                )
                 item_id = next(item_ids)
+                exclusive = "t" if inputs[overlap_at] in EXCLUSIVE_OVERLAPS else "f"
                 items.append(
                     (
                         item_id, tenant, stack, environment, job, payload, "schedule", sid,
                         plan.scheduled_for, priority, "queued", now_value, expires, zero,
                         max_attempts, now_value, now_value,
+                        job_timeout if timeout is None else str(timeout), limit, exclusive,
                     )
                 )  # fmt: skip
+                if plan.decision.cancels:
+                    cancelling.append(sid)
                 fired_for.append(plan.decision.fire_at)
                 self.coalesced += plan.decision.coalesced - 1
             ledger.append(

@@ -52,6 +52,7 @@ class DueWritten(NamedTuple):
     job: str
     # The payload is copied into the item as stored: no decode/encode per fire.
     payload: str
+    timeout: int | None  # the row's own; None: the job's
     row_key: str  # what the batch's UPDATEs find the row by (the id again)
 
 
@@ -99,15 +100,19 @@ def due_query(now: datetime, limit: int) -> Any:
     return query.with_for_update(skip_locked=True)
 
 
-def active(conn: Connection, ids: Sequence[str]) -> set[str]:
-    """PostgreSQL: of the (text) schedule ids, those with an item queued or running."""
+def active(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """PostgreSQL: of the (text) schedule ids, those with an item queued or running.
+
+    Each maps to planner.QUEUED | planner.RUNNING (1: one waits, 2: one runs).
+    """
     if not ids:
-        return set()
+        return {}
     sql = (
-        "SELECT DISTINCT schedule_id::text FROM queue_items "
-        "WHERE status IN ('queued', 'running') AND schedule_id = ANY(CAST(%s AS uuid[]))"
+        "SELECT schedule_id::text, bit_or(CASE status WHEN 'queued' THEN 1 ELSE 2 END) "
+        "FROM queue_items WHERE status IN ('queued', 'running') "
+        "AND schedule_id = ANY(CAST(%s AS uuid[])) GROUP BY schedule_id"
     )
-    return {row[0] for row in conn.exec_driver_sql(sql, (bulk.pg_array(ids),))}
+    return {row[0]: int(row[1]) for row in conn.exec_driver_sql(sql, (bulk.pg_array(ids),))}
 
 
 def job_options(

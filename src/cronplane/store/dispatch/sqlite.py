@@ -15,11 +15,17 @@ from sqlalchemy import Connection
 
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
-from cronplane.store import bulk
+from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.planner import Planner
-from cronplane.store.dispatch.transaction import ACTOR, EVENT_COLUMNS, ITEM_COLUMNS, BatchResult
+from cronplane.store.dispatch.transaction import (
+    ACTOR,
+    EVENT_COLUMNS,
+    EXCLUSIVE_OVERLAPS,
+    ITEM_COLUMNS,
+    BatchResult,
+)
 
 SQLITE_CACHE_KIB = 64 * 1024
 # WAL pages a fire connection lets accumulate before its commit checkpoints
@@ -39,13 +45,15 @@ _FIRE_DUE = (
 # One row per distinct inputs: what its rows' items, updates and events get.
 _FIRE_PLAN_COLUMNS = (
     "inputs", "fires", "code", "message", "detail", "scheduled_for", "priority", "expires_at",
-    "max_attempts", "last_run", "next_run", "disables", "resumes",
+    "max_attempts", "last_run", "next_run", "disables", "resumes", "timeout", "max_concurrency",
+    "cancels",
 )  # fmt: skip
 _FIRE_PLAN = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_plan (inputs TEXT PRIMARY KEY, "
     "fires INTEGER NOT NULL, code TEXT, message TEXT, detail TEXT, scheduled_for TEXT, "
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
-    "disables INTEGER NOT NULL, resumes INTEGER NOT NULL) WITHOUT ROWID"
+    "disables INTEGER NOT NULL, resumes INTEGER NOT NULL, timeout INTEGER, max_concurrency INTEGER, "
+    "cancels INTEGER NOT NULL) WITHOUT ROWID"
 )
 # What the json_array key holds: the decision inputs (reads.INPUT_FIELDS), then
 # whether an item is active and the job's key.
@@ -54,16 +62,19 @@ _INPUTS = len(reads.INPUT_FIELDS)
 # The columns the due rows' select reads (the id orders them).
 _READ = dict.fromkeys(("id", "next_run", *reads.INPUT_FIELDS, "tenant", "stack", "job"))
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
-# overlap rule is an index probe per row (ix_queue_items_schedule).
+# overlap rule is an index probe per row (ix_queue_items_schedule). `active`
+# is planner.QUEUED | planner.RUNNING; `skip` needs only "any" (both bits),
+# `allow` asks nothing.
+_ANY = "(SELECT 1 FROM queue_items AS q WHERE q.schedule_id = schedules.id AND q.status {})"
 _SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, next_run, inputs)
 SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
 FROM (
     SELECT rowid AS k, {", ".join(_READ)},
-        overlap = 'skip' AND EXISTS (
-            SELECT 1 FROM queue_items AS q
-            WHERE q.schedule_id = schedules.id AND q.status IN ('queued', 'running')
-        ) AS active
+        CASE overlap WHEN 'allow' THEN 0
+            WHEN 'skip' THEN 3 * EXISTS {_ANY.format("IN ('queued', 'running')")}
+            ELSE EXISTS {_ANY.format("= 'queued'")} + 2 * EXISTS {_ANY.format("= 'running'")}
+        END AS active
     FROM schedules WHERE enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit
 )
 ORDER BY id
@@ -76,6 +87,8 @@ _ROWS = (
     "FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p CROSS JOIN schedules AS s "
     "WHERE p.inputs = d.inputs AND s.rowid = d.k"
 )
+# `cancel_running`: the rows whose previous items are cancelled before the insert.
+_CANCELLING = f"SELECT s.id {_ROWS} AND p.cancels"
 # In schedule-id order, so the indexes keyed by schedule id (the occurrence
 # key, the overlap index, the ledger's index) are walked in order; item ids
 # count up with n, so the primary key is appended to.
@@ -83,7 +96,9 @@ _INSERT_ITEMS = f"""
 INSERT INTO queue_items ({", ".join(ITEM_COLUMNS)})
 SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
     s.tenant, s.stack, s.environment, s.job, s.payload, 'schedule', s.id, p.scheduled_for,
-    p.priority, 'queued', :now, p.expires_at, 0, p.max_attempts, :now, :now
+    p.priority, 'queued', :now, p.expires_at, 0, p.max_attempts, :now, :now,
+    coalesce(s.timeout, p.timeout), p.max_concurrency,
+    s.overlap IN ({", ".join(f"'{o}'" for o in EXCLUSIVE_OVERLAPS)})
 {_ROWS} AND p.fires ORDER BY d.n
 """
 # The compare-and-set on the next_run read: a row changed since is not matched.
@@ -145,23 +160,29 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
         active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
         job_options = options.get(job_key)
-        plan = planner.plan((*values[:_INPUTS], bool(active), job_options is not None))
+        plan = planner.plan((*values[:_INPUTS], int(active), job_options is not None))
         decision = plan.decision
         result.counts[decision.outcome] += count
-        item_options: tuple[Any, Any, Any] = (None, None, None)  # priority, expiry, attempts
+        # priority, expiry, attempts, timeout, max_concurrency
+        item_options: tuple[Any, ...] = (None, None, None, None, None)
         if decision.enqueues:
             assert job_options is not None  # FIRE implies an active job
             item_options = planner.job_plan(job_key, job_options)
             result.fired_for.extend([decision.fire_at] * count)
             result.coalesced += (decision.coalesced - 1) * count
+        priority, expires, attempts, timeout, max_concurrency = item_options
         plan_rows.append(
             (
                 inputs, decision.enqueues, plan.code, plan.message, plan.detail,
-                plan.scheduled_for, *item_options, now if decision.enqueues else None,
-                planner.enc.datetime(decision.next_run), decision.disables, decision.resumes,
+                plan.scheduled_for, priority, expires, attempts, now if decision.enqueues else None,
+                planner.enc.datetime(decision.next_run), decision.disables, decision.resumes, timeout,
+                max_concurrency, decision.cancels,
             )
         )  # fmt: skip
     bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
+    if any(plan.decision.cancels for plan in planner.plans.values()):
+        cancelling = [row[0] for row in conn.exec_driver_sql(_CANCELLING)]
+        cancels.cancel_schedules(conn, cancelling, actor=ACTOR, now=planner.now)
     ids = time_ordered_run(planner.now, selected)
     conn.exec_driver_sql(
         _INSERT_ITEMS, {"id_prefix": ids.prefix, "id_first": ids.first, "now": now}

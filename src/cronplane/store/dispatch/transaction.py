@@ -17,8 +17,10 @@ ACTOR = "dispatcher"
 ITEM_COLUMNS = (
     "id", "tenant", "stack", "environment", "job", "payload", "source", "schedule_id",
     "scheduled_for", "priority", "status", "available_at", "expires_at", "attempts",
-    "max_attempts", "created_at", "updated_at",
+    "max_attempts", "created_at", "updated_at", "timeout", "max_concurrency", "exclusive",
 )  # fmt: skip
+# Overlap rules whose items wait while another item of their schedule runs.
+EXCLUSIVE_OVERLAPS = ("buffer_one", "cancel_running")
 EVENT_COLUMNS = (
     "code", "tenant", "stack", "environment", "schedule_id", "schedule_name", "item_id",
     "actor", "message", "scheduled_for", "fired_at", "created_at", "detail",
