@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cronplane.core.controls import backfill_occurrences, jitter_offset
-from cronplane.core.firing import DueRow, Outcome, decide
+from cronplane.core.firing import NO_PREVIOUS, DueRow, Outcome, decide
 from cronplane.core.occurrences import next_run_function
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
@@ -45,7 +45,7 @@ def test_a_jittered_decision_stays_on_nominal_instants(
         now=now,
         next_after=EVERY_TEN,
         job_active=True,
-        previous_active=False,
+        previous=NO_PREVIOUS,
     )
     nominal = decision.scheduled_for
     assert nominal.minute % 10 == 0 and nominal.second == 0
@@ -69,7 +69,7 @@ def test_a_paused_row_is_held_until_an_occurrence_at_or_after_until(
         now=now,
         next_after=EVERY_TEN,
         job_active=True,
-        previous_active=False,
+        previous=NO_PREVIOUS,
     )
     held = paused_until is None or decision.scheduled_for < paused_until
     assert decision.outcome is (Outcome.SKIPPED_PAUSED if held else Outcome.FIRE)
