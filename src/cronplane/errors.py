@@ -14,6 +14,8 @@
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
     │   ├── IntervalTooShort             X400010INTMIN  fires more often than the minimum allows
+    │   ├── InvalidWindow                X400150WININV  start_at/end_at not an instant, or end before start
+    │   ├── InvalidMaxRuns               X400151RUNINV  max_runs not a whole number >= 1
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -171,6 +173,20 @@ class IntervalTooShort(InvalidInput):
     code = _code(
         "X400010INTMIN", "schedule fires more often than the minimum interval; the message names it"
     )
+
+
+class InvalidWindow(InvalidInput):
+    """An active window refused: a bound that is not an ISO 8601 instant, or end before start."""
+
+    code = _code(
+        "X400150WININV", "active window invalid: start_at/end_at not an instant, or end before start"
+    )
+
+
+class InvalidMaxRuns(InvalidInput):
+    """A run limit refused: max_runs must be a whole number >= 1 (or null: no limit)."""
+
+    code = _code("X400151RUNINV", "max_runs invalid: a whole number >= 1, or null for no limit")
 
 
 class PayloadTooLarge(InvalidInput):

@@ -29,6 +29,11 @@ JOB_MISSING = _event(
     "X200901JOBMIS", "occurrence not fired: job missing or inactive; next_run advanced"
 )
 NEXT_RUN_FAILED = _event("X200900SCHCAL", "next-run computation failed; row disabled")
+SCHEDULE_ENDED = _event(
+    "V200150SCHEND",
+    "schedule ended: no occurrence left (end_at passed, max_runs used, one-off done); "
+    "next_run null, still enabled (detail: reason)",
+)
 
 # Changes, each with its actor.
 SCHEDULE_CREATED = _event("V201001SCHCRT", "schedule created")

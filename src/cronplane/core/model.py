@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from collections.abc import Callable
 from typing import Any, Final, Literal
 from uuid import UUID
 
@@ -29,8 +30,14 @@ DEFAULT_SCOPE_PART: Final = "default"
 # The fields of an `app` row an operator may change (SPEC §2). All but
 # `enabled` are remembered as overrides: sync never touches `enabled`, so an
 # operator's enable/disable needs no protection from it.
-OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "enabled")
-OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace")
+OPERATOR_FIELDS: Final = (
+    "cron", "timezone", "payload", "misfire_grace", "start_at", "end_at", "max_runs", "enabled",
+)  # fmt: skip
+OVERRIDABLE_FIELDS: Final = (
+    "cron", "timezone", "payload", "misfire_grace", "start_at", "end_at", "max_runs",
+)  # fmt: skip
+
+ScheduleState = Literal["active", "inactive", "paused", "ended", "done"]
 
 
 class Unset(enum.Enum):
@@ -79,6 +86,12 @@ class Schedule:
     revision: int
     declared: dict[str, Any] | None
     overrides: tuple[str, ...]
+    # The active window (no fire before start_at or after end_at) and the run
+    # limit; run_count counts the row's schedule fires (the fire transaction's).
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
+    run_count: int = 0
 
     @property
     def scope(self) -> Scope:
@@ -86,13 +99,40 @@ class Schedule:
         return Scope(self.tenant, self.stack, self.environment)
 
     @property
+    def one_off(self) -> bool:
+        """True for a one-off (`@once …`), which is `done` rather than `ended`."""
+        return self.cron.startswith("@once ")
+
+    @property
+    def runs_left(self) -> int | None:
+        """Fires left before max_runs ends the row (Temporal's "remaining actions"); None: no limit."""
+        return None if self.max_runs is None else max(self.max_runs - self.run_count, 0)
+
+    @property
+    def state(self) -> ScheduleState:
+        """Derived, read-only: the first of STATE_RULES that holds, else `active`."""
+        return next((name for name, holds in STATE_RULES if holds(self)), "active")
+
+    @property
     def identity(self) -> str:
         """`tenant/stack/environment/name`: the seed of its `H` fields."""
         return self.scope.identity(self.name)
 
     def to_dict(self) -> dict[str, Any]:
-        """The row keyed by SPEC §2 column names, JSON-ready (ISO datetimes, str ids)."""
-        return to_document(self)
+        """The row keyed by SPEC §2 column names, JSON-ready (ISO datetimes, str ids),
+        with the derived `state` and `runs_left` (read-only; decoding ignores them)."""
+        return {**to_document(self), "state": self.state, "runs_left": self.runs_left}
+
+
+# A schedule's state, first match wins (a new state is one line here). An
+# enabled row with no next run has no occurrence left: a one-off is `done`,
+# any other row `ended` (window over or runs used up); neither is deleted.
+STATE_RULES: Final[tuple[tuple[ScheduleState, Callable[[Schedule], bool]], ...]] = (
+    ("inactive", lambda row: not row.enabled),
+    ("done", lambda row: row.next_run is None and row.one_off),
+    ("ended", lambda row: row.next_run is None),
+)
+STATES: Final = ("active", "inactive", "paused", "ended", "done")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +247,10 @@ class ScheduleSpec:
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
     enabled: bool = True
+    # Naive datetimes are wall times in `timezone`.
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +264,9 @@ class SchedulePatch:
     misfire_grace: int | Unset | None = UNSET
     overlap: Overlap | Unset = UNSET
     enabled: bool | Unset = UNSET
+    start_at: datetime | Unset | None = UNSET
+    end_at: datetime | Unset | None = UNSET
+    max_runs: int | Unset | None = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
@@ -270,6 +317,9 @@ class CronDeclaration:
     payload: dict[str, Any] | None = None
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    start_at: datetime | None = None  # naive: a wall time in `timezone`
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +336,9 @@ class Declared:
     payload: dict[str, Any]
     misfire_grace: int | None = None
     overlap: Overlap = "skip"
+    start_at: datetime | None = None  # aware
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document."""

@@ -19,6 +19,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from cronplane.core import cron as cron_engine
+from cronplane.core import window
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,
@@ -367,4 +368,7 @@ FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
     "misfire_grace": lambda value, seed: validate_misfire_grace(value),
     "overlap": lambda value, seed: validate_overlap(value),
     "enabled": lambda value, seed: validate_enabled(value),
+    "start_at": lambda value, seed: window.validate_instant(value, "start_at"),
+    "end_at": lambda value, seed: window.validate_instant(value, "end_at"),
+    "max_runs": lambda value, seed: window.validate_max_runs(value),
 }

@@ -7,7 +7,7 @@ the planner once per input rather than once per row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,11 +28,19 @@ _LEDGER = {
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
 
+# V200150SCHEND's message, per reason (core.firing.Decision.ended).
+_ENDED = {
+    "end_at": "schedule ended: its next occurrence is after end_at",
+    "max_runs": "schedule ended: max_runs reached",
+    "no_occurrence": "schedule ended: no occurrence left",
+}
+
 # Schedule row changes, per outcome: the columns set (their values come from
 # the plan) and any further assignment. Each is a compare-and-set on the
 # next_run the batch read.
 ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
-    Outcome.FIRE: (("last_run", "next_run"), ""),
+    # run_count counts fires (max_runs ends the row, core.firing).
+    Outcome.FIRE: (("last_run", "next_run"), "run_count = run_count + 1"),
     Outcome.SKIPPED_OVERLAP: (("next_run",), ""),
     Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
     Outcome.JOB_MISSING: (("next_run",), ""),
@@ -100,6 +108,9 @@ class Plan:
     set_values: tuple[Any, ...]  # encoded, in ROW_CHANGES order
     detail: Any  # the ledger event's JSON text, encoded
     keys: list[Any] = field(default_factory=list)  # the rows' keys (due_query)
+    # When the decision ends its rows: V200150SCHEND's message and detail, encoded.
+    end_message: str | None = None
+    end_detail: Any = None
 
     @property
     def count(self) -> int:
@@ -135,8 +146,11 @@ class Planner:
         policy = key[_WHEN:_INPUTS]
         previous_active, job_active = key[_INPUTS:]
         due = _instant(when.next_run)
+        row = DueRow(due, *policy)
+        if row.end_at is not None:  # as stored: text on SQLite
+            row = replace(row, end_at=_instant(row.end_at))
         decision = decide(
-            DueRow(due, *policy),
+            row,
             now=self.now,
             next_after=self.next_after.of(when.cron, when.timezone),
             job_active=job_active,
@@ -162,7 +176,7 @@ class Planner:
             set_values = (None, self.now_param)
         else:  # next_run
             set_values = (params.datetime(decision.next_run),)
-        return Plan(
+        plan = Plan(
             decision,
             when.next_run,
             code.text,
@@ -171,6 +185,10 @@ class Planner:
             set_values,
             enc.json(detail),
         )
+        if decision.ended is not None:
+            plan.end_message = _ENDED[decision.ended]
+            plan.end_detail = enc.json({"reason": decision.ended, "term": self.term})
+        return plan
 
     def job_plan(self, key: tuple[str, str, str], options: dict[str, Any]) -> tuple[Any, Any, Any]:
         """A job's item (priority, expires_at, max_attempts), encoded."""
