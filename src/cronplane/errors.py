@@ -179,7 +179,8 @@ class InvalidWindow(InvalidInput):
     """An active window refused: a bound that is not an ISO 8601 instant, or end before start."""
 
     code = _code(
-        "X400150WININV", "active window invalid: start_at/end_at not an instant, or end before start"
+        "X400150WININV",
+        "active window invalid: start_at/end_at not an instant, or end before start",
     )
 
 

@@ -50,7 +50,7 @@ def render(schedule: Schedule, response: Response | None = None) -> dict[str, An
     return schedule.to_dict()
 
 
-_TIMES = ("last_run", "next_run", "created_at", "updated_at")
+_TIMES = ("last_run", "next_run", "created_at", "updated_at", "start_at", "end_at")
 
 
 def schedule_json(schedule: Schedule) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import validation
+from cronplane.core import validation, window
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -48,6 +48,22 @@ CronText = Annotated[
 ]
 ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE), described(pattern=NO_NUL)]
 Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_MISFIRE_GRACE)]
+# Checked by the service (X400150WININV / X400151RUNINV), not by the schema, so a
+# bad value gets the same coded error from every edge.
+InstantText = Annotated[
+    str,
+    Field(
+        max_length=64,
+        description="ISO 8601 instant, e.g. 2027-01-01T03:00+01:00; without an offset, "
+        "a wall time in the schedule's zone.",
+    ),
+    described(pattern=NO_NUL),
+]
+MaxRuns = Annotated[
+    int,
+    Field(description="Fires before the schedule ends (>= 1); null: no limit."),
+    described(minimum=1, maximum=window.MAX_RUNS_LIMIT),
+]
 TargetText = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TEXT),
@@ -97,6 +113,9 @@ class ScheduleCreate(Request):
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] = "skip"
     enabled: StrictBool = True
+    start_at: InstantText | None = Field(None, description="No fire before this instant.")
+    end_at: InstantText | None = Field(None, description="No fire after this instant.")
+    max_runs: MaxRuns | None = None
 
 
 class SchedulePatchBody(Request):
@@ -109,6 +128,9 @@ class SchedulePatchBody(Request):
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] | None = None
     enabled: StrictBool | None = None
+    start_at: InstantText | None = None
+    end_at: InstantText | None = None
+    max_runs: MaxRuns | None = None
 
 
 class ScheduleOut(Response):
@@ -134,6 +156,15 @@ class ScheduleOut(Response):
     revision: int
     declared: dict[str, Any] | None
     overrides: list[str]
+    start_at: datetime | None
+    end_at: datetime | None
+    max_runs: int | None
+    run_count: int = Field(description="Schedule fires so far (read-only).")
+    runs_left: int | None = Field(description="max_runs - run_count; null: no limit.")
+    state: Literal["active", "inactive", "paused", "ended", "done"] = Field(
+        description="Derived, read-only: ended = window over or runs used up; "
+        "done = a one-off that fired."
+    )
 
 
 class SchedulePage(Response):
@@ -255,6 +286,9 @@ class CronEntry(Request):
     payload: JSONObject | None = None
     misfire_grace: Grace | None = None
     overlap: Literal["skip", "allow"] | None = None
+    start_at: InstantText | None = None
+    end_at: InstantText | None = None
+    max_runs: MaxRuns | None = None
 
 
 CronsMap = Annotated[
@@ -318,6 +352,9 @@ class Declaration(Response):
     payload: dict[str, Any]
     misfire_grace: int | None
     overlap: Literal["skip", "allow"]
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 class Plan(Response):

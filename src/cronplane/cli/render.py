@@ -46,6 +46,25 @@ def status(enabled: bool) -> str:
     return "ACTIVE" if enabled else "INACTIVE"
 
 
+def state(row: Schedule) -> str:
+    """The row's derived state in the UI's words: ACTIVE, INACTIVE, ENDED, DONE."""
+    return row.state.upper()
+
+
+def runs(row: Schedule) -> str:
+    """ "3 of 5 runs left", or how many fires so far when there is no limit."""
+    if row.max_runs is None:
+        return f"{row.run_count} so far, no limit"
+    return f"{row.runs_left} of {row.max_runs} runs left"
+
+
+def window(row: Schedule) -> str:
+    """The active window, each bound or "open"."""
+    return f"{when(row.start_at) if row.start_at else 'open'} .. " + (
+        when(row.end_at) if row.end_at else "open"
+    )
+
+
 def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None = None) -> None:
     """A listing: Name, Job, Cron, Zone, Status, Source, Last Run, Next Run."""
     if as_json:
@@ -64,7 +83,7 @@ def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None =
             row.job,
             row.cron,
             row.timezone,
-            status(row.enabled),
+            state(row),
             row.source + ("*" if row.overrides else ""),
             when(row.last_run),
             when(row.next_run),
@@ -104,7 +123,10 @@ def schedule(
     if cron_error is not None:
         table.add_row("Cron error", f"[red]{escape(cron_error)}[/red]")
     table.add_row("Zone", row.timezone)
-    table.add_row("Status", status(row.enabled))
+    table.add_row("Status", state(row))
+    table.add_row("Runs", runs(row))
+    if row.start_at is not None or row.end_at is not None:
+        table.add_row("Window", window(row))
     table.add_row("Source", row.source)
     table.add_row("Payload", json.dumps(row.payload, ensure_ascii=False))
     table.add_row("Overlap", row.overlap)

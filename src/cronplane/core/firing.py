@@ -216,9 +216,7 @@ def decide(
             ended = "end_at" if cut else "no_occurrence"
         elif kind is Outcome.FIRE and row.runs_left is not None and row.runs_left <= 1:
             following, ended = None, "max_runs"
-        return Decision(
-            kind, window.latest, window.count, window.exact, following, ended=ended
-        )
+        return Decision(kind, window.latest, window.count, window.exact, following, ended=ended)
 
     if not job_active:
         return outcome(Outcome.JOB_MISSING)

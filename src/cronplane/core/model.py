@@ -10,9 +10,9 @@ maps rows to these (`cronplane.store.schedules.schedule_from_row`,
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from collections.abc import Callable
 from typing import Any, Final, Literal
 from uuid import UUID
 

@@ -42,8 +42,8 @@ from cronplane.core.model import (
     to_fields,
 )
 from cronplane.core.occurrences import first_run, next_run
-from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.core.reconcile import restore_declared
+from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.errors import (
     CronplaneError,
     InvalidRequest,

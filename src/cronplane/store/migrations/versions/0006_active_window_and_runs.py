@@ -31,9 +31,7 @@ def upgrade() -> None:
     # SQLite cannot add a CHECK to an existing table without rebuilding it
     # (and its partial indexes); there the service's validation is the check.
     if op.get_context().dialect.name == "postgresql":
-        op.create_check_constraint(
-            "max_runs", "schedules", "max_runs IS NULL OR max_runs >= 1"
-        )
+        op.create_check_constraint("max_runs", "schedules", "max_runs IS NULL OR max_runs >= 1")
 
 
 def downgrade() -> None:
