@@ -65,7 +65,7 @@ def first_run(
     is none within five years of `now` (a one-off in the past is one such)."""
     try:
         found = next_run(cron, timezone, now, start_at=start_at, end_at=end_at)
-        unbounded = None if found is not None else next_run(cron, timezone, now)
+        unbounded = found if found is not None else next_run(cron, timezone, now)
     except ScheduleSyntax as error:
         raise cron_rejected(cron, error) from error
     if found is not None and found - now <= FIRST_RUN_HORIZON:
