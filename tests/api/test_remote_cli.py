@@ -63,11 +63,18 @@ SCENARIO: list[tuple[str, ...]] = [
     ("schedule", "add", "zoned", "--job", "ship", "--cron", "@daily", "--tz", "Mars/X", *SCOPE),
     # The active window, the run limit and a one-off (docs/controls.md).
     (*LIMITED.split(), "--json", *SCOPE),
-    (*"schedule add backwards --job ship --cron @daily".split(), *BACKWARDS.split(), *SCOPE),
+    (
+        *["schedule", "add", "backwards", "--job", "ship", "--cron", "@daily"],
+        *BACKWARDS.split(),
+        *SCOPE,
+    ),
     ("schedule", "add", "launch", "--job", "ship", "--cron", "once at 2030-01-01T03:00", *SCOPE),
     ("schedule", "add", "late", "--job", "ship", "--cron", "once at 2020-01-01T03:00", *SCOPE),
-    (*"schedule window limited --max-runs none --end-at none --json".split(), *SCOPE),
-    (*"schedule window limited --max-runs 0".split(), *SCOPE),
+    (
+        *["schedule", "window", "limited", "--max-runs", "none", "--end-at", "none", "--json"],
+        *SCOPE,
+    ),
+    (*["schedule", "window", "limited", "--max-runs", "0"], *SCOPE),
     ("schedule", "info", "limited", *SCOPE),
     ("schedule", "ls", "--json", *SCOPE),
     ("schedule", "ls", "--all", "--json"),

@@ -29,6 +29,16 @@ def test_create_with_a_window_and_limit_answers_state_and_runs_left(seeded: Api)
     assert (body["max_runs"], body["run_count"], body["runs_left"]) == (3, 0, 3)
     assert body["state"] == "active" and body["next_run"] == "2026-01-05T14:00:00Z"
     assert seeded.call("GET", S + "/billing/default/limited").json() == body
+    # The preview keeps to the window and the runs left: 3 runs, from 14:00 UTC.
+    preview = seeded.call("GET", S + "/billing/default/limited/preview", params={"count": 10})
+    assert preview.json()["next"] == [
+        "2026-01-05T14:00:00Z",
+        "2026-01-05T15:00:00Z",
+        "2026-01-05T16:00:00Z",
+    ]
+    seeded.call("PATCH", S + "/billing/default/limited", json={"end_at": "2026-01-05T15:00Z"})
+    preview = seeded.call("GET", S + "/billing/default/limited/preview", params={"count": 10})
+    assert preview.json()["next"] == ["2026-01-05T14:00:00Z", "2026-01-05T15:00:00Z"]
     patched = seeded.call("PATCH", S + "/billing/default/limited", json={"max_runs": None})
     assert patched.status_code == 200 and patched.json()["runs_left"] is None
 

@@ -25,6 +25,8 @@ def test_add_with_a_window_and_limit_then_change_it(cronplane: Cronplane) -> Non
     assert changed.code == 0 and changed.json()["max_runs"] is None  # type: ignore[index]
     again = cronplane("schedule", "window", "campaign", "--max-runs", "1", "--json").json()
     assert again["runs_left"] == 1  # type: ignore[index]
+    upcoming = cronplane("schedule", "info", "campaign", "--json", "--next", "5").json()
+    assert len(upcoming["upcoming"]) == 1  # type: ignore[index]  # no more than the runs left
     listing = cronplane("schedule", "ls")
     assert listing.code == 0 and "ACTIVE" in listing.stdout
 

@@ -48,7 +48,9 @@ def node(database: Database, clock: FakeClock, holder: str = "node-a") -> Dispat
 def create(service: ScheduleService, cron: str, **spec: object) -> str:
     name = f"s{next(_names)}"
     values: dict[str, object] = {"overlap": "allow", **spec}
-    service.create_schedule(SCOPE, ScheduleSpec(job="job", cron=cron, name=name, **values), actor="t")  # type: ignore[arg-type]
+    service.create_schedule(
+        SCOPE, ScheduleSpec(job="job", cron=cron, name=name, **values), actor="t"
+    )  # type: ignore[arg-type]
     return name
 
 

@@ -287,7 +287,15 @@ def preview_schedule(
     count: Annotated[int, Query(ge=1, le=100)] = 5,
     after: datetime | None = None,
 ) -> Preview:
-    """The stored expression described, with its next `count` occurrences in its zone."""
+    """The stored expression described, with its next `count` occurrences in its zone
+    (none outside its active window, no more than its runs left)."""
     schedule = ctx.service.get_schedule(Scope(tenant, stack, environment), name)
     start = after or ctx.clock.now()
-    return preview(schedule.cron, schedule.timezone, start, count)
+    return preview(
+        schedule.cron,
+        schedule.timezone,
+        start,
+        count,
+        window=(schedule.start_at, schedule.end_at),
+        runs_left=schedule.runs_left,
+    )

@@ -145,7 +145,10 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
     upcoming = (
         [] if after is None else [after, *cron.upcoming(after, max(0, count - 1), row.timezone)]
     )
-    render.schedule(row, as_json, cron.describe(), upcoming[:count])
+    # None past the active window's end, no more than the runs left.
+    upcoming = [moment for moment in upcoming if row.end_at is None or moment <= row.end_at]
+    left = count if row.runs_left is None else min(count, row.runs_left)
+    render.schedule(row, as_json, cron.describe(), upcoming[:left])
 
 
 @schedule.command("enable")
