@@ -144,3 +144,10 @@ def test_manifest_window_problems_are_listed_with_their_path(service: ScheduleSe
         service.create_schedule(
             SCOPE, ScheduleSpec(job="report", cron="@once 2020-01-01T00:00"), actor="t"
         )
+
+
+def test_a_manual_run_does_not_use_a_run(service: ScheduleService) -> None:
+    service.create_schedule(SCOPE, ScheduleSpec(job="report", cron="@daily", max_runs=2), actor="t")
+    service.run_now(SCOPE, "report", actor="t")
+    row = service.get_schedule(SCOPE, "report")
+    assert (row.run_count, row.runs_left, row.state) == (0, 2, "active")
