@@ -151,3 +151,17 @@ def test_a_manual_run_does_not_use_a_run(service: ScheduleService) -> None:
     service.run_now(SCOPE, "report", actor="t")
     row = service.get_schedule(SCOPE, "report")
     assert (row.run_count, row.runs_left, row.state) == (0, 2, "active")
+
+
+def test_declarations_without_a_window_keep_their_document(service: ScheduleService) -> None:
+    # Rows declared before the window existed have documents without its keys:
+    # the same manifest must not rewrite them, and reset restores "no limit".
+    crons = _crons(MANIFEST)
+    service.sync(PROD, crons, actor="deploy")  # type: ignore[arg-type]
+    launch = service.get_schedule(PROD, "launch")
+    assert launch.declared is not None and "max_runs" not in launch.declared
+    assert service.get_schedule(PROD, "campaign").declared["max_runs"] == 10  # type: ignore[index]
+    assert not service.sync(PROD, crons, actor="deploy").writes  # type: ignore[arg-type]
+    service.update_schedule(PROD, "launch", SchedulePatch(max_runs=1), actor="ops")
+    reset = service.reset_to_manifest(PROD, "launch", actor="ops")
+    assert reset.max_runs is None and reset.overrides == ()

@@ -341,11 +341,19 @@ class Declared:
     max_runs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The `declared` column's document."""
-        return to_document(self)
+        """The `declared` column's document; the window and run limit only when set, so
+        the documents of rows declared before they existed stay equal (no re-sync churn)."""
+        document = to_document(self)
+        return {
+            key: value
+            for key, value in document.items()
+            if value is not None or key not in OPTIONAL_DECLARED
+        }
 
 
-# What a manifest declares for one cron; `declared` stores exactly these keys.
+# Declared keys a `declared` document leaves out when unset (added after rows existed).
+OPTIONAL_DECLARED: Final = ("start_at", "end_at", "max_runs")
+# What a manifest declares for one cron; `declared` stores these keys (OPTIONAL_DECLARED when set).
 DECLARED_FIELDS: Final = field_names(Declared)
 
 

@@ -184,7 +184,7 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
             continue
         document = wanted.to_dict()
         drift.extend(
-            Drift(name, key, current_value(row, key), document[key]) for key in row.overrides
+            Drift(name, key, current_value(row, key), document.get(key)) for key in row.overrides
         )
         if row.declared == document:
             unchanged.append(name)
@@ -192,7 +192,7 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
         changes = {
             key: getattr(wanted, key)
             for key in DECLARED_FIELDS
-            if key not in row.overrides and current_value(row, key) != document[key]
+            if key not in row.overrides and current_value(row, key) != document.get(key)
         }
         updated.append(PlannedUpdate(name, row.id, row.revision, wanted, changes))
     removed = [
@@ -219,11 +219,13 @@ def restore_declared(row: Schedule) -> dict[str, Any]:
     """For "reset to manifest": the overridden fields' declared values."""
     if row.declared is None:
         return {}
+    # A key the document leaves out has its default (Declared.to_dict drops unset limits).
     declared = from_document(Declared, {"job": row.job, **row.declared})
     return {
         key: getattr(declared, key)
         for key in row.overrides
-        if key in row.declared and current_value(row, key) != row.declared[key]
+        if key in DECLARED_FIELDS
+        and current_value(row, key) != encode_value(getattr(declared, key))
     }
 
 
