@@ -41,11 +41,6 @@ def when(value: datetime | None) -> str:
     return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def status(enabled: bool) -> str:
-    """The UI's words for `enabled`."""
-    return "ACTIVE" if enabled else "INACTIVE"
-
-
 def state(row: Schedule) -> str:
     """The row's derived state in the UI's words: ACTIVE, INACTIVE, ENDED, DONE."""
     return row.state.upper()
