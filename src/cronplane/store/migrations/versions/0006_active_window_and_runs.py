@@ -37,8 +37,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_context().dialect.name == "postgresql":
         op.drop_constraint("ck_schedules_max_runs", "schedules", type_="check")
-    with op.batch_alter_table("schedules") as batch:
-        batch.drop_column("run_count")
-        batch.drop_column("max_runs")
-        batch.drop_column("end_at")
-        batch.drop_column("start_at")
+    # Plain DROP COLUMN (SQLite >= 3.35): no table rebuild that could lose the
+    # partial indexes.
+    for column in ("run_count", "max_runs", "end_at", "start_at"):
+        op.drop_column("schedules", column)
