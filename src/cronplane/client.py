@@ -26,7 +26,7 @@ from uuid import UUID
 import httpx
 
 from cronplane.clock import Clock, SystemClock
-from cronplane.core.codec import from_document, to_document
+from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.model import (
     CronDeclaration,
     Declared,
@@ -35,6 +35,7 @@ from cronplane.core.model import (
     Page,
     QueueItem,
     Schedule,
+    SchedulePatch,
     ScheduleSpec,
     Scope,
 )
@@ -241,6 +242,20 @@ class RemoteService:
         }
         answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
         return from_document(Page, answer)
+
+    def update_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        patch: SchedulePatch,
+        *,
+        actor: str,
+        revision: int | None = None,
+    ) -> Schedule:
+        """PATCH the schedule with the patch's set fields (None clears a nullable one)."""
+        body = {key: encode_value(value) for key, value in patch.given().items()}
+        path = self._schedule(scope, name)
+        return from_document(Schedule, self._request("PATCH", path, body=body, revision=revision))
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

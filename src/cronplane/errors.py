@@ -19,6 +19,8 @@
     │   ├── InvalidUntil                 X400102UNTINV  pause until unparsable or not future
     │   ├── InvalidBackfill              X400103BKFRNG  backfill range unparsable or to <= from
     │   ├── BackfillTooLarge             X400104BKFCAP  backfill range over the cap
+    │   ├── InvalidWindow                X400150WININV  start_at/end_at not an instant, or end before start
+    │   ├── InvalidMaxRuns               X400151RUNINV  max_runs not a whole number >= 1
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -211,6 +213,21 @@ class BackfillTooLarge(InvalidInput):
     """A backfill range holding more occurrences than one request may enqueue."""
 
     code = _code("X400104BKFCAP", "backfill range holds more occurrences than the cap")
+
+
+class InvalidWindow(InvalidInput):
+    """An active window refused: a bound that is not an ISO 8601 instant, or end before start."""
+
+    code = _code(
+        "X400150WININV",
+        "active window invalid: start_at/end_at not an instant, or end before start",
+    )
+
+
+class InvalidMaxRuns(InvalidInput):
+    """A run limit refused: max_runs must be a whole number >= 1 (or null: no limit)."""
+
+    code = _code("X400151RUNINV", "max_runs invalid: a whole number >= 1, or null for no limit")
 
 
 class PayloadTooLarge(InvalidInput):

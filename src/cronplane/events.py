@@ -32,6 +32,11 @@ NEXT_RUN_FAILED = _event("X200900SCHCAL", "next-run computation failed; row disa
 SKIPPED_PAUSED = _event(
     "V200100SKPPAU", "occurrence skipped: schedule paused (detail: note, paused_by, until)"
 )
+SCHEDULE_ENDED = _event(
+    "V200150SCHEND",
+    "schedule ended: no occurrence left (end_at passed, max_runs used, one-off done); "
+    "next_run null, still enabled (detail: reason)",
+)
 
 # Changes, each with its actor.
 SCHEDULE_CREATED = _event("V201001SCHCRT", "schedule created")

@@ -41,6 +41,11 @@ crons:
 """
 
 SCOPE = ("--stack", "shop", "--env", "prod")
+LIMITED = (
+    "schedule add limited --job ship --cron @daily --tz Europe/Berlin "
+    "--start-at 2030-01-01T00:00 --end-at 2030-06-01T00:00Z --max-runs 3"
+)
+BACKWARDS = "--start-at 2030-01-02T00:00 --end-at 2030-01-01T00:00"
 SCENARIO: list[tuple[str, ...]] = [
     ("job", "ls", "--json", *SCOPE),
     ("app", "install", "app.yaml", "--dry-run", "--json", *SCOPE),
@@ -56,6 +61,21 @@ SCENARIO: list[tuple[str, ...]] = [
     ("schedule", "add", "broken", "--job", "ship", "--cron", "61 * * * *", *SCOPE),
     ("schedule", "add", "ghost", "--job", "nobody", "--cron", "@daily", *SCOPE),
     ("schedule", "add", "zoned", "--job", "ship", "--cron", "@daily", "--tz", "Mars/X", *SCOPE),
+    # The active window, the run limit and a one-off (docs/controls.md).
+    (*LIMITED.split(), "--json", *SCOPE),
+    (
+        *["schedule", "add", "backwards", "--job", "ship", "--cron", "@daily"],
+        *BACKWARDS.split(),
+        *SCOPE,
+    ),
+    ("schedule", "add", "launch", "--job", "ship", "--cron", "once at 2030-01-01T03:00", *SCOPE),
+    ("schedule", "add", "late", "--job", "ship", "--cron", "once at 2020-01-01T03:00", *SCOPE),
+    (
+        *["schedule", "window", "limited", "--max-runs", "none", "--end-at", "none", "--json"],
+        *SCOPE,
+    ),
+    (*["schedule", "window", "limited", "--max-runs", "0"], *SCOPE),
+    ("schedule", "info", "limited", *SCOPE),
     ("schedule", "ls", "--json", *SCOPE),
     ("schedule", "ls", "--all", "--json"),
     ("schedule", "ls", "--limit", "1", "--json", *SCOPE),

@@ -165,7 +165,22 @@ def test_job_in_another_stack_is_missing(database: Database, clock: FakeClock) -
     assert dispatcher(database, clock).tick().counts[Outcome.JOB_MISSING] == 1
 
 
-@pytest.mark.parametrize("cron", ["broken", "never-again"])
+def test_no_further_occurrence_is_a_normal_end(database: Database, clock: FakeClock) -> None:
+    # The last occurrence fires as usual; the row ends (enabled, next_run NULL), not disabled.
+    add_job(database)
+    last = add_schedule(database, "last", cron="never-again")
+    report = dispatcher(database, clock).tick()
+    assert report.fired == 1 and report.counts[Outcome.CALC_FAILED] == 0
+    row = schedule(database, last)
+    assert row.enabled and row.next_run is None and row.revision == 1 and row.run_count == 1
+    fired, ended = ledger(database, last)
+    assert fired.code == ev.SCHEDULE_FIRED.text and fired.detail["next_run"] is None
+    assert ended.code == ev.SCHEDULE_ENDED.text and ended.detail["reason"] == "no_occurrence"
+    assert ended.scheduled_for == fired.scheduled_for == START
+    assert dispatcher(database, clock).tick().fired == 0
+
+
+@pytest.mark.parametrize("cron", ["broken"])
 def test_next_run_failure_disables_row_and_loop_goes_on(
     database: Database, clock: FakeClock, cron: str
 ) -> None:

@@ -112,8 +112,11 @@ def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Databas
     fired_for = []
     for row in rows:
         decision = decided_alone(row, now, job_active=row["job"] == "job", active=row["id"] in busy)
-        (event,) = ledger(database, row["id"])
+        event, *ended = ledger(database, row["id"])
+        # A row with no occurrence left ends: one V200150SCHEND after its ledger event.
+        assert [e.code for e in ended] == ([ev.SCHEDULE_ENDED.text] if decision.ends else [])
         stored = schedule(database, row["id"])
+        assert stored.run_count == (1 if decision.outcome is Outcome.FIRE else 0)
         assert event.scheduled_for == decision.scheduled_for, row["name"]
         assert event.detail["coalesced"] == decision.coalesced, row["name"]
         assert event.detail.get("coalesced_at_least", False) is not decision.coalesced_exact

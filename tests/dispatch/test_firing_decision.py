@@ -93,9 +93,10 @@ def test_unparsable_cron_fails_the_calculation() -> None:
     assert "bad field" in (d.error or "")
 
 
-def test_no_further_occurrence_fails_the_calculation() -> None:
+def test_no_further_occurrence_ends_the_row_after_a_normal_decision() -> None:
     d = run(DueRow(T0, None, "skip"), T0, next_after=lambda after: None)
-    assert d.outcome is Outcome.CALC_FAILED
+    assert d.outcome is Outcome.FIRE and d.next_run is None
+    assert d.ends and d.ended == "no_occurrence" and not d.disables
 
 
 def test_backwards_occurrence_function_is_refused() -> None:

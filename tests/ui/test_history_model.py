@@ -44,3 +44,16 @@ def test_changes_carry_their_fields_and_runs_are_not_changes() -> None:
         FieldChange("payload", None, None),
     ]
     assert [row.event for row in history.occurrences] == [fired]
+
+
+def test_the_end_of_a_schedule_is_a_ledger_row_saying_why() -> None:
+    fired = _event(ev.SCHEDULE_FIRED, {"coalesced": 1}, 1)
+    ended = _event(ev.SCHEDULE_ENDED, {"reason": "max_runs"}, 2)
+    by_edit = _event(ev.SCHEDULE_ENDED, {"reason": "edit"}, 3)
+    history = history_of([fired, ended, by_edit], [])
+    assert [row.outcome for row in history.occurrences] == [
+        "fired",
+        "ended: max runs reached",
+        "ended: an edit left no occurrence",
+    ]
+    assert history.changes == []

@@ -17,10 +17,17 @@ Context = Annotated[ApiContext, Depends(current_context)]
 
 
 def preview(
-    expression: str, timezone: str, after: datetime, count: int, seed: str | None = None
+    expression: str,
+    timezone: str,
+    after: datetime,
+    count: int,
+    seed: str | None = None,
+    *,
+    window: tuple[datetime | None, datetime | None] = (None, None),
+    runs_left: int | None = None,
 ) -> Preview:
     """`core.explain.explain` as the API's body; its errors are the answer's (X400001CRNINV)."""
-    found = explain(expression, timezone, after, count, seed)
+    found = explain(expression, timezone, after, count, seed, window=window, runs_left=runs_left)
     return Preview(
         expression=found.expression,
         normalized=found.normalized,

@@ -50,7 +50,10 @@ def render(schedule: Schedule, response: Response | None = None) -> dict[str, An
     return schedule.to_dict()
 
 
-_TIMES = ("last_run", "next_run", "created_at", "updated_at", "paused_at", "paused_until")
+_TIMES = (
+    "last_run", "next_run", "created_at", "updated_at", "paused_at", "paused_until", "start_at",
+    "end_at",
+)  # fmt: skip
 
 
 def schedule_json(schedule: Schedule) -> dict[str, Any]:
@@ -287,7 +290,15 @@ def preview_schedule(
     count: Annotated[int, Query(ge=1, le=100)] = 5,
     after: datetime | None = None,
 ) -> Preview:
-    """The stored expression described, with its next `count` occurrences in its zone."""
+    """The stored expression described, with its next `count` occurrences in its zone
+    (none outside its active window, no more than its runs left)."""
     schedule = ctx.service.get_schedule(Scope(tenant, stack, environment), name)
     start = after or ctx.clock.now()
-    return preview(schedule.cron, schedule.timezone, start, count)
+    return preview(
+        schedule.cron,
+        schedule.timezone,
+        start,
+        count,
+        window=(schedule.start_at, schedule.end_at),
+        runs_left=schedule.runs_left,
+    )

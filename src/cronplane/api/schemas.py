@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import controls, validation
+from cronplane.core import controls, validation, window
 from cronplane.core.model import Overlap
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
@@ -56,6 +56,22 @@ Jitter = Annotated[
 # Checked by the service (core.validation.validate_timeout: X400007REQINV for <= 0).
 TimeoutSeconds = Annotated[
     int, Field(ge=-(10**9), le=10**9), described(minimum=1, maximum=validation.MAX_TIMEOUT)
+]
+# Checked by the service (X400150WININV / X400151RUNINV), not by the schema, so a
+# bad value gets the same coded error from every edge.
+InstantText = Annotated[
+    str,
+    Field(
+        max_length=64,
+        description="ISO 8601 instant, e.g. 2027-01-01T03:00+01:00; without an offset, "
+        "a wall time in the schedule's zone.",
+    ),
+    described(pattern=NO_NUL),
+]
+MaxRuns = Annotated[
+    int,
+    Field(description="Fires before the schedule ends (>= 1); null: no limit."),
+    described(minimum=1, maximum=window.MAX_RUNS_LIMIT),
 ]
 TargetText = Annotated[
     str,
@@ -112,6 +128,9 @@ class ScheduleCreate(Request):
     jitter: Jitter | None = Field(
         None, description="Seconds each fire is spread by (< the cron's shortest interval)."
     )
+    start_at: InstantText | None = Field(None, description="No fire before this instant.")
+    end_at: InstantText | None = Field(None, description="No fire after this instant.")
+    max_runs: MaxRuns | None = None
 
 
 class SchedulePatchBody(Request):
@@ -126,6 +145,9 @@ class SchedulePatchBody(Request):
     timeout: TimeoutSeconds | None = None
     enabled: StrictBool | None = None
     jitter: Jitter | None = None
+    start_at: InstantText | None = None
+    end_at: InstantText | None = None
+    max_runs: MaxRuns | None = None
 
 
 class ScheduleOut(Response):
@@ -158,6 +180,15 @@ class ScheduleOut(Response):
     paused_until: datetime | None
     paused_note: str | None
     paused_by: str | None
+    start_at: datetime | None
+    end_at: datetime | None
+    max_runs: int | None
+    run_count: int = Field(description="Schedule fires so far (read-only).")
+    runs_left: int | None = Field(description="max_runs - run_count; null: no limit.")
+    state: Literal["active", "inactive", "paused", "ended", "done"] = Field(
+        description="Derived, read-only: ended = window over or runs used up; "
+        "done = a one-off that fired."
+    )
 
 
 class PauseBody(Request):
@@ -314,6 +345,9 @@ class CronEntry(Request):
         default=None, description="The state a new row is created in; sync never changes it."
     )
     jitter: Jitter | None = None
+    start_at: InstantText | None = None
+    end_at: InstantText | None = None
+    max_runs: MaxRuns | None = None
 
 
 CronsMap = Annotated[
@@ -379,6 +413,9 @@ class Declaration(Response):
     overlap: Overlap
     jitter: int | None = None
     timeout: int | None = None
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 class Plan(Response):

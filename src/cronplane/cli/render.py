@@ -41,14 +41,23 @@ def when(value: datetime | None) -> str:
     return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def status(enabled: bool) -> str:
-    """The UI's words for `enabled`."""
-    return "ACTIVE" if enabled else "INACTIVE"
+def state(row: Schedule) -> str:
+    """The row's derived state in the UI's words: ACTIVE, INACTIVE, PAUSED, ENDED, DONE."""
+    return row.state.upper()
 
 
-def schedule_status(row: Schedule) -> str:
-    """A row's status for people: PAUSED (an enabled row an operator paused), else `status`."""
-    return "PAUSED" if row.enabled and row.paused else status(row.enabled)
+def runs(row: Schedule) -> str:
+    """ "3 of 5 runs left", or how many fires so far when there is no limit."""
+    if row.max_runs is None:
+        return f"{row.run_count} so far, no limit"
+    return f"{row.runs_left} of {row.max_runs} runs left"
+
+
+def window(row: Schedule) -> str:
+    """The active window, each bound or "open"."""
+    return f"{when(row.start_at) if row.start_at else 'open'} .. " + (
+        when(row.end_at) if row.end_at else "open"
+    )
 
 
 def pause_text(row: Schedule) -> str:
@@ -78,7 +87,7 @@ def schedules(rows: Sequence[Schedule], as_json: bool, next_cursor: str | None =
             row.job,
             row.cron,
             row.timezone,
-            schedule_status(row),
+            state(row),
             row.source + ("*" if row.overrides else ""),
             when(row.last_run),
             when(row.next_run),
@@ -118,9 +127,12 @@ def schedule(
     if cron_error is not None:
         table.add_row("Cron error", f"[red]{escape(cron_error)}[/red]")
     table.add_row("Zone", row.timezone)
-    table.add_row("Status", schedule_status(row))
+    table.add_row("Status", state(row))
     if row.paused:
         table.add_row("Paused", escape(pause_text(row)))
+    table.add_row("Runs", runs(row))
+    if row.start_at is not None or row.end_at is not None:
+        table.add_row("Window", window(row))
     table.add_row("Source", row.source)
     table.add_row("Payload", json.dumps(row.payload, ensure_ascii=False))
     table.add_row("Overlap", row.overlap)

@@ -1,6 +1,7 @@
-"""`cronplane schedule add|ls|info|enable|disable|pause|resume|rm|history|reset|run|backfill`.
+"""`cronplane schedule add|ls|info|enable|disable|pause|resume|window|rm|history|reset|run|backfill`.
 
 Deliberately no `set` for a user row's cron (SPEC §8): rm and add again.
+`window` changes only when a row may fire (start_at, end_at, max_runs).
 Each command: parse, call one service method, render.
 """
 
@@ -14,8 +15,8 @@ import click
 from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
-from cronplane.core.model import OVERLAPS, ScheduleSpec
-from cronplane.errors import CronplaneError, ScheduleNotFound
+from cronplane.core.model import OVERLAPS, UNSET, SchedulePatch, ScheduleSpec
+from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
 from cronplane.node import clock_for
 
 REVISION = click.option(
@@ -59,6 +60,13 @@ def schedule() -> None:
     "--jitter", type=int, default=None, help="Spread each fire by up to this many s (stable)."
 )
 @click.option("--disabled", is_flag=True, help="Create it disabled (no next run).")
+@click.option(
+    "--start-at", default=None, help="No fire before this ISO 8601 instant (naive: in --tz)."
+)
+@click.option(
+    "--end-at", default=None, help="No fire after this ISO 8601 instant (naive: in --tz)."
+)
+@click.option("--max-runs", type=int, default=None, help="End after this many fires.")
 @json_option
 @scope_options
 @click.pass_context
@@ -163,7 +171,10 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
             ),
         ]
     )
-    render.schedule(row, as_json, cron.describe(), upcoming[:count])
+    # None past the active window's end, no more than the runs left.
+    upcoming = [m for m in upcoming if row.end_at is None or m - offset <= row.end_at]
+    left = count if row.runs_left is None else min(count, row.runs_left)
+    render.schedule(row, as_json, cron.describe(), upcoming[:left])
 
 
 @schedule.command("enable")
@@ -194,6 +205,64 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
         client(ctx, writes=True).disable_schedule(s.scope, name, actor=s.actor, revision=revision),
         as_json,
     )
+
+
+# `none` clears a bound or the limit; an omitted option leaves it as it is.
+_CLEAR = "none"
+
+
+def _window_value(text: str | None, as_int: bool = False) -> Any:
+    if text is None:
+        return UNSET
+    if text.strip().lower() == _CLEAR:
+        return None
+    if not as_int:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidMaxRuns(
+            f"max_runs must be a whole number or 'none', not {text[:40]!r}", {"field": "max_runs"}
+        ) from None
+
+
+@schedule.command("window")
+@click.argument("name")
+@click.option(
+    "--start-at", default=None, help="ISO 8601 instant (naive: the row's zone); none clears."
+)
+@click.option(
+    "--end-at", default=None, help="ISO 8601 instant (naive: the row's zone); none clears."
+)
+@click.option("--max-runs", default=None, help="Fires before it ends; none: no limit.")
+@REVISION
+@json_option
+@scope_options
+@click.pass_context
+def window(
+    ctx: click.Context,
+    name: str,
+    start_at: str | None,
+    end_at: str | None,
+    max_runs: str | None,
+    revision: int | None,
+    as_json: bool,
+) -> None:
+    """Change when NAME may fire: its active window and run limit.
+
+    A later end_at or a higher max_runs revives an ended row; the next run is
+    computed from now (no back-fill).
+    """
+    patch = SchedulePatch(
+        start_at=_window_value(start_at),
+        end_at=_window_value(end_at),
+        max_runs=_window_value(max_runs, as_int=True),
+    )
+    s = settings(ctx)
+    updated = client(ctx, writes=True).update_schedule(
+        s.scope, name, patch, actor=s.actor, revision=revision
+    )
+    render.schedule(updated, as_json)
 
 
 @schedule.command("rm")

@@ -28,6 +28,11 @@ def to_document(record: object) -> dict[str, Any]:
     }
 
 
+def encode_value(value: Any) -> Any:
+    """One value as a document holds it (ISO datetimes, text UUIDs, lists)."""
+    return _encode(value)
+
+
 def from_document(cls: type[R], document: Mapping[str, Any]) -> R:
     """The record of class `cls` a `to_document` answer stands for (unknown keys ignored)."""
     hints = _hints(cls)

@@ -3,11 +3,12 @@
     parse(text, seed=None) -> Cron           raises only ScheduleSyntax (X400003INVSCH)
     Cron.normalized, Cron.describe(), Cron.next_after(dt, tz), Cron.upcoming(dt, n, tz)
     Cron.interval_seconds (an `@every` period, else None), Cron.shortest_gap (seconds)
+    Cron.is_once (a one-off `@once …`: at most one occurrence)
     next_fire_times(expr, after, count, tz=None, seed=None) -> list[datetime]
     known_zone(name) -> ZoneInfo             raises UnknownZone (X400004ZONINV)
 
 Every datetime returned is aware UTC. The modules under it: `cron_forms`
-(the accepted forms, compiled), `cron_fields` (one field), `cron_search`
+(the accepted forms, compiled), `cron_once` (the one-off form), `cron_fields` (one field), `cron_search`
 (when), `cron_zones` (zones), `describe` (English); a schedule's next run in
 product terms is `occurrences`. The forms and the DST rules are documented
 in docs/cron.md.
@@ -21,12 +22,14 @@ from functools import lru_cache
 
 from cronplane.core import cron_search
 from cronplane.core.cron_forms import (
+    MAX_INTERVAL_SECONDS,
     MAX_LENGTH,
     CronExpr,
     Expression,
     IntervalExpr,
     compile_expression,
 )
+from cronplane.core.cron_once import OnceExpr
 from cronplane.core.cron_zones import known_zone
 from cronplane.core.describe import describe as _describe
 from cronplane.errors import ScheduleSyntax
@@ -72,6 +75,11 @@ class Cron:
         return isinstance(self.expression, IntervalExpr)
 
     @property
+    def is_once(self) -> bool:
+        """True for a one-off (`@once …`): it fires at most once."""
+        return isinstance(self.expression, OnceExpr)
+
+    @property
     def interval_seconds(self) -> int | None:
         """The period in seconds of an exact `@every` interval; None for a 5-field cron."""
         return self.expression.seconds if isinstance(self.expression, IntervalExpr) else None
@@ -82,6 +90,8 @@ class Cron:
         5-field cron its shortest gap on the wall clock (at least 60; see `CronExpr`)."""
         if isinstance(self.expression, IntervalExpr):
             return self.expression.seconds
+        if isinstance(self.expression, OnceExpr):
+            return MAX_INTERVAL_SECONDS  # it never fires twice: no minimum is broken
         return self.expression.shortest_gap()
 
     @property

@@ -15,6 +15,7 @@ The forms (SPEC §3) and what they normalize to:
 - `at HH:MM`, `every day at HH:MM` -> `MM HH * * *`
 - `@every N(s|m|h|d)`, or a sum largest unit first (`@every 1m30s`)
                                   -> one number in the largest unit that divides it
+- `once at 2027-01-01T03:00[+01:00]` -> `@once 2027-01-01T03:00[+01:00]` (`cron_once`)
 
 The rules for edge cases the SPEC leaves open are written in docs/cron.md.
 """
@@ -36,6 +37,7 @@ from cronplane.core.cron_fields import (
     reject,
     resolve_hash,
 )
+from cronplane.core.cron_once import OnceExpr, compile_once, is_once
 
 MAX_LENGTH: Final = 256
 # Longest exact interval: ten years; anything longer is almost surely a typo.
@@ -148,7 +150,7 @@ class CronExpr:
         return found
 
 
-Expression = CronExpr | IntervalExpr
+Expression = CronExpr | IntervalExpr | OnceExpr
 
 
 def _nearest_weekday(day: int, length: int, first_weekday: int) -> int:
@@ -383,6 +385,8 @@ def compile_expression(text: str, seed: str | None = None) -> Expression:
     stripped = text.strip(" \t\r\n")
     if not stripped:
         reject(text, "expression", "the expression is empty")
+    if is_once(stripped):
+        return compile_once(text, stripped)
     special = _special_form(text, stripped)
     if isinstance(special, IntervalExpr):
         return special

@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final
 
 from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
+from cronplane.core.cron_once import OnceExpr
 from cronplane.core.cron_zones import (
     DAY,
     MAX_TS,
@@ -110,6 +111,9 @@ def next_second(expr: Expression, after: int, zone: tzinfo | None = None) -> int
 
     None when there is none before the horizon (or the end of datetime's range).
     """
+    if isinstance(expr, OnceExpr):
+        instant = to_second(expr.instant(zone))
+        return instant if instant > after else None
     if isinstance(expr, IntervalExpr):
         period = expr.seconds
         found = (after // period + 1) * period

@@ -216,3 +216,26 @@ class ZoneTimeline:
 def timeline(zone: tzinfo) -> ZoneTimeline:
     """The shared, memoized timeline of `zone`."""
     return ZoneTimeline(zone)
+
+
+def wall_instant(wall: datetime, zone: tzinfo | None) -> datetime:
+    """The aware UTC instant a naive wall-clock reading stands for in `zone`.
+
+    The product's fixed-time DST rules (SPEC §3), as for `at 02:30`: a wall
+    time a forward jump skips is the first real instant after the jump; one
+    a backward jump repeats is its first pass. An aware `wall` is returned
+    as is (in UTC).
+    """
+    if wall.tzinfo is not None and wall.utcoffset() is not None:
+        return wall.astimezone(UTC)
+    if zone is None:
+        return wall.replace(tzinfo=UTC)
+    # fold=0 is the first pass of a repeated time and, in a gap, the offset
+    # from before the jump, which lands after the jump: detect that by the
+    # round trip and answer the jump's instant.
+    candidate = wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
+    if candidate.astimezone(zone).replace(tzinfo=None) == wall:
+        return candidate
+    seconds = (candidate - _EPOCH) // timedelta(seconds=1)
+    start = timeline(zone).segment(seconds).start
+    return _EPOCH + timedelta(seconds=start)

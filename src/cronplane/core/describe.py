@@ -10,6 +10,7 @@ from __future__ import annotations
 from cron_descriptor import ExpressionDescriptor, Options
 
 from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
+from cronplane.core.cron_once import OnceExpr, describe_once
 
 _UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second"))
 
@@ -90,6 +91,8 @@ def describe(expr: Expression) -> str:
     """The English description of a compiled expression; never raises."""
     if isinstance(expr, IntervalExpr):
         return _interval(expr)
+    if isinstance(expr, OnceExpr):
+        return describe_once(expr)
     options = Options()
     options.use_24hour_time_format = True
     options.verbose = False

@@ -10,9 +10,9 @@ Pure: the instant to start from is an argument.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 
-from cronplane.core.cron import Cron, known_zone, parse
+from cronplane.core.cron import Cron, known_zone, parse, start_instant
 from cronplane.core.validation import cron_rejected
 from cronplane.errors import ScheduleSyntax
 
@@ -30,11 +30,20 @@ class Explanation:
 
 
 def explain(
-    expression: str, timezone: str, after: datetime, count: int, seed: str | None = None
+    expression: str,
+    timezone: str,
+    after: datetime,
+    count: int,
+    seed: str | None = None,
+    *,
+    window: tuple[datetime | None, datetime | None] = (None, None),
+    runs_left: int | None = None,
 ) -> Explanation:
     """Normalize, describe and list the next `count` runs of `expression` after `after`.
 
-    `seed` resolves `H`; a naive `after` is a wall time in the zone. Raises
+    `seed` resolves `H`; a naive `after` is a wall time in the zone. A stored
+    schedule's preview passes its active `window` (start_at, end_at) and
+    `runs_left`: no run outside the one, nor more than the other. Raises
     UnknownZone for the zone (checked first), CronRejected for the expression.
     """
     zone = known_zone(timezone)
@@ -47,6 +56,27 @@ def explain(
         normalized=cron.normalized,
         description=cron.describe(),
         timezone=timezone,
-        next=tuple(cron.upcoming(after, count, zone)),
+        next=_bounded(cron, zone, after, count, window, runs_left),
         cron=cron,
+    )
+
+
+def _bounded(
+    cron: Cron,
+    zone: tzinfo,
+    after: datetime,
+    count: int,
+    window: tuple[datetime | None, datetime | None],
+    runs_left: int | None,
+) -> tuple[datetime, ...]:
+    start_at, end_at = window
+    if runs_left is not None:
+        count = min(count, max(runs_left, 0))
+    if start_at is not None and start_at > start_instant(after, zone):
+        after = start_at - timedelta(seconds=1)  # an occurrence at start_at counts
+    found = cron.upcoming(after, count, zone)
+    return tuple(
+        moment
+        for moment in found
+        if (start_at is None or moment >= start_at) and (end_at is None or moment <= end_at)
     )

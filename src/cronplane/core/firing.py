@@ -40,7 +40,8 @@ that reaches the row late fires once, not a burst.
 
 Decision order (first match wins)
 ---------------------------------
-1. the next occurrence cannot be computed → ``CALC_FAILED`` (row disabled);
+1. the next occurrence cannot be computed (an error, not "there is none")
+   → ``CALC_FAILED`` (row disabled);
 2. paused and the occurrence is before ``paused_until`` → ``SKIPPED_PAUSED``;
 3. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
 4. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
@@ -55,6 +56,15 @@ Decision order (first match wins)
      asked to stop and a waiting one is cancelled, in the fire's transaction;
    - ``allow``: → ``FIRE``;
 6. otherwise → ``FIRE``.
+
+When a schedule comes to an end
+-------------------------------
+A row ends, staying enabled with ``next_run`` None (``Decision.ends``), when
+no occurrence follows the latest due one (a one-off, an expression with no
+further occurrence) or the next one is after ``end_at``, and when a fire
+uses its last run (``runs_left`` 1). The ending occurrence is decided as
+usual by the order above (it fires, or is skipped); only a fire counts as a
+run. The fire paths then also write ``V200150SCHEND``.
 """
 
 from __future__ import annotations
@@ -105,6 +115,10 @@ class DueRow:
     paused_until: datetime | None = None
     paused_by: str | None = None
     paused_note: str | None = None
+    end_at: datetime | None = None
+    # max_runs - run_count (None: no limit). Derived rather than run_count
+    # itself, so rows without a limit still share one decision per instant.
+    runs_left: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,21 +150,23 @@ class Decision:
     # Occurrences this decision stands for (>= 1); a lower bound when not exact.
     coalesced: int
     coalesced_exact: bool
-    # The row's new next_run; None only with CALC_FAILED (the row is disabled).
+    # The row's new next_run; None with CALC_FAILED (the row is disabled) or
+    # when the row ends (`ends`: it stays enabled, with no occurrence left).
     next_run: datetime | None
     error: str | None = None
     # Seconds the fire instant lies after scheduled_for (the row's jitter offset).
     offset: int = 0
     # True when the row was paused and this decision ends the pause (until reached).
     resumes: bool = False
+    # FIRE under `cancel_running` with an item active: stop it (running), cancel it (queued).
+    cancels: bool = False
+    # Why the row ends: "end_at", "max_runs" or "no_occurrence"; None when it goes on.
+    ended: str | None = None
 
     @property
     def fire_at(self) -> datetime:
         """When this occurrence was meant to fire: scheduled_for + the jitter offset."""
         return self.scheduled_for + timedelta(seconds=self.offset)
-
-    # FIRE under `cancel_running` with an item active: stop it (running), cancel it (queued).
-    cancels: bool = False
 
     @property
     def enqueues(self) -> bool:
@@ -162,13 +178,18 @@ class Decision:
         """True when the row is disabled (next_run cannot be computed)."""
         return self.outcome is Outcome.CALC_FAILED
 
+    @property
+    def ends(self) -> bool:
+        """True when the row ends: enabled, next_run None, V200150SCHEND written."""
+        return self.ended is not None
+
 
 @dataclass(frozen=True, slots=True)
 class _Window:
     latest: datetime
     count: int
     exact: bool
-    following: datetime
+    following: datetime | None  # None: no occurrence after `latest`
 
 
 def _latest_due(first: datetime, now: datetime, next_after: NextAfter) -> _Window:
@@ -180,7 +201,7 @@ def _latest_due(first: datetime, now: datetime, next_after: NextAfter) -> _Windo
     while True:
         following = next_after(latest)
         if following is None:
-            raise ValueError(f"no occurrence after {latest.isoformat()}")
+            return _Window(latest, count, True, None)
         if following <= latest:
             raise ValueError(f"occurrence function went backwards at {latest.isoformat()}")
         if following > now:
@@ -200,11 +221,21 @@ def _jump(latest: datetime, count: int, now: datetime, next_after: NextAfter) ->
     # From here the remaining gap is at most one window of occurrences.
     while True:
         following = next_after(latest)
-        if following is None:
-            raise ValueError(f"no occurrence after {latest.isoformat()}")
-        if following > now:
+        if following is None or following > now:
             return _Window(latest, count, False, following)
         latest, count = following, count + 1
+
+
+def _until(next_after: NextAfter, end_at: datetime | None) -> NextAfter:
+    """The occurrence function cut at `end_at` (inclusive): nothing after it."""
+    if end_at is None:
+        return next_after
+
+    def bounded(after: datetime) -> datetime | None:
+        found = next_after(after)
+        return None if found is None or found > end_at else found
+
+    return bounded
 
 
 def decide(
@@ -225,7 +256,7 @@ def decide(
     offset = timedelta(seconds=row.jitter_offset)
     try:
         # Nominal instants: an occurrence is due once its fire instant is.
-        window = _latest_due(row.next_run - offset, now - offset, next_after)
+        window = _latest_due(row.next_run - offset, now - offset, _until(next_after, row.end_at))
     except (ValueError, OverflowError, ArithmeticError) as error:
         return Decision(
             Outcome.CALC_FAILED,
@@ -240,15 +271,23 @@ def decide(
     held = paused and (row.paused_until is None or window.latest < row.paused_until)
 
     def outcome(kind: Outcome, cancels: bool = False) -> Decision:
+        following, ended = window.following, None
+        if following is None:
+            # Past end_at when the expression itself goes on.
+            cut = row.end_at is not None and next_after(window.latest) is not None
+            ended = "end_at" if cut else "no_occurrence"
+        elif kind is Outcome.FIRE and row.runs_left is not None and row.runs_left <= 1:
+            following, ended = None, "max_runs"
         return Decision(
             kind,
             window.latest,
             window.count,
             window.exact,
-            window.following + offset,
+            None if following is None else following + offset,
             offset=row.jitter_offset,
             resumes=paused and not held,
             cancels=cancels,
+            ended=ended,
         )
 
     if held:

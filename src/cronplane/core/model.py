@@ -10,6 +10,7 @@ maps rows to these (`cronplane.store.schedules.schedule_from_row`,
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -29,11 +30,18 @@ DEFAULT_SCOPE_PART: Final = "default"
 # The fields of an `app` row an operator may change (SPEC §2). All but
 # `enabled` are remembered as overrides: sync never touches `enabled`, so an
 # operator's enable/disable needs no protection from it.
-OPERATOR_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "jitter", "enabled")
-OVERRIDABLE_FIELDS: Final = ("cron", "timezone", "payload", "misfire_grace", "jitter")
+OPERATOR_FIELDS: Final = (
+    "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at", "max_runs",
+    "enabled",
+)  # fmt: skip
+OVERRIDABLE_FIELDS: Final = (
+    "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at", "max_runs",
+)  # fmt: skip
 # An operator's pause (docs/controls.md): never declared by a manifest, never
 # touched by sync (like `enabled`); the fire path clears it on auto-resume.
 PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by")
+
+ScheduleState = Literal["active", "inactive", "paused", "ended", "done"]
 
 
 class Unset(enum.Enum):
@@ -90,14 +98,19 @@ class Schedule:
     paused_until: datetime | None = None
     paused_note: str | None = None
     paused_by: str | None = None
+    # Seconds an item of this schedule may run; None: the job's `timeout` option.
+    timeout: int | None = None
+    # The active window (no fire before start_at or after end_at) and the run
+    # limit; run_count counts the row's schedule fires (the fire transaction's).
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
+    run_count: int = 0
 
     @property
     def paused(self) -> bool:
         """True while an operator's pause holds (see docs/controls.md)."""
         return self.paused_at is not None
-
-    # Seconds an item of this schedule may run; None: the job's `timeout` option.
-    timeout: int | None = None
 
     @property
     def scope(self) -> Scope:
@@ -105,13 +118,41 @@ class Schedule:
         return Scope(self.tenant, self.stack, self.environment)
 
     @property
+    def one_off(self) -> bool:
+        """True for a one-off (`@once …`), which is `done` rather than `ended`."""
+        return self.cron.startswith("@once ")
+
+    @property
+    def runs_left(self) -> int | None:
+        """Fires left before max_runs ends the row (Temporal's "remaining actions"); None: no limit."""
+        return None if self.max_runs is None else max(self.max_runs - self.run_count, 0)
+
+    @property
+    def state(self) -> ScheduleState:
+        """Derived, read-only: the first of STATE_RULES that holds, else `active`."""
+        return next((name for name, holds in STATE_RULES if holds(self)), "active")
+
+    @property
     def identity(self) -> str:
         """`tenant/stack/environment/name`: the seed of its `H` fields."""
         return self.scope.identity(self.name)
 
     def to_dict(self) -> dict[str, Any]:
-        """The row keyed by SPEC §2 column names, JSON-ready (ISO datetimes, str ids)."""
-        return to_document(self)
+        """The row keyed by SPEC §2 column names, JSON-ready (ISO datetimes, str ids),
+        with the derived `state` and `runs_left` (read-only; decoding ignores them)."""
+        return {**to_document(self), "state": self.state, "runs_left": self.runs_left}
+
+
+# A schedule's state, first match wins (a new state is one line here). An
+# enabled row with no next run has no occurrence left: a one-off is `done`,
+# any other row `ended` (window over or runs used up); neither is deleted.
+STATE_RULES: Final[tuple[tuple[ScheduleState, Callable[[Schedule], bool]], ...]] = (
+    ("inactive", lambda row: not row.enabled),
+    ("done", lambda row: row.next_run is None and row.one_off),
+    ("ended", lambda row: row.next_run is None),
+    ("paused", lambda row: row.paused),
+)
+STATES: Final = ("active", "inactive", "paused", "ended", "done")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +278,10 @@ class ScheduleSpec:
     timeout: int | None = None
     enabled: bool = True
     jitter: int | None = None
+    # Naive datetimes are wall times in `timezone`.
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +297,9 @@ class SchedulePatch:
     timeout: int | Unset | None = UNSET
     enabled: bool | Unset = UNSET
     jitter: int | Unset | None = UNSET
+    start_at: datetime | Unset | None = UNSET
+    end_at: datetime | Unset | None = UNSET
+    max_runs: int | Unset | None = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
@@ -307,6 +355,9 @@ class CronDeclaration:
     enabled: bool = True
     jitter: int | None = None
     timeout: int | None = None
+    start_at: datetime | None = None  # naive: a wall time in `timezone`
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,13 +376,24 @@ class Declared:
     overlap: Overlap = "skip"
     jitter: int | None = None
     timeout: int | None = None
+    start_at: datetime | None = None  # aware
+    end_at: datetime | None = None
+    max_runs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The `declared` column's document."""
-        return to_document(self)
+        """The `declared` column's document; the window and run limit only when set, so
+        the documents of rows declared before they existed stay equal (no re-sync churn)."""
+        document = to_document(self)
+        return {
+            key: value
+            for key, value in document.items()
+            if value is not None or key not in OPTIONAL_DECLARED
+        }
 
 
-# What a manifest declares for one cron; `declared` stores exactly these keys.
+# Declared keys a `declared` document leaves out when unset (added after rows existed).
+OPTIONAL_DECLARED: Final = ("jitter", "timeout", "start_at", "end_at", "max_runs")
+# What a manifest declares for one cron; `declared` stores these keys (OPTIONAL_DECLARED when set).
 DECLARED_FIELDS: Final = field_names(Declared)
 
 

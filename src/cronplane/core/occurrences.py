@@ -1,10 +1,11 @@
 """When a schedule runs next: the product's two questions about a stored expression.
 
-    next_run(cron, timezone, after) -> datetime | None   the dispatcher's step
-    first_run(cron, timezone, now) -> datetime           a new or re-enabled schedule
+    next_run(cron, timezone, after, start_at=, end_at=) -> datetime | None   the dispatcher's step
+    first_run(cron, timezone, now, start_at=, end_at=) -> datetime          a new schedule
 
-`next_run` is the first occurrence strictly after `after`, or None when the
-expression never fires again. `first_run` adds the five-year rule: a schedule
+`next_run` is the first occurrence strictly after `after` inside the active
+window [start_at, end_at] (either bound optional), or None when the
+expression never fires again there: the schedule has ended. `first_run` adds the five-year rule: a schedule
 must fire within five years of being created, edited or enabled, so
 "0 0 29 2 *" in 2096 (no leap day until 2104) is refused up front rather
 than sitting idle. The search itself is `cron_search`; parsing is
@@ -24,29 +25,66 @@ from cronplane.core.validation import cron_rejected
 from cronplane.errors import CronRejected, ScheduleSyntax
 
 FIRST_RUN_HORIZON: Final = timedelta(days=5 * 366)
+_SECOND: Final = timedelta(seconds=1)
 
 
-def next_run(cron: str, timezone: str, after: datetime) -> datetime | None:
-    """The first occurrence of `cron` in `timezone` strictly after `after`; None when none.
+def next_run(
+    cron: str,
+    timezone: str,
+    after: datetime,
+    *,
+    start_at: datetime | None = None,
+    end_at: datetime | None = None,
+) -> datetime | None:
+    """The first occurrence of `cron` in `timezone` strictly after `after`, not before
+    `start_at` and not after `end_at`; None when there is none.
 
     Raises ScheduleSyntax for an unparsable expression and UnknownZone for an
     unknown zone (the dispatcher disables such a row).
     """
-    return parse(cron).next_after(after, known_zone(timezone))
+    expression, zone = parse(cron), known_zone(timezone)
+    if start_at is not None and start_at > after:
+        after = start_at - _SECOND  # so an occurrence at start_at itself counts
+    found = expression.next_after(after, zone)
+    while found is not None and start_at is not None and found < start_at:
+        found = expression.next_after(found, zone)  # start_at had a fraction of a second
+    if found is None or (end_at is not None and found > end_at):
+        return None
+    return found
 
 
-def first_run(cron: str, timezone: str, now: datetime) -> datetime:
-    """The first occurrence after `now`; CronRejected when there is none within five years."""
+def first_run(
+    cron: str,
+    timezone: str,
+    now: datetime,
+    *,
+    start_at: datetime | None = None,
+    end_at: datetime | None = None,
+) -> datetime:
+    """The first occurrence after max(now, start_at) up to end_at; CronRejected when there
+    is none within five years of `now` (a one-off in the past is one such)."""
     try:
-        found = next_run(cron, timezone, now)
+        found = next_run(cron, timezone, now, start_at=start_at, end_at=end_at)
+        unbounded = found if found is not None else next_run(cron, timezone, now)
     except ScheduleSyntax as error:
         raise cron_rejected(cron, error) from error
-    if found is None or found - now > FIRST_RUN_HORIZON:
-        raise CronRejected(
-            f"cron {cron!r} never fires in the next five years (zone {timezone})",
-            {"field": "cron", "cron": cron},
+    if found is not None and found - now <= FIRST_RUN_HORIZON:
+        return found
+    detail = {"field": "cron", "cron": cron}
+    if parse(cron).is_once and unbounded is None:
+        message = f"one-off {cron!r} is not in the future (zone {timezone}): it would never fire"
+    elif found is None and unbounded is not None:
+        message = (
+            f"cron {cron!r} never fires between start_at and end_at "
+            f"({_bound(start_at)} .. {_bound(end_at)}, zone {timezone})"
         )
-    return found
+    else:
+        message = f"cron {cron!r} never fires in the next five years (zone {timezone})"
+    raise CronRejected(message, detail)
+
+
+def _bound(instant: datetime | None) -> str:
+    return "open" if instant is None else instant.isoformat()
 
 
 def next_run_function(cron: str, timezone: str) -> NextAfter:

@@ -19,13 +19,13 @@ tested): applying a plan and planning again yields a plan with no writes;
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core import validation
-from cronplane.core.codec import to_document
+from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
@@ -37,7 +37,8 @@ from cronplane.core.model import (
     Schedule,
     Scope,
 )
-from cronplane.core.occurrences import first_run
+from cronplane.core.occurrences import first_run, next_run
+from cronplane.core.window import resolve_window
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
 
 # What a declaration defines besides its job (resolved above), in the order checked.
@@ -184,15 +185,15 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
             continue
         document = wanted.to_dict()
         drift.extend(
-            Drift(name, key, current_value(row, key), document[key]) for key in row.overrides
+            Drift(name, key, current_value(row, key), document.get(key)) for key in row.overrides
         )
         if row.declared == document:
             unchanged.append(name)
             continue
         changes = {
-            key: document[key]
+            key: getattr(wanted, key)
             for key in DECLARED_FIELDS
-            if key not in row.overrides and current_value(row, key) != document[key]
+            if key not in row.overrides and current_value(row, key) != document.get(key)
         }
         updated.append(PlannedUpdate(name, row.id, row.revision, wanted, changes))
     removed = [
@@ -211,19 +212,21 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
 
 
 def current_value(row: SyncedRow | Schedule, key: str) -> Any:
-    """A declarable field's value on the row."""
-    value: Any = getattr(row, key)
-    return value
+    """A declarable field's value on the row, as the `declared` document has it."""
+    return encode_value(getattr(row, key))
 
 
 def restore_declared(row: Schedule) -> dict[str, Any]:
     """For "reset to manifest": the overridden fields' declared values."""
     if row.declared is None:
         return {}
+    # A key the document leaves out has its default (Declared.to_dict drops unset limits).
+    declared = from_document(Declared, {"job": row.job, **row.declared})
     return {
-        key: row.declared[key]
+        key: getattr(declared, key)
         for key in row.overrides
-        if key in row.declared and current_value(row, key) != row.declared[key]
+        if key in DECLARED_FIELDS
+        and current_value(row, key) != encode_value(getattr(declared, key))
     }
 
 
@@ -266,6 +269,9 @@ def resolve_declarations(
                     values[field_name] = check_field(field_name, given, scope.identity(name))
                 if field_name == "payload":
                     validation.validate_against_schema(values["payload"], job.payload_schema)
+            field_name = "end_at"
+            # Naive bounds are wall times in the declared zone.
+            values.update(resolve_window(values, values["timezone"]))
         except CronplaneError as error:
             where = path if field_name == "name" else f"{path}.{field_name}"
             problems.append(f"{where}: {error.code.text} {error.message}")
@@ -274,38 +280,66 @@ def resolve_declarations(
     return resolved, problems
 
 
+_WHEN_FIELDS = frozenset({"cron", "timezone", "jitter", "start_at", "end_at", "max_runs"})
+
+
 def check_fires(
     plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime, min_interval: int = 1
-) -> tuple[dict[str, datetime], list[str]]:
-    """First (nominal) fires of created rows and of updated rows whose cron, zone or
-    jitter changed; the service adds each row's jitter offset.
+) -> tuple[dict[str, datetime | None], list[str]]:
+    """First (nominal) fires of created rows, and next runs of updated rows whose
+    cron, zone, jitter, window or run limit changed (None: the updated row has
+    nothing left, it ends); the service adds each row's jitter offset.
 
     The five-year rule and the installation's minimum interval (`min_interval`
     seconds, X400010INTMIN) are write-time rules, so only what the plan writes
     is checked (a row kept as it is stays, even under a raised minimum);
     returns {name: first fire} and the problems.
     """
-    fires: dict[str, datetime] = {}
+    fires: dict[str, datetime | None] = {}
     problems: list[str] = []
-    todo: list[tuple[str, str, str, int | None]] = [
-        (item.name, item.declared.cron, item.declared.timezone, item.declared.jitter)
-        for item in plan.created
-    ]
-    for item in plan.updated:
-        if {"cron", "timezone", "jitter"} & set(item.changes):
-            row = rows[item.name]
-            cron = item.changes.get("cron", row.cron)
-            timezone = item.changes.get("timezone", row.timezone)
-            todo.append((item.name, cron, timezone, item.changes.get("jitter", row.jitter)))
-    for name, cron, timezone, jitter in todo:
+    for created in plan.created:
+        wanted = created.declared
         try:
-            validation.check_min_interval(parse(cron), min_interval)
-            fires[name] = first_run(cron, timezone, now)
+            validation.check_min_interval(parse(wanted.cron), min_interval)
+            fires[created.name] = first_run(
+                wanted.cron, wanted.timezone, now, start_at=wanted.start_at, end_at=wanted.end_at
+            )
         except CronplaneError as error:
-            problems.append(f"crons.{name}.cron: {error.code.text} {error.message}")
+            problems.append(f"crons.{created.name}.cron: {error.code.text} {error.message}")
             continue
+        _check_jitter(created.name, wanted.cron, wanted.jitter, problems)
+    for item in plan.updated:
+        if not _WHEN_FIELDS & set(item.changes):
+            continue
+        row = rows[item.name]
+        after = replace(row, **item.changes)
         try:
-            check_jitter(cron, jitter)
+            if {"cron", "timezone"} & set(item.changes):
+                validation.check_min_interval(parse(after.cron), min_interval)
+                first_run(after.cron, after.timezone, now)
+            left = after.runs_left
+            fires[item.name] = (
+                None
+                if left is not None and left <= 0
+                else next_run(
+                    after.cron,
+                    after.timezone,
+                    max(after.last_run or now, now),
+                    start_at=after.start_at,
+                    end_at=after.end_at,
+                )
+            )
         except CronplaneError as error:
-            problems.append(f"crons.{name}.jitter: {error.code.text} {error.message}")
+            problems.append(f"crons.{item.name}.cron: {error.code.text} {error.message}")
+            continue
+        if {"cron", "jitter"} & set(item.changes):
+            _check_jitter(item.name, after.cron, after.jitter, problems)
     return fires, problems
+
+
+def _check_jitter(name: str, cron: str, jitter: int | None, problems: list[str]) -> None:
+    """A declared jitter must be shorter than the cron's shortest interval."""
+    try:
+        check_jitter(cron, jitter)
+    except CronplaneError as error:
+        problems.append(f"crons.{name}.jitter: {error.code.text} {error.message}")

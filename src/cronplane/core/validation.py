@@ -18,7 +18,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from cronplane.core import controls
+from cronplane.core import controls, window
 from cronplane.core import cron as cron_engine
 from cronplane.core.model import OVERLAPS, Overlap
 from cronplane.errors import (
@@ -416,4 +416,7 @@ FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
     "overlap": lambda value, seed: validate_overlap(value),
     "timeout": lambda value, seed: validate_timeout(value),
     "enabled": lambda value, seed: validate_enabled(value),
+    "start_at": lambda value, seed: window.validate_instant(value, "start_at"),
+    "end_at": lambda value, seed: window.validate_instant(value, "end_at"),
+    "max_runs": lambda value, seed: window.validate_max_runs(value),
 }

@@ -19,6 +19,7 @@ from cronplane.core.model import (
     Page,
     QueueItem,
     Schedule,
+    SchedulePatch,
     ScheduleSpec,
     Scope,
 )
@@ -48,6 +49,16 @@ class ControlPlane(Protocol):
         cursor: str | None = None,
         limit: int = 100,
     ) -> Page: ...
+
+    def update_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        patch: SchedulePatch,
+        *,
+        actor: str,
+        revision: int | None = None,
+    ) -> Schedule: ...
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

@@ -6,7 +6,12 @@ Rules enforced here and nowhere else:
 - the job must exist in (tenant, stack) and be active;
 - the payload defaults to the job's default payload and must match its schema;
 - `last_run` is the creation time; `next_run` is the first occurrence strictly
-  after max(last_run, now): no back-fill on create or enable; disable clears it;
+  after max(last_run, now, start_at) and not after end_at: no back-fill on
+  create or enable; disable clears it;
+- a row with no occurrence left (window over, max_runs used, one-off done)
+  stays enabled with `next_run` None (state `ended`/`done`); an edit that
+  leaves it an occurrence (a later end_at, a higher max_runs) revives it, an
+  enable recomputes and it stays ended otherwise;
 - every change increments `revision`; a given stale revision is StaleRevision;
 - on `app` rows an operator may change only what `core.edits` allows, and each
   change of a declarable field is remembered in `overrides`; removal is AppOwned.
@@ -36,8 +41,9 @@ from cronplane.core.model import (
     new_schedule,
     to_fields,
 )
-from cronplane.core.occurrences import first_run
+from cronplane.core.occurrences import first_run, next_run
 from cronplane.core.reconcile import restore_declared
+from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.errors import (
     CronplaneError,
     InvalidRequest,
@@ -99,6 +105,7 @@ def _check_create(request: NewSchedule, min_interval: int) -> _CheckedCreate:
     }
     given = {key: value for key, value in values.items() if value is not None}
     values.update(check_fields(given, scope.identity(name)))
+    values.update(resolve_window(values, values["timezone"]))
     if values.get("cron") is not None:
         check_interval(values["cron"], min_interval)
         controls.check_jitter(values["cron"], values.get("jitter"))
@@ -110,7 +117,14 @@ def _new_row(
 ) -> Schedule:
     """The row a checked request creates (job looked up once per transaction, in `jobs`)."""
     scope, spec = item.request.scope, item.request.spec
-    first = first_run(item.values["cron"], item.values["timezone"], tx.now)
+    values = item.values
+    first = first_run(
+        values["cron"],
+        values["timezone"],
+        tx.now,
+        start_at=values["start_at"],
+        end_at=values["end_at"],
+    )
     key = (scope.tenant, scope.stack, spec.job)
     if key not in jobs:
         try:
@@ -136,6 +150,19 @@ def _new_row(
         enabled=spec.enabled,
         jitter_offset=offset,
     )
+
+
+# The states of a row with no occurrence left.
+ENDED_STATES = ("ended", "done")
+
+
+def _resumed(row: Schedule, after: datetime) -> datetime | None:
+    """The row's next run after `after` (its jitter offset added), within its window
+    and run limit; None when disabled or when nothing is left (ended, or done)."""
+    if not row.enabled or (row.runs_left is not None and row.runs_left <= 0):
+        return None
+    nominal = next_run(row.cron, row.timezone, after, start_at=row.start_at, end_at=row.end_at)
+    return controls.fire_at(nominal, row.jitter_offset)
 
 
 class Schedules(ServiceBase):
@@ -277,6 +304,8 @@ class Schedules(ServiceBase):
         checked = check_fields(clean, "check")
         if "cron" in checked:
             check_interval(checked["cron"], self.context.min_interval)
+        # The window's clean values (naive bounds are resolved in the row's zone later).
+        clean.update({key: checked[key] for key in (*WINDOW_FIELDS, "max_runs") if key in clean})
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             return self._apply(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)
@@ -323,13 +352,10 @@ class Schedules(ServiceBase):
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             ran = tx.now if at is None else at
-            next_run = None
-            if row.enabled:
-                nominal = first_run(row.cron, row.timezone, max(ran, tx.now))
-                next_run = controls.fire_at(nominal, row.jitter_offset)
-            values = {"last_run": ran, "next_run": next_run}
+            following = _resumed(row, max(ran, tx.now))
+            values = {"last_run": ran, "next_run": following}
             schedule_store.update_schedule(tx.conn, row.id, values)
-            updated = replace(row, last_run=ran, next_run=next_run)
+            updated = replace(row, last_run=ran, next_run=following)
             schedule_event(
                 tx,
                 events.SCHEDULE_UPDATED,
@@ -379,6 +405,10 @@ class Schedules(ServiceBase):
         code: Code,
     ) -> Schedule:
         check_revision(row, revision)
+        if set(WINDOW_FIELDS) & set(given):
+            # Naive bounds are wall times in the row's (new) zone.
+            zone = validation.validate_zone(given.get("timezone", row.timezone))
+            given = {**given, **resolve_window(given, zone)}
         changes = operator_edit(row, given)
         if not changes:
             return row
@@ -407,22 +437,19 @@ class Schedules(ServiceBase):
             key: tuple(value) if key == "overrides" else value for key, value in changes.items()
         }
         updated = replace(row, **fields)
+        check_window(updated.start_at, updated.end_at)
         values = dict(changes)
         if {"cron", "jitter"} & set(changes):
             controls.check_jitter(updated.cron, updated.jitter)
-        if {"cron", "timezone", "enabled", "jitter"} & set(changes):
+        if {"cron", "timezone"} & set(changes):
+            # The expression itself must fire within five years (a past one-off does not).
+            first_run(updated.cron, updated.timezone, tx.now)
+        if {"cron", "timezone", "enabled", "jitter", *WINDOW_FIELDS, "max_runs"} & set(changes):
             offset = controls.jitter_offset(row.id, updated.jitter)
             values["jitter_offset"] = offset
-            values["next_run"] = (
-                # After the last run, but never in the past: no back-fill.
-                controls.fire_at(
-                    first_run(
-                        updated.cron, updated.timezone, max(updated.last_run or tx.now, tx.now)
-                    ),
-                    offset,
-                )
-                if updated.enabled
-                else None
+            # After the last run, but never in the past: no back-fill.
+            values["next_run"] = _resumed(
+                replace(updated, jitter_offset=offset), max(updated.last_run or tx.now, tx.now)
             )
         values["revision"] = row.revision + 1
         values["updated_at"] = tx.now
@@ -446,5 +473,9 @@ class Schedules(ServiceBase):
             },
         }
         schedule_event(tx, code, updated, actor, verb, detail)
+        if updated.state in ENDED_STATES and row.state not in ENDED_STATES:
+            schedule_event(
+                tx, events.SCHEDULE_ENDED, updated, actor, "ended by an edit", {"reason": "edit"}
+            )
         tx.schedules_changed()
         return updated

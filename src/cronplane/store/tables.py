@@ -73,11 +73,17 @@ schedules = Table(
     Column("paused_until", UTCDateTime, nullable=True),
     Column("paused_note", String(500), nullable=True),
     Column("paused_by", String(128), nullable=True),
+    # The active window and run limit (migration 0006); run_count counts fires.
+    Column("start_at", UTCDateTime, nullable=True),
+    Column("end_at", UTCDateTime, nullable=True),
+    Column("max_runs", Integer, nullable=True),
+    Column("run_count", Integer, nullable=False, server_default=text("0")),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
     CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
     CheckConstraint("timeout IS NULL OR timeout > 0", name="timeout"),
     CheckConstraint("misfire_grace IS NULL OR misfire_grace >= 0", name="misfire_grace"),
+    CheckConstraint("max_runs IS NULL OR max_runs >= 1", name="max_runs"),
 )
 
 # Due work: the dispatcher's only scan. Partial on enabled, so disabled rows cost nothing.

@@ -11,6 +11,7 @@ import json
 import typing
 from collections.abc import Collection
 from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any, Final, Literal
 
 from fastapi import Request
@@ -24,7 +25,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Unset,
 )
-from cronplane.errors import InvalidPayload, InvalidRequest
+from cronplane.errors import InvalidMaxRuns, InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
 MAX_FIELD: Final = 256
@@ -47,6 +48,10 @@ class ScheduleForm:
     overlap: str = "skip"
     jitter: str = ""
     timeout: str = ""
+    # The active window (ISO 8601; without an offset, in the zone) and the run limit.
+    start_at: str = ""
+    end_at: str = ""
+    max_runs: str = ""
     revision: str = ""
 
     @classmethod
@@ -71,15 +76,17 @@ class ScheduleForm:
         return payload_object(self.payload or "{}")
 
     def number_value(self, name: str) -> int | None:
-        """A field of whole seconds; None when blank (for misfire grace: "always fire once")."""
+        """A whole number; None when blank (misfire grace: "always fire once"; max runs: no limit)."""
         text = getattr(self, name).strip()
         if not text:
             return None
         try:
             return int(text)
         except ValueError:
-            raise InvalidRequest(
-                f"{name.replace('_', ' ')} {text!r} is not a whole number of seconds",
+            unit = "" if name == "max_runs" else " of seconds"
+            error = InvalidMaxRuns if name == "max_runs" else InvalidRequest
+            raise error(
+                f"{name.replace('_', ' ')} {text!r} is not a whole number{unit}",
                 {"field": name},
             ) from None
 
@@ -91,6 +98,8 @@ class ScheduleForm:
         if kind is int:
             return self.number_value(name)
         text = getattr(self, name)
+        if kind is datetime:  # checked (and resolved in the zone) by the service
+            return text.strip() or None
         if typing.get_origin(kind) is Literal:  # a choice: anything else is the first
             choices = typing.get_args(kind)
             return text if text in choices else choices[0]
@@ -150,6 +159,8 @@ def _text(value: object) -> str:
         return ""
     if isinstance(value, dict):
         return json.dumps(value, indent=2, ensure_ascii=False)
+    if isinstance(value, datetime):
+        return value.isoformat()
     return str(value)
 
 

@@ -26,6 +26,14 @@ LEDGER: Final[dict[str, tuple[str, str]]] = {
     ev.JOB_MISSING.text: ("not fired: job missing or inactive", "bad"),
     ev.NEXT_RUN_FAILED.text: ("not fired: next run could not be computed; disabled", "bad"),
     ev.SCHEDULE_RUN_NOW.text: ("run now (by hand)", "info"),
+    ev.SCHEDULE_ENDED.text: ("ended: no occurrence left", "info"),
+}
+# Why a schedule ended (V200150SCHEND's detail.reason), said after "ended: ".
+ENDED_REASONS: Final = {
+    "end_at": "its window closed",
+    "max_runs": "max runs reached",
+    "no_occurrence": "no occurrence left",
+    "edit": "an edit left no occurrence",
 }
 ITEM_TONES: Final = {
     "queued": "info",
@@ -134,6 +142,9 @@ def history_of(events: list[Event], items: list[QueueItem]) -> History:
             continue
         coalesced = event.detail.get("coalesced")
         outcome = label[0]
+        if event.code == ev.SCHEDULE_ENDED.text:
+            reason = ENDED_REASONS.get(event.detail.get("reason", ""), "no occurrence left")
+            outcome = f"ended: {reason}"
         if event.detail.get("payload_overridden"):  # run now with the dialog's own payload
             outcome += f", payload overridden by {event.actor}"
         occurrences.append(

@@ -41,13 +41,21 @@ _LEDGER = {
 # A decision that `resumes` ends the operator's pause in the same UPDATE.
 CLEAR_PAUSE = ", ".join(f"{name} = NULL" for name in PAUSE_FIELDS)
 # Decision inputs stored as datetimes (text as read on SQLite).
-_INSTANT_FIELDS = frozenset(("paused_at", "paused_until"))
+_INSTANT_FIELDS = frozenset(("paused_at", "paused_until", "end_at"))
+
+# V200150SCHEND's message, per reason (core.firing.Decision.ended).
+_ENDED = {
+    "end_at": "schedule ended: its next occurrence is after end_at",
+    "max_runs": "schedule ended: max_runs reached",
+    "no_occurrence": "schedule ended: no occurrence left",
+}
 
 # Schedule row changes, per outcome: the columns set (their values come from
 # the plan) and any further assignment. Each is a compare-and-set on the
 # next_run the batch read.
 ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
-    Outcome.FIRE: (("last_run", "next_run"), ""),
+    # run_count counts fires (max_runs ends the row, core.firing).
+    Outcome.FIRE: (("last_run", "next_run"), "run_count = run_count + 1"),
     Outcome.SKIPPED_OVERLAP: (("next_run",), ""),
     Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
     Outcome.SKIPPED_PAUSED: (("next_run",), ""),
@@ -116,6 +124,9 @@ class Plan:
     set_values: tuple[Any, ...]  # encoded, in ROW_CHANGES order
     detail: Any  # the ledger event's JSON text, encoded
     keys: list[Any] = field(default_factory=list)  # the rows' keys (due_query)
+    # When the decision ends its rows: V200150SCHEND's message and detail, encoded.
+    end_message: str | None = None
+    end_detail: Any = None
 
     @property
     def count(self) -> int:
@@ -199,7 +210,7 @@ class Planner:
             set_values = (None, self.now_param)
         else:  # next_run
             set_values = (params.datetime(decision.next_run),)
-        return Plan(
+        plan = Plan(
             decision,
             when.next_run,
             code.text,
@@ -208,6 +219,10 @@ class Planner:
             set_values,
             enc.json(detail),
         )
+        if decision.ended is not None:
+            plan.end_message = _ENDED[decision.ended]
+            plan.end_detail = enc.json({"reason": decision.ended, "term": self.term})
+        return plan
 
     def job_plan(
         self, key: tuple[str, str, str], options: dict[str, Any]

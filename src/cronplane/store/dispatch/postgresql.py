@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from cronplane import events as ev
 from cronplane.core.firing import Outcome
 from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, cancels
@@ -139,6 +140,7 @@ class _Rows:
         fire = Outcome.FIRE
         cancelling = self.cancelling
         overlap_at = _OVERLAP - len(reads.DueWritten._fields)
+        ended = ev.SCHEDULE_ENDED.text
         # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS). Unpacked
         # in one step: slicing a Row costs several times more per row.
         for sid, tenant, stack, environment, name, job, payload, timeout, row_key, *inputs in rows:
@@ -176,3 +178,11 @@ class _Rows:
                     plan.scheduled_for, now_value, now_value, plan.detail,
                 )
             )  # fmt: skip
+            if plan.end_message is not None:
+                ledger.append(
+                    (
+                        ended, tenant, stack, environment, sid, name, null, ACTOR,
+                        plan.end_message, plan.scheduled_for, now_value, now_value,
+                        plan.end_detail,
+                    )
+                )  # fmt: skip

@@ -39,6 +39,8 @@ class DueWhen(NamedTuple):
 # PostgreSQL selects them after the written columns (DUE_FIELDS), SQLite packs
 # them into one `json_array` key (sqlite.py).
 INPUT_FIELDS: tuple[str, ...] = DueWhen._fields + POLICY_FIELDS
+# The decision inputs that are not a column of their own, as SQL both databases read.
+DERIVED_INPUTS: dict[str, str] = {"runs_left": "max_runs - run_count"}
 
 
 class DueWritten(NamedTuple):
@@ -64,6 +66,7 @@ _DUE_EXPRESSIONS: dict[str, Any] = {
     "payload": cast(schedules.c.payload, Text),
     "row_key": cast(schedules.c.id, Text),
     "next_run": type_coerce(schedules.c.next_run, String),
+    "runs_left": schedules.c.max_runs - schedules.c.run_count,
 }
 _DUE_COLUMNS = tuple(
     (_DUE_EXPRESSIONS[name] if name in _DUE_EXPRESSIONS else schedules.c[name]).label(name)

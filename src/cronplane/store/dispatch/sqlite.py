@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from cronplane import events as ev
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
@@ -46,14 +47,16 @@ _FIRE_DUE = (
 _FIRE_PLAN_COLUMNS = (
     "inputs", "fires", "code", "message", "detail", "scheduled_for", "priority", "expires_at",
     "max_attempts", "last_run", "next_run", "disables", "resumes", "timeout", "max_concurrency",
-    "cancels",
+    "cancels", "ends", "end_message", "end_detail",
 )  # fmt: skip
+# `ends`: the rows end (V200150SCHEND after their ledger event).
 _FIRE_PLAN = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_plan (inputs TEXT PRIMARY KEY, "
     "fires INTEGER NOT NULL, code TEXT, message TEXT, detail TEXT, scheduled_for TEXT, "
     "priority INTEGER, expires_at TEXT, max_attempts INTEGER, last_run TEXT, next_run TEXT, "
     "disables INTEGER NOT NULL, resumes INTEGER NOT NULL, timeout INTEGER, max_concurrency INTEGER, "
-    "cancels INTEGER NOT NULL) WITHOUT ROWID"
+    "cancels INTEGER NOT NULL, ends INTEGER NOT NULL, end_message TEXT, end_detail TEXT) "
+    "WITHOUT ROWID"
 )
 # What the json_array key holds: the decision inputs (reads.INPUT_FIELDS), then
 # whether an item is active and the job's key.
@@ -61,6 +64,10 @@ _KEY_FIELDS = (*reads.INPUT_FIELDS, "active", "tenant", "stack", "job")
 _INPUTS = len(reads.INPUT_FIELDS)
 # The columns the due rows' select reads (the id orders them).
 _READ = dict.fromkeys(("id", "next_run", *reads.INPUT_FIELDS, "tenant", "stack", "job"))
+_READ_SQL = ", ".join(
+    f"{reads.DERIVED_INPUTS[name]} AS {name}" if name in reads.DERIVED_INPUTS else name
+    for name in _READ
+)
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
 # overlap rule is an index probe per row (ix_queue_items_schedule). `active`
 # is planner.QUEUED | planner.RUNNING; `skip` needs only "any" (both bits),
@@ -70,7 +77,7 @@ _SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, next_run, inputs)
 SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
 FROM (
-    SELECT rowid AS k, {", ".join(_READ)},
+    SELECT rowid AS k, {_READ_SQL},
         CASE overlap WHEN 'allow' THEN 0
             WHEN 'skip' THEN 3 * EXISTS {_ANY.format("IN ('queued', 'running')")}
             ELSE EXISTS {_ANY.format("= 'queued'")} + 2 * EXISTS {_ANY.format("= 'running'")}
@@ -104,7 +111,8 @@ SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
 # The compare-and-set on the next_run read: a row changed since is not matched.
 _UPDATE_SCHEDULES = f"""
 UPDATE schedules SET last_run = coalesce(p.last_run, schedules.last_run), next_run = p.next_run,
-    enabled = NOT p.disables, revision = schedules.revision + p.disables,
+    run_count = schedules.run_count + p.fires, enabled = NOT p.disables,
+    revision = schedules.revision + p.disables,
     updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END,
     {", ".join(f"{name} = CASE WHEN p.resumes THEN NULL ELSE schedules.{name} END" for name in PAUSE_FIELDS)}
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
@@ -119,6 +127,13 @@ FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p CROSS JOIN schedules AS s
 LEFT JOIN queue_items AS q ON p.fires AND q.schedule_id = s.id
     AND q.scheduled_for = p.scheduled_for
 WHERE p.inputs = d.inputs AND s.rowid = d.k ORDER BY d.n
+"""
+# The rows that end: one V200150SCHEND each, after their ledger event.
+_INSERT_ENDED = f"""
+INSERT INTO events ({", ".join(EVENT_COLUMNS)})
+SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.end_message,
+    p.scheduled_for, :now, :now, p.end_detail
+{_ROWS} AND p.ends ORDER BY d.n
 """
 
 
@@ -176,7 +191,7 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
                 inputs, decision.enqueues, plan.code, plan.message, plan.detail,
                 plan.scheduled_for, priority, expires, attempts, now if decision.enqueues else None,
                 planner.enc.datetime(decision.next_run), decision.disables, decision.resumes, timeout,
-                max_concurrency, decision.cancels,
+                max_concurrency, decision.cancels, decision.ends, plan.end_message, plan.end_detail,
             )
         )  # fmt: skip
     bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
@@ -194,5 +209,8 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
         raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
     conn.exec_driver_sql(_INSERT_EVENTS, {"actor": ACTOR, "now": now})
+    if any(plan.decision.ends for plan in planner.plans.values()):
+        ended = {"code": ev.SCHEDULE_ENDED.text, "actor": ACTOR, "now": now}
+        conn.exec_driver_sql(_INSERT_ENDED, ended)
     crash_point("after_events")
     return result

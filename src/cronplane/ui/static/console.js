@@ -111,7 +111,8 @@
     ["daily", /^(\d+) (\d+) \* \* \*$/],
     ["weekly", /^(\d+) (\d+) \* \* ([0-7])$/],
     ["monthly", /^(\d+) (\d+) (\d+) \* \*$/],
-    ["yearly", /^(\d+) (\d+) (\d+) (\d+) \*$/]
+    ["yearly", /^(\d+) (\d+) (\d+) (\d+) \*$/],
+    ["once", /^(?:@once|once at) (\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})$/i]
   ];
   function pad(n) { return (n < 10 ? "0" : "") + n; }
   function timeParts() {
@@ -128,6 +129,7 @@
       case "weekly": return m + " " + h + " * * " + $("#p-weekday").value;
       case "monthly": return m + " " + h + " " + ($("#p-day").value || 1) + " * *";
       case "yearly": return m + " " + h + " " + ($("#p-day").value || 1) + " " + $("#p-month").value + " *";
+      case "once": return $("#p-once").value ? "once at " + $("#p-once").value.slice(0, 16) : null;
       default: return null;
     }
   }
@@ -154,6 +156,8 @@
         $("#p-every").value = option.value || option.textContent;
       } else if (preset === "hourly") {
         $("#p-minute").value = match[1];
+      } else if (preset === "once") {
+        $("#p-once").value = match[1] + "T" + match[2];
       } else {
         if (+match[1] > 59 || +match[2] > 23) { return "advanced"; }
         $("#p-time").value = pad(+match[2]) + ":" + pad(+match[1]);

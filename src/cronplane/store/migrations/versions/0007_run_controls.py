@@ -1,7 +1,7 @@
 """Run controls: overlap buffer_one/cancel_running, timeouts, cancel requests, max_concurrency
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-03
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from cronplane.store.types import UTCDateTime
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
