@@ -14,6 +14,8 @@
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
     │   ├── IntervalTooShort             X400010INTMIN  fires more often than the minimum allows
+    │   ├── InvalidAlertRule             X400310ALRINV
+    │   ├── InvalidChannel               X400314CHNINV
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -23,6 +25,9 @@
     │   ├── QueueItemNotFound            X404904ITMNFD
     │   ├── TokenNotFound                X404905TOKNFD
     │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
+    │   ├── AlertRuleNotFound            X404311ALRNFD
+    │   ├── AlertNotFound                X404313ALTNFD
+    │   ├── ChannelNotFound              X404315CHNNFD
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
     ├── Conflict                         409 class, CLI exit 4
@@ -30,6 +35,8 @@
     │   ├── AppOwned                     X409902APPOWN
     │   ├── JobExists                    X409903JOBDPL
     │   ├── JobInactive                  X409904JOBINA
+    │   ├── AlertRuleExists              X409312ALRDPL
+    │   ├── ChannelExists                X409316CHNDPL
     │   └── InvalidState                 X409905STATEX
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
@@ -191,6 +198,18 @@ class Forbidden(CronplaneError):
     code = _code("X403001FORBID", "forbidden: the role lacks the permission")
 
 
+class InvalidAlertRule(InvalidInput, ValueError):
+    """An alert rule that cannot be stored (the detail names the field)."""
+
+    code = _code("X400310ALRINV", "alert rule invalid; detail names the field")
+
+
+class InvalidChannel(InvalidInput, ValueError):
+    """An alert channel that cannot be stored (the detail names the field)."""
+
+    code = _code("X400314CHNINV", "alert channel invalid; detail names the field")
+
+
 class NotFound(CronplaneError):
     """Something named does not exist in the caller's tenant."""
 
@@ -231,6 +250,24 @@ class RouteNotFound(NotFound):
     code = _code("X404001NOROUT", "no API route at this path")
 
 
+class AlertRuleNotFound(NotFound):
+    """No alert rule with that name in the tenant."""
+
+    code = _code("X404311ALRNFD", "alert rule not found")
+
+
+class AlertNotFound(NotFound):
+    """No alert with that id in the tenant."""
+
+    code = _code("X404313ALTNFD", "alert not found")
+
+
+class ChannelNotFound(NotFound):
+    """No alert channel with that name in the tenant."""
+
+    code = _code("X404315CHNNFD", "alert channel not found")
+
+
 class MethodNotAllowed(CronplaneError):
     """The path exists but not with that HTTP method."""
 
@@ -269,6 +306,18 @@ class InvalidState(Conflict):
     """The action does not apply to the object's current state."""
 
     code = _code("X409905STATEX", "action not allowed in the current state")
+
+
+class AlertRuleExists(Conflict):
+    """An alert rule with that name exists in the tenant."""
+
+    code = _code("X409312ALRDPL", "alert rule already exists")
+
+
+class ChannelExists(Conflict):
+    """An alert channel with that name exists in the tenant."""
+
+    code = _code("X409316CHNDPL", "alert channel already exists")
 
 
 class StaleRevision(CronplaneError):

@@ -9,6 +9,9 @@ the worker's built-in `system:` target:
 - `prune-history` (daily, 03:17 UTC): finished items and events older than the
   retention (payload `retention_days`, default 30) are deleted.
 
+A third job, `deliver-alert` (`system:deliver`), has no schedule: the alert
+evaluator enqueues one item of it per notification and channel.
+
 :func:`ensure_system_schedules` registers them (idempotent; a changed
 retention updates the payload). `cronplane dispatcher` and `cronplane serve`
 call it at start. Sync never touches `system` rows (SPEC §5).
@@ -17,7 +20,7 @@ call it at start. Sync never touches `system` rows (SPEC §5).
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
@@ -34,6 +37,9 @@ SYSTEM_TENANT = "_system"
 SYSTEM_STACK = "cronplane"
 SYSTEM_ENVIRONMENT = "default"
 DEFAULT_RETENTION_DAYS = 30
+# Alert notifications: one item of this job per (notification, channel), no schedule.
+DELIVER_JOB = "deliver-alert"
+DELIVER_OPTIONS = {"max_attempts": 8, "retry_base": 5, "retry_cap": 600}
 ACTOR = "housekeeping"
 
 # name → (target, cron, title)
@@ -95,6 +101,28 @@ def ensure_system_schedules(
                 )
             elif row.payload != payloads[name]:
                 set_payload(conn, row.id, payloads[name], now)
+        insert_job(conn, deliver_job(now))
+
+
+def deliver_job(now: datetime) -> Job:
+    """The `_system` job alert notifications are items of (no schedule)."""
+    return Job(
+        id=uuid.uuid4(),
+        tenant=SYSTEM_TENANT,
+        stack=SYSTEM_STACK,
+        name=DELIVER_JOB,
+        title="Deliver an alert notification on one channel",
+        kind="system",
+        status="active",
+        payload={},
+        payload_schema=None,
+        target="system:deliver",
+        options=DELIVER_OPTIONS,
+        source="system",
+        created_at=now,
+        updated_at=now,
+        revision=1,
+    )
 
 
 def expire(database: Database, clock: Clock) -> dict[str, int]:

@@ -1,0 +1,421 @@
+"""The alert evaluator: one pass, one transaction, from indexed reads only.
+
+:meth:`AlertEvaluator.evaluate` (the leader calls it from its tick, every
+`interval` seconds; `cronplane alert evaluate` runs one pass by hand):
+
+1. **the ledger since the cursor**: events with id > the stored cursor
+   (primary-key range), up to the first one younger than `settle` seconds (a
+   transaction still open may commit a lower id). A failed or expired item
+   observes `failed`; a skip event observes `skipped` with its reason
+   (`SKIP_EVENTS`); a success clears the schedule's `failed`, `skipped` and
+   `absent` alerts and moves its `absent` deadlines to the next expected
+   occurrence + N; a created schedule gets the deadlines of the `absent`
+   rules that cover it;
+2. **late**: queued items whose scheduled_for is older than the smallest
+   `late` threshold (ix_queue_items_waiting); **long**: running items started
+   before the smallest `long` threshold (ix_queue_items_running); an open
+   late/long alert whose item no longer qualifies clears;
+3. **absent**: the deadlines that passed (ix_alert_watches_due) on enabled
+   schedules; each then moves to the next occurrence after now + N, so a
+   schedule still silent is a repeat (count, re-notify), not a new alert.
+
+What each pass costs grows with what is new or open (events since the last
+pass, late and running items, passed deadlines, open alerts), not with the
+number of schedules or rules. "Now" is the injected clock: the dispatcher's,
+which on PostgreSQL is the database's (`DatabaseClock`).
+
+Every notification is a queue item of the `_system` job `deliver-alert` per
+channel (`system:deliver`, `cronplane.targets.notify`): sent once, retried
+with backoff by the worker when the receiver fails, its outcome in the ledger.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, func, select
+
+from cronplane import events as ev
+from cronplane.clock import Clock
+from cronplane.core.alerts import (
+    Alert,
+    AlertRule,
+    Condition,
+    Decision,
+    NotificationKind,
+    Observation,
+    on_cleared,
+    on_observed,
+    summary,
+    watches,
+)
+from cronplane.service.alerts import absent_due, head_watched
+from cronplane.service.housekeeping import (
+    DELIVER_JOB,
+    SYSTEM_ENVIRONMENT,
+    SYSTEM_STACK,
+    SYSTEM_TENANT,
+    deliver_job,
+)
+from cronplane.store import alerts as store
+from cronplane.store import queue
+from cronplane.store.database import Database
+from cronplane.store.events import append_events, event_values
+from cronplane.store.jobs import insert_job
+from cronplane.store.tables import events, queue_items
+
+CURSOR: Final = "alerts"
+ACTOR: Final = "alerts"
+SETTLE: Final = 2.0  # seconds an event must be old before the cursor passes it
+EVENT_BATCH: Final = 10_000
+WATCH_BATCH: Final = 10_000
+DELIVERY_ATTEMPTS: Final = 8
+
+FAILED_EVENTS: Final = {ev.ITEM_FAILED.text: "failed", ev.ITEM_EXPIRED.text: "expired"}
+# Skip events and the reason a `skipped` rule names them by. The hook for
+# more reasons: a paused schedule's skip event maps to "paused" here.
+SKIP_EVENTS: dict[str, str] = {
+    ev.SKIPPED_OVERLAP.text: "overlap",
+    ev.SKIPPED_MISFIRE.text: "misfire",
+    ev.JOB_MISSING.text: "job_missing",
+}
+# A success clears these (late and long clear when their item moves on).
+CLEARED_BY_SUCCESS: Final = frozenset({Condition.FAILED, Condition.SKIPPED, Condition.ABSENT})
+
+
+@dataclass
+class EvaluationReport:
+    """What one pass did."""
+
+    events: int = 0
+    opened: int = 0
+    repeated: int = 0
+    recovered: int = 0
+    deliveries: int = 0
+
+
+@dataclass
+class _Book:
+    """The open alerts a pass touched, keyed (rule, schedule), and what changed."""
+
+    conn: Connection
+    now: datetime
+    open: dict[tuple[UUID, UUID], Alert] = field(default_factory=dict)
+    loaded: set[UUID] = field(default_factory=set)
+    notes: list[tuple[AlertRule | None, Alert, NotificationKind]] = field(default_factory=list)
+    report: EvaluationReport = field(default_factory=EvaluationReport)
+
+    def load(self, schedule_ids: Iterable[UUID]) -> None:
+        missing = set(schedule_ids) - self.loaded
+        for alert in store.open_alerts_of(self.conn, missing):
+            self.open[(alert.rule_id, alert.schedule_id)] = alert
+        self.loaded |= missing
+
+    def observe(self, rule: AlertRule, head: Row[Any], seen: Observation) -> None:
+        self.load([head.id])
+        current = self.open.get((rule.id, head.id))
+        fresh = Alert(
+            id=uuid.uuid4(),
+            tenant=rule.tenant,
+            rule_id=rule.id,
+            rule=rule.name,
+            condition=rule.condition,
+            schedule_id=head.id,
+            schedule=head.name,
+            stack=head.stack,
+            environment=head.environment,
+            status="open",
+            count=1,
+            opened_at=self.now,
+            last_seen_at=seen.at,
+            notified_at=self.now,
+            closed_at=None,
+            acked_at=None,
+            acked_by=None,
+            last_key=seen.key,
+            detail=dict(seen.detail),
+        )
+        decision = on_observed(rule, current, fresh, seen, self.now)
+        if decision is not None:
+            self._apply(rule, decision, new=current is None)
+
+    def clear(self, rule: AlertRule | None, alert: Alert) -> None:
+        decision = on_cleared(alert, self.now)
+        if decision is not None:
+            self._apply(rule, decision, new=False)
+
+    def _apply(self, rule: AlertRule | None, decision: Decision, *, new: bool) -> None:
+        alert = decision.alert
+        store.save_alert(self.conn, alert, new=new)
+        key = (alert.rule_id, alert.schedule_id)
+        if alert.status == "open":
+            self.open[key] = alert
+        else:
+            self.open.pop(key, None)
+        if decision.notify is None:
+            return
+        self.notes.append((rule, alert, decision.notify))
+        if decision.notify == NotificationKind.OPENED:
+            self.report.opened += 1
+        elif decision.notify == NotificationKind.REPEATED:
+            self.report.repeated += 1
+        else:
+            self.report.recovered += 1
+
+
+class AlertEvaluator:
+    """Evaluates every tenant's alert rules; only one node should (the leader)."""
+
+    def __init__(self, database: Database, clock: Clock, *, settle: float = SETTLE) -> None:
+        self.database = database
+        self.clock = clock
+        self.settle = settle
+
+    def evaluate(self) -> EvaluationReport:
+        """One pass (see the module docstring), in one transaction."""
+        now = self.clock.now()
+        with self.database.begin() as conn:
+            book = _Book(conn, now)
+            self._ledger(book)
+            self._queue(book, Condition.LATE)
+            self._queue(book, Condition.LONG)
+            self._absent(book)
+            self._deliver(book)
+        return book.report
+
+    # -- 1. the ledger ---------------------------------------------------------
+
+    def _ledger(self, book: _Book) -> None:
+        conn = book.conn
+        cursor = store.read_cursor(conn, CURSOR)
+        if cursor is None:
+            # The first pass starts at the present: history is not news.
+            last = conn.execute(select(func.max(events.c.id))).scalar()
+            store.write_cursor(conn, CURSOR, int(last or 0))
+            return
+        settled = book.now - timedelta(seconds=self.settle)
+        query = select(events).where(events.c.id > cursor).order_by(events.c.id).limit(EVENT_BATCH)
+        rows = []
+        for row in conn.execute(query):
+            if row.created_at > settled:
+                break
+            rows.append(row)
+        if not rows:
+            return
+        store.write_cursor(conn, CURSOR, int(rows[-1].id))
+        book.report.events = len(rows)
+        wanted = {
+            *FAILED_EVENTS,
+            *SKIP_EVENTS,
+            ev.ITEM_SUCCEEDED.text,
+            ev.SCHEDULE_CREATED.text,
+        }
+        news = [
+            r
+            for r in rows
+            if r.code in wanted and r.schedule_id is not None and r.tenant != SYSTEM_TENANT
+        ]
+        if not news:
+            return
+        conditions = [Condition.FAILED, Condition.SKIPPED, Condition.ABSENT]
+        by_tenant: dict[str, list[AlertRule]] = defaultdict(list)
+        for rule in store.rules_for(conn, conditions, {r.tenant for r in news}):
+            by_tenant[rule.tenant].append(rule)
+        news = [r for r in news if r.tenant in by_tenant]
+        heads = store.schedule_heads(conn, {r.schedule_id for r in news})
+        for row in news:
+            head = heads.get(row.schedule_id)
+            if head is None:
+                continue
+            rules = [r for r in by_tenant[row.tenant] if watches(r, head_watched(head))]
+            if rules:
+                self._event(book, row, head, rules)
+
+    def _event(self, book: _Book, row: Row[Any], head: Row[Any], rules: list[AlertRule]) -> None:
+        seen_at = row.created_at
+        detail = {"event_id": row.id, "code": row.code, "message": row.message}
+        if row.item_id is not None:
+            detail["item_id"] = str(row.item_id)
+        if row.scheduled_for is not None:
+            detail["scheduled_for"] = row.scheduled_for.isoformat()
+        if row.code in FAILED_EVENTS:
+            seen = Observation(
+                f"event:{row.id}", seen_at, {**detail, "reason": FAILED_EVENTS[row.code]}
+            )
+            for rule in rules:
+                if rule.condition == Condition.FAILED:
+                    book.observe(rule, head, seen)
+        elif row.code in SKIP_EVENTS:
+            reason = SKIP_EVENTS[row.code]
+            seen = Observation(f"event:{row.id}", seen_at, {**detail, "reason": reason})
+            for rule in rules:
+                if rule.condition == Condition.SKIPPED and (
+                    not rule.reasons or reason in rule.reasons
+                ):
+                    book.observe(rule, head, seen)
+        elif row.code == ev.ITEM_SUCCEEDED.text:
+            book.load([head.id])
+            by_id = {rule.id: rule for rule in rules}
+            for (rule_id, schedule_id), alert in list(book.open.items()):
+                if schedule_id == head.id and alert.condition in CLEARED_BY_SUCCESS:
+                    book.clear(by_id.get(rule_id), alert)
+            after = row.scheduled_for or row.created_at
+            for rule in rules:
+                if rule.condition == Condition.ABSENT and rule.threshold is not None:
+                    due = absent_due(head, rule.threshold, after)
+                    if due is not None:
+                        store.move_watch(book.conn, rule.id, head.id, due)
+        else:  # a schedule created: the absent rules that cover it start watching
+            store.put_watches(
+                book.conn,
+                [
+                    {"rule_id": r.id, "schedule_id": head.id, "tenant": r.tenant, "due_at": due}
+                    for r in rules
+                    if r.condition == Condition.ABSENT
+                    and r.threshold is not None
+                    and (due := absent_due(head, r.threshold, book.now)) is not None
+                ],
+            )
+
+    # -- 2. late and long --------------------------------------------------------
+
+    def _queue(self, book: _Book, condition: Condition) -> None:
+        conn = book.conn
+        least = store.min_threshold(conn, condition)
+        rules = []
+        candidates: list[Row[Any]] = []
+        if least is not None:
+            late = condition == Condition.LATE
+            column = queue_items.c.scheduled_for if late else queue_items.c.started_at
+            status = "queued" if late else "running"
+            query = select(
+                queue_items.c.id,
+                queue_items.c.tenant,
+                queue_items.c.schedule_id,
+                column.label("since"),
+            ).where(
+                queue_items.c.status == status,
+                column <= book.now - timedelta(seconds=least),
+                queue_items.c.schedule_id.is_not(None),
+            )
+            found: list[Row[Any]] = list(conn.execute(query))
+            candidates = [r for r in found if r.tenant != SYSTEM_TENANT]
+            rules = store.rules_for(conn, [condition], {r.tenant for r in candidates})
+        holding: set[tuple[UUID, UUID]] = set()
+        if candidates and rules:
+            heads = store.schedule_heads(conn, {r.schedule_id for r in candidates})
+            for item in sorted(candidates, key=lambda r: r.since):
+                head = heads.get(item.schedule_id)
+                if head is None:
+                    continue
+                waited = (book.now - item.since).total_seconds()
+                for rule in rules:
+                    threshold = rule.threshold or 0
+                    if (
+                        rule.tenant != item.tenant
+                        or waited < threshold
+                        or not watches(rule, head_watched(head))
+                    ):
+                        continue
+                    holding.add((rule.id, head.id))
+                    detail = {
+                        "item_id": str(item.id),
+                        "since": item.since.isoformat(),
+                        "seconds": int(waited),
+                        "threshold": threshold,
+                    }
+                    book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
+        # What no longer holds clears (cost: the open alerts of this condition).
+        all_rules = store.rules_by_id(
+            conn, {a.rule_id for a in store.open_alerts_by_condition(conn, condition)}
+        )
+        for alert in store.open_alerts_by_condition(conn, condition):
+            if (alert.rule_id, alert.schedule_id) not in holding:
+                book.load([alert.schedule_id])
+                book.clear(
+                    all_rules.get(alert.rule_id),
+                    book.open.get((alert.rule_id, alert.schedule_id), alert),
+                )
+
+    # -- 3. absent ---------------------------------------------------------------
+
+    def _absent(self, book: _Book) -> None:
+        conn = book.conn
+        due = store.due_watches(conn, book.now, WATCH_BATCH)
+        if not due:
+            return
+        rules = store.rules_by_id(conn, {w.rule_id for w in due})
+        heads = store.schedule_heads(conn, {w.schedule_id for w in due})
+        for watch in due:
+            rule, head = rules.get(watch.rule_id), heads.get(watch.schedule_id)
+            if rule is None or head is None or rule.threshold is None:
+                store.drop_watch(conn, watch.rule_id, watch.schedule_id)
+                continue
+            following = absent_due(head, rule.threshold, book.now)
+            if following is None:
+                store.drop_watch(conn, rule.id, head.id)
+            else:
+                store.move_watch(conn, rule.id, head.id, following)
+            if not head.enabled:
+                continue  # a disabled schedule is expected to be silent
+            expected = watch.due_at - timedelta(seconds=rule.threshold)
+            detail = {"expected": expected.isoformat(), "threshold": rule.threshold}
+            seen = Observation(f"expected:{expected.isoformat()}", book.now, detail)
+            book.observe(rule, head, seen)
+
+    # -- delivery ----------------------------------------------------------------
+
+    def _deliver(self, book: _Book) -> None:
+        if not book.notes:
+            return
+        # A node that never ran a dispatcher has not registered it yet.
+        insert_job(book.conn, deliver_job(book.now))
+        rows: list[dict[str, Any]] = []
+        for rule, alert, kind in book.notes:
+            code = ev.ALERT_RECOVERED if kind == NotificationKind.RECOVERED else ev.ALERT_OPENED
+            text = summary(alert, kind)
+            if kind != NotificationKind.REPEATED:
+                rows.append(
+                    event_values(
+                        code,
+                        tenant=alert.tenant,
+                        stack=alert.stack,
+                        environment=alert.environment,
+                        schedule_id=alert.schedule_id,
+                        schedule_name=alert.schedule,
+                        actor=ACTOR,
+                        message=text,
+                        now=book.now,
+                        detail={"alert_id": str(alert.id), "rule": alert.rule, **alert.detail},
+                    )
+                )
+            for channel in rule.channels if rule is not None else ():
+                payload = {
+                    "tenant": alert.tenant,
+                    "channel": channel,
+                    "kind": kind.value,
+                    "summary": text,
+                    "alert": alert.to_dict(),
+                }
+                queue.enqueue(
+                    book.conn,
+                    queue.item_values(
+                        tenant=SYSTEM_TENANT,
+                        stack=SYSTEM_STACK,
+                        environment=SYSTEM_ENVIRONMENT,
+                        job=DELIVER_JOB,
+                        payload=payload,
+                        source="api",
+                        now=book.now,
+                        max_attempts=DELIVERY_ATTEMPTS,
+                        expires_at=book.now + timedelta(days=1),
+                    ),
+                )
+                book.report.deliveries += 1
+        append_events(book.conn, rows)

@@ -1,0 +1,411 @@
+"""The alert tables: channels, rules, alerts, absent deadlines (watches), the cursor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, delete, func, insert, select, update
+
+from cronplane.core.alerts import Alert, AlertRule, Channel
+from cronplane.store import dialects
+from cronplane.store.tables import (
+    alert_channels,
+    alert_cursors,
+    alert_rules,
+    alert_watches,
+    alerts,
+    schedules,
+)
+
+# What the evaluator needs of a schedule: scope, job, and when it is due.
+SCHEDULE_HEAD = (
+    schedules.c.id,
+    schedules.c.tenant,
+    schedules.c.stack,
+    schedules.c.environment,
+    schedules.c.name,
+    schedules.c.job,
+    schedules.c.cron,
+    schedules.c.timezone,
+    schedules.c.enabled,
+)
+
+# -- channels -----------------------------------------------------------------
+
+
+def channel_from_row(row: Row[Any]) -> Channel:
+    """Map a row of `alert_channels`."""
+    m = row._mapping
+    return Channel(
+        id=m["id"],
+        tenant=m["tenant"],
+        name=m["name"],
+        kind=m["kind"],
+        config=dict(m["config"] or {}),
+        secret=m["secret"],
+        created_at=m["created_at"],
+    )
+
+
+def insert_channel(conn: Connection, channel: Channel) -> bool:
+    """Insert one; False when (tenant, name) exists."""
+    query = (
+        dialects.of(conn)
+        .insert(alert_channels)
+        .on_conflict_do_nothing(index_elements=["tenant", "name"])
+        .returning(alert_channels.c.id)
+    )
+    values = {
+        "id": channel.id,
+        "tenant": channel.tenant,
+        "name": channel.name,
+        "kind": channel.kind,
+        "config": dict(channel.config),
+        "secret": channel.secret,
+        "created_at": channel.created_at,
+    }
+    return conn.execute(query, values).first() is not None
+
+
+def list_channels(conn: Connection, tenant: str) -> list[Channel]:
+    """A tenant's channels by name."""
+    query = select(alert_channels).where(alert_channels.c.tenant == tenant)
+    rows = conn.execute(query.order_by(alert_channels.c.name))
+    return [channel_from_row(r) for r in rows]
+
+
+def get_channel(conn: Connection, tenant: str, name: str) -> Channel | None:
+    """One channel by name."""
+    query = select(alert_channels).where(
+        alert_channels.c.tenant == tenant, alert_channels.c.name == name
+    )
+    row = conn.execute(query).first()
+    return None if row is None else channel_from_row(row)
+
+
+def delete_channel(conn: Connection, tenant: str, name: str) -> bool:
+    """Delete one; False when there was none."""
+    query = delete(alert_channels).where(
+        alert_channels.c.tenant == tenant, alert_channels.c.name == name
+    )
+    return conn.execute(query).rowcount > 0
+
+
+# -- rules --------------------------------------------------------------------
+
+
+def rule_from_row(row: Row[Any]) -> AlertRule:
+    """Map a row of `alert_rules`."""
+    m = row._mapping
+    return AlertRule(
+        id=m["id"],
+        tenant=m["tenant"],
+        name=m["name"],
+        condition=m["condition"],
+        scope=m["scope"],
+        stack=m["stack"],
+        environment=m["environment"],
+        target=m["target"],
+        threshold=m["threshold"],
+        reasons=tuple(m["reasons"] or ()),
+        channels=tuple(m["channels"] or ()),
+        renotify=m["renotify"],
+        source=m["source"],
+        created_by=m["created_by"],
+        created_at=m["created_at"],
+    )
+
+
+def insert_rule(conn: Connection, rule: AlertRule) -> bool:
+    """Insert one; False when (tenant, name) exists."""
+    query = (
+        dialects.of(conn)
+        .insert(alert_rules)
+        .on_conflict_do_nothing(index_elements=["tenant", "name"])
+        .returning(alert_rules.c.id)
+    )
+    values = {
+        "id": rule.id,
+        "tenant": rule.tenant,
+        "name": rule.name,
+        "condition": rule.condition,
+        "scope": rule.scope,
+        "stack": rule.stack,
+        "environment": rule.environment,
+        "target": rule.target,
+        "threshold": rule.threshold,
+        "reasons": list(rule.reasons),
+        "channels": list(rule.channels),
+        "renotify": rule.renotify,
+        "source": rule.source,
+        "created_by": rule.created_by,
+        "created_at": rule.created_at,
+    }
+    return conn.execute(query, values).first() is not None
+
+
+def list_rules(conn: Connection, tenant: str) -> list[AlertRule]:
+    """A tenant's rules by name."""
+    query = select(alert_rules).where(alert_rules.c.tenant == tenant).order_by(alert_rules.c.name)
+    return [rule_from_row(r) for r in conn.execute(query)]
+
+
+def get_rule(conn: Connection, tenant: str, name: str) -> AlertRule | None:
+    """One rule by name."""
+    query = select(alert_rules).where(alert_rules.c.tenant == tenant, alert_rules.c.name == name)
+    row = conn.execute(query).first()
+    return None if row is None else rule_from_row(row)
+
+
+def rules_by_id(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, AlertRule]:
+    """Rules by id (the ones still there)."""
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    rows = conn.execute(select(alert_rules).where(alert_rules.c.id.in_(wanted)))
+    return {rule.id: rule for rule in map(rule_from_row, rows)}
+
+
+def rules_for(
+    conn: Connection, conditions: Sequence[str], tenants: Iterable[str]
+) -> list[AlertRule]:
+    """The rules of these conditions in these tenants (ix_alert_rules_condition)."""
+    wanted = sorted(set(tenants))
+    if not wanted:
+        return []
+    query = select(alert_rules).where(
+        alert_rules.c.condition.in_(list(conditions)), alert_rules.c.tenant.in_(wanted)
+    )
+    return [rule_from_row(r) for r in conn.execute(query)]
+
+
+def rules_of_condition(conn: Connection, condition: str) -> list[AlertRule]:
+    """Every rule of one condition (late, long: few rules, read once per pass)."""
+    query = select(alert_rules).where(alert_rules.c.condition == condition)
+    return [rule_from_row(r) for r in conn.execute(query)]
+
+
+def min_threshold(conn: Connection, condition: str) -> int | None:
+    """The smallest threshold of a condition's rules (one index range)."""
+    query = select(func.min(alert_rules.c.threshold)).where(alert_rules.c.condition == condition)
+    value = conn.execute(query).scalar()
+    return None if value is None else int(value)
+
+
+def delete_rule(conn: Connection, rule_id: UUID, now: datetime) -> None:
+    """Delete a rule, its watches, and close its open alerts without notifying."""
+    conn.execute(delete(alert_watches).where(alert_watches.c.rule_id == rule_id))
+    conn.execute(
+        update(alerts)
+        .where(alerts.c.rule_id == rule_id, alerts.c.status == "open")
+        .values(status="closed", closed_at=now)
+    )
+    conn.execute(delete(alert_rules).where(alert_rules.c.id == rule_id))
+
+
+# -- alerts -------------------------------------------------------------------
+
+
+def alert_from_row(row: Row[Any]) -> Alert:
+    """Map a row of `alerts`."""
+    m = row._mapping
+    return Alert(
+        id=m["id"],
+        tenant=m["tenant"],
+        rule_id=m["rule_id"],
+        rule=m["rule"],
+        condition=m["condition"],
+        schedule_id=m["schedule_id"],
+        schedule=m["schedule"],
+        stack=m["stack"],
+        environment=m["environment"],
+        status=m["status"],
+        count=m["count"],
+        opened_at=m["opened_at"],
+        last_seen_at=m["last_seen_at"],
+        notified_at=m["notified_at"],
+        closed_at=m["closed_at"],
+        acked_at=m["acked_at"],
+        acked_by=m["acked_by"],
+        last_key=m["last_key"],
+        detail=dict(m["detail"] or {}),
+    )
+
+
+def alert_values(alert: Alert) -> dict[str, Any]:
+    """The column values of an Alert."""
+    return {
+        "id": alert.id,
+        "tenant": alert.tenant,
+        "rule_id": alert.rule_id,
+        "rule": alert.rule,
+        "condition": alert.condition,
+        "schedule_id": alert.schedule_id,
+        "schedule": alert.schedule,
+        "stack": alert.stack,
+        "environment": alert.environment,
+        "status": alert.status,
+        "count": alert.count,
+        "opened_at": alert.opened_at,
+        "last_seen_at": alert.last_seen_at,
+        "notified_at": alert.notified_at,
+        "closed_at": alert.closed_at,
+        "acked_at": alert.acked_at,
+        "acked_by": alert.acked_by,
+        "last_key": alert.last_key,
+        "detail": dict(alert.detail),
+    }
+
+
+def save_alert(conn: Connection, alert: Alert, *, new: bool) -> None:
+    """Insert a new alert or write an existing one back."""
+    values = alert_values(alert)
+    if new:
+        conn.execute(insert(alerts), values)
+    else:
+        conn.execute(update(alerts).where(alerts.c.id == alert.id).values(values))
+
+
+def open_alerts_of(conn: Connection, schedule_ids: Iterable[UUID]) -> list[Alert]:
+    """The open alerts of these schedules (ix_alerts_open_schedule)."""
+    wanted = list(set(schedule_ids))
+    if not wanted:
+        return []
+    query = select(alerts).where(alerts.c.status == "open", alerts.c.schedule_id.in_(wanted))
+    return [alert_from_row(r) for r in conn.execute(query)]
+
+
+def open_alerts_by_condition(conn: Connection, condition: str) -> list[Alert]:
+    """The open alerts of one condition (the partial ix_alerts_open: open alerts only)."""
+    query = select(alerts).where(alerts.c.status == "open", alerts.c.condition == condition)
+    return [alert_from_row(r) for r in conn.execute(query)]
+
+
+def list_alerts(
+    conn: Connection, tenant: str, *, status: str | None = None, limit: int = 100
+) -> list[Alert]:
+    """A tenant's alerts, newest first (ix_alerts_tenant)."""
+    query = select(alerts).where(alerts.c.tenant == tenant)
+    if status is not None:
+        query = query.where(alerts.c.status == status)
+    query = query.order_by(alerts.c.opened_at.desc(), alerts.c.id).limit(limit)
+    return [alert_from_row(r) for r in conn.execute(query)]
+
+
+def get_alert(conn: Connection, tenant: str, alert_id: UUID) -> Alert | None:
+    """One alert of a tenant."""
+    query = select(alerts).where(alerts.c.tenant == tenant, alerts.c.id == alert_id)
+    row = conn.execute(query).first()
+    return None if row is None else alert_from_row(row)
+
+
+def open_counts(conn: Connection, tenant: str, schedule_ids: Sequence[UUID]) -> dict[UUID, int]:
+    """Open alerts per schedule, for the listing's badge."""
+    if not schedule_ids:
+        return {}
+    query = (
+        select(alerts.c.schedule_id, func.count())
+        .where(alerts.c.status == "open", alerts.c.schedule_id.in_(list(schedule_ids)))
+        .where(alerts.c.tenant == tenant)
+        .group_by(alerts.c.schedule_id)
+    )
+    return {row[0]: int(row[1]) for row in conn.execute(query)}
+
+
+def schedules_watched(conn: Connection, rule: AlertRule) -> list[Row[Any]]:
+    """The heads of the schedules a rule's scope covers (one indexed range per scope kind)."""
+    query = select(*SCHEDULE_HEAD).where(schedules.c.tenant == rule.tenant)
+    if rule.stack is not None:
+        query = query.where(schedules.c.stack == rule.stack)
+    if rule.environment is not None:
+        query = query.where(schedules.c.environment == rule.environment)
+    if rule.scope == "job":
+        query = query.where(schedules.c.job == rule.target)
+    elif rule.scope == "schedule":
+        query = query.where(schedules.c.name == rule.target)
+    rows: list[Row[Any]] = list(conn.execute(query))
+    return rows
+
+
+def schedule_heads(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, Row[Any]]:
+    """Schedule heads by id (primary-key lookups; gone ones are missing)."""
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    rows: list[Row[Any]] = list(
+        conn.execute(select(*SCHEDULE_HEAD).where(schedules.c.id.in_(wanted)))
+    )
+    return {row.id: row for row in rows}
+
+
+# -- absent deadlines -----------------------------------------------------------
+
+
+def put_watches(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert watches (rule_id, schedule_id, tenant, due_at); existing ones stay."""
+    if rows:
+        query = (
+            dialects.of(conn)
+            .insert(alert_watches)
+            .on_conflict_do_nothing(index_elements=["rule_id", "schedule_id"])
+        )
+        conn.execute(query, list(rows))
+
+
+def due_watches(conn: Connection, now: datetime, limit: int) -> list[Row[Any]]:
+    """Watches whose deadline passed, earliest first (ix_alert_watches_due)."""
+    query = (
+        select(alert_watches)
+        .where(alert_watches.c.due_at <= now)
+        .order_by(alert_watches.c.due_at)
+        .limit(limit)
+    )
+    return list(conn.execute(query))
+
+
+def watches_of(conn: Connection, schedule_ids: Iterable[UUID]) -> list[Row[Any]]:
+    """The watches of these schedules (ix_alert_watches_schedule)."""
+    wanted = list(set(schedule_ids))
+    if not wanted:
+        return []
+    return list(conn.execute(select(alert_watches).where(alert_watches.c.schedule_id.in_(wanted))))
+
+
+def move_watch(conn: Connection, rule_id: UUID, schedule_id: UUID, due_at: datetime) -> None:
+    """Set one watch's deadline."""
+    conn.execute(
+        update(alert_watches)
+        .where(alert_watches.c.rule_id == rule_id, alert_watches.c.schedule_id == schedule_id)
+        .values(due_at=due_at)
+    )
+
+
+def drop_watch(conn: Connection, rule_id: UUID, schedule_id: UUID) -> None:
+    """Forget one watch (its schedule is gone)."""
+    conn.execute(
+        delete(alert_watches).where(
+            alert_watches.c.rule_id == rule_id, alert_watches.c.schedule_id == schedule_id
+        )
+    )
+
+
+# -- the evaluator's cursor -----------------------------------------------------------
+
+
+def read_cursor(conn: Connection, name: str) -> int | None:
+    """The last event id the evaluator processed; None before its first pass."""
+    query = select(alert_cursors.c.event_id).where(alert_cursors.c.name == name)
+    value = conn.execute(query).scalar()
+    return None if value is None else int(value)
+
+
+def write_cursor(conn: Connection, name: str, event_id: int) -> None:
+    """Store the position (insert the row on the first pass)."""
+    done = conn.execute(
+        update(alert_cursors).where(alert_cursors.c.name == name).values(event_id=event_id)
+    )
+    if done.rowcount == 0:
+        conn.execute(insert(alert_cursors).values(name=name, event_id=event_id))
