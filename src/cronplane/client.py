@@ -25,6 +25,7 @@ from uuid import UUID
 
 import httpx
 
+from cronplane.client_alerts import RemoteAlerts
 from cronplane.clock import Clock, SystemClock
 from cronplane.core.codec import from_document, to_document
 from cronplane.core.model import (
@@ -142,7 +143,7 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons}
 
 
-class RemoteService:
+class RemoteService(RemoteAlerts):
     """The use cases the CLI needs, answered by a cronplane server."""
 
     def __init__(

@@ -21,7 +21,18 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cronplane import __version__
-from cronplane.api import cron, events, health, identity, jobs, metrics, queue, schedules, sync
+from cronplane.api import (
+    alerts,
+    cron,
+    events,
+    health,
+    identity,
+    jobs,
+    metrics,
+    queue,
+    schedules,
+    sync,
+)
 from cronplane.api.auth import check_rules, inventory
 from cronplane.api.context import ApiContext, Limits
 from cronplane.api.errors import InternalErrors, install
@@ -119,7 +130,7 @@ def create_app(
     )
     # Each router straight onto the app (not nested in a /api/v1 router): one
     # level of router matching per request instead of two.
-    for module in (schedules, queue, jobs, sync, events, cron, identity):
+    for module in (schedules, queue, jobs, sync, events, cron, identity, alerts):
         app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)

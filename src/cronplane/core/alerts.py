@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
+from cronplane.core import validation
 from cronplane.core.codec import to_document
 from cronplane.errors import InvalidAlertRule, InvalidChannel
 
@@ -29,6 +30,7 @@ MAX_THRESHOLD: Final = 366 * 24 * 3600
 MIN_RENOTIFY: Final = 60
 DEFAULT_RENOTIFY: Final = 3600
 MAX_CHANNELS_PER_RULE: Final = 10
+MAX_RECIPIENTS: Final = 20
 
 
 class Condition(enum.StrEnum):
@@ -310,7 +312,11 @@ def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> d
         value = config.get(name)
         if value is None and not required:
             return None
-        if not isinstance(value, str) or not 0 < len(value) <= 1024:
+        if (
+            not isinstance(value, str)
+            or not 0 < len(value) <= 1024
+            or not validation.storable_text(value)
+        ):
             raise bad(f"config.{name} must be text of 1..1024 characters", f"config.{name}")
         return value
 
@@ -345,8 +351,11 @@ def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> d
     recipients = config.get("to")
     if (
         not isinstance(recipients, list)
-        or not recipients
-        or not all(isinstance(r, str) and "@" in r for r in recipients)
+        or not 0 < len(recipients) <= MAX_RECIPIENTS
+        or not all(
+            isinstance(r, str) and "@" in r and len(r) <= 320 and validation.storable_text(r)
+            for r in recipients
+        )
     ):
         raise bad("config.to must be a list of addresses", "config.to")
     out: dict[str, Any] = {
