@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row, func, insert, select
 
 from cronplane import events as ev
 from cronplane.clock import Clock
@@ -50,6 +50,7 @@ from cronplane.core.alerts import (
     Decision,
     NotificationKind,
     Observation,
+    ScopeKind,
     on_cleared,
     on_observed,
     summary,
@@ -110,15 +111,30 @@ class _Book:
     loaded: set[UUID] = field(default_factory=set)
     notes: list[tuple[AlertRule | None, Alert, NotificationKind]] = field(default_factory=list)
     report: EvaluationReport = field(default_factory=EvaluationReport)
+    # Written once at the end of the pass (executemany), not statement by statement.
+    new: dict[UUID, Alert] = field(default_factory=dict)
+    changed: dict[UUID, Alert] = field(default_factory=dict)
+    moves: dict[tuple[UUID, UUID], datetime] = field(default_factory=dict)
+    # Conditions whose open alerts are all in `open` already (no per-schedule read).
+    complete: set[str] = field(default_factory=set)
+
+    def flush(self) -> None:
+        """Write the alerts and deadlines this pass changed."""
+        store.write_alerts(self.conn, self.changed.values(), self.new.values())
+        store.move_watches(self.conn, self.moves)
 
     def load(self, schedule_ids: Iterable[UUID]) -> None:
+        """Read the open alerts of these schedules once per pass."""
         missing = set(schedule_ids) - self.loaded
+        if not missing:
+            return
         for alert in store.open_alerts_of(self.conn, missing):
             self.open[(alert.rule_id, alert.schedule_id)] = alert
         self.loaded |= missing
 
     def observe(self, rule: AlertRule, head: Row[Any], seen: Observation) -> None:
-        self.load([head.id])
+        if rule.condition not in self.complete:
+            self.load([head.id])
         current = self.open.get((rule.id, head.id))
         fresh = Alert(
             id=uuid.uuid4(),
@@ -152,7 +168,10 @@ class _Book:
 
     def _apply(self, rule: AlertRule | None, decision: Decision, *, new: bool) -> None:
         alert = decision.alert
-        store.save_alert(self.conn, alert, new=new)
+        if new or alert.id in self.new:
+            self.new[alert.id] = alert
+        else:
+            self.changed[alert.id] = alert
         key = (alert.rule_id, alert.schedule_id)
         if alert.status == "open":
             self.open[key] = alert
@@ -167,6 +186,30 @@ class _Book:
             self.report.repeated += 1
         else:
             self.report.recovered += 1
+
+
+def covering(
+    conn: Connection, conditions: list[Condition], heads: Mapping[UUID, Row[Any]]
+) -> Callable[[Row[Any]], list[AlertRule]]:
+    """The rules of `conditions` watching each of these schedules, read in two indexed
+    queries (rules naming a schedule or job among theirs, and the broad ones)."""
+    targets = {h.name for h in heads.values()} | {h.job for h in heads.values()}
+    tenants = {h.tenant for h in heads.values()}
+    named: dict[tuple[str, str | None], list[AlertRule]] = defaultdict(list)
+    broad: dict[str, list[AlertRule]] = defaultdict(list)
+    for rule in store.rules_covering(conn, conditions, tenants, targets):
+        if rule.scope in (ScopeKind.TENANT, ScopeKind.STACK):
+            broad[rule.tenant].append(rule)
+        else:
+            named[(rule.tenant, rule.target)].append(rule)
+
+    def rules_of(head: Row[Any]) -> list[AlertRule]:
+        found = [*broad[head.tenant], *named[(head.tenant, head.name)]]
+        if head.job != head.name:
+            found += named[(head.tenant, head.job)]
+        return [rule for rule in found if watches(rule, head_watched(head))]
+
+    return rules_of
 
 
 class AlertEvaluator:
@@ -186,6 +229,7 @@ class AlertEvaluator:
             self._queue(book, Condition.LATE)
             self._queue(book, Condition.LONG)
             self._absent(book)
+            book.flush()
             self._deliver(book)
         return book.report
 
@@ -223,18 +267,13 @@ class AlertEvaluator:
         ]
         if not news:
             return
-        conditions = [Condition.FAILED, Condition.SKIPPED, Condition.ABSENT]
-        by_tenant: dict[str, list[AlertRule]] = defaultdict(list)
-        for rule in store.rules_for(conn, conditions, {r.tenant for r in news}):
-            by_tenant[rule.tenant].append(rule)
-        news = [r for r in news if r.tenant in by_tenant]
         heads = store.schedule_heads(conn, {r.schedule_id for r in news})
+        rules_of = covering(conn, [Condition.FAILED, Condition.SKIPPED, Condition.ABSENT], heads)
+        book.load(heads)
         for row in news:
             head = heads.get(row.schedule_id)
-            if head is None:
-                continue
-            rules = [r for r in by_tenant[row.tenant] if watches(r, head_watched(head))]
-            if rules:
+            rules = [] if head is None else rules_of(head)
+            if head is not None and rules:
                 self._event(book, row, head, rules)
 
     def _event(self, book: _Book, row: Row[Any], head: Row[Any], rules: list[AlertRule]) -> None:
@@ -260,17 +299,16 @@ class AlertEvaluator:
                 ):
                     book.observe(rule, head, seen)
         elif row.code == ev.ITEM_SUCCEEDED.text:
-            book.load([head.id])
-            by_id = {rule.id: rule for rule in rules}
-            for (rule_id, schedule_id), alert in list(book.open.items()):
-                if schedule_id == head.id and alert.condition in CLEARED_BY_SUCCESS:
-                    book.clear(by_id.get(rule_id), alert)
+            for rule in rules:
+                alert = book.open.get((rule.id, head.id))
+                if alert is not None and alert.condition in CLEARED_BY_SUCCESS:
+                    book.clear(rule, alert)
             after = row.scheduled_for or row.created_at
             for rule in rules:
                 if rule.condition == Condition.ABSENT and rule.threshold is not None:
                     due = absent_due(head, rule.threshold, after)
                     if due is not None:
-                        store.move_watch(book.conn, rule.id, head.id, due)
+                        book.moves[(rule.id, head.id)] = due
         else:  # a schedule created: the absent rules that cover it start watching
             store.put_watches(
                 book.conn,
@@ -288,60 +326,42 @@ class AlertEvaluator:
     def _queue(self, book: _Book, condition: Condition) -> None:
         conn = book.conn
         least = store.min_threshold(conn, condition)
-        rules = []
-        candidates: list[Row[Any]] = []
-        if least is not None:
-            late = condition == Condition.LATE
-            column = queue_items.c.scheduled_for if late else queue_items.c.started_at
-            status = "queued" if late else "running"
-            query = select(
-                queue_items.c.id,
-                queue_items.c.tenant,
-                queue_items.c.schedule_id,
-                column.label("since"),
-            ).where(
-                queue_items.c.status == status,
-                column <= book.now - timedelta(seconds=least),
-                queue_items.c.schedule_id.is_not(None),
-            )
-            found: list[Row[Any]] = list(conn.execute(query))
-            candidates = [r for r in found if r.tenant != SYSTEM_TENANT]
-            rules = store.rules_for(conn, [condition], {r.tenant for r in candidates})
+        if least is None:
+            return  # no rule of this condition
+        # Every open alert of this condition, once: what a re-observation updates and
+        # what clears when its item moved on (cost: the open alerts of the condition).
+        still_open = store.open_alerts_by_condition(conn, condition)
+        for alert in still_open:
+            book.open.setdefault((alert.rule_id, alert.schedule_id), alert)
+        book.complete.add(condition)
         holding: set[tuple[UUID, UUID]] = set()
-        if candidates and rules:
-            heads = store.schedule_heads(conn, {r.schedule_id for r in candidates})
-            for item in sorted(candidates, key=lambda r: r.since):
-                head = heads.get(item.schedule_id)
-                if head is None:
+        before = book.now - timedelta(seconds=least)
+        overdue = store.overdue_items(conn, condition == Condition.LATE, before)
+        overdue = [r for r in overdue if r.tenant != SYSTEM_TENANT]
+        heads = store.schedule_heads(conn, {r.schedule_id for r in overdue})
+        rules_of = covering(conn, [condition], heads) if heads else None
+        for item in sorted(overdue, key=lambda r: r.since):
+            head = heads.get(item.schedule_id)
+            if head is None or rules_of is None:
+                continue
+            waited = (book.now - item.since).total_seconds()
+            for rule in rules_of(head):
+                threshold = rule.threshold or 0
+                if waited < threshold:
                     continue
-                waited = (book.now - item.since).total_seconds()
-                for rule in rules:
-                    threshold = rule.threshold or 0
-                    if (
-                        rule.tenant != item.tenant
-                        or waited < threshold
-                        or not watches(rule, head_watched(head))
-                    ):
-                        continue
-                    holding.add((rule.id, head.id))
-                    detail = {
-                        "item_id": str(item.id),
-                        "since": item.since.isoformat(),
-                        "seconds": int(waited),
-                        "threshold": threshold,
-                    }
-                    book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
-        # What no longer holds clears (cost: the open alerts of this condition).
-        all_rules = store.rules_by_id(
-            conn, {a.rule_id for a in store.open_alerts_by_condition(conn, condition)}
-        )
-        for alert in store.open_alerts_by_condition(conn, condition):
-            if (alert.rule_id, alert.schedule_id) not in holding:
-                book.load([alert.schedule_id])
-                book.clear(
-                    all_rules.get(alert.rule_id),
-                    book.open.get((alert.rule_id, alert.schedule_id), alert),
-                )
+                holding.add((rule.id, head.id))
+                detail = {
+                    "item_id": str(item.id),
+                    "since": item.since.isoformat(),
+                    "seconds": int(waited),
+                    "threshold": threshold,
+                }
+                book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
+        cleared = [a for a in still_open if (a.rule_id, a.schedule_id) not in holding]
+        rules = store.rules_by_id(conn, {a.rule_id for a in cleared})
+        for alert in cleared:
+            key = (alert.rule_id, alert.schedule_id)
+            book.clear(rules.get(alert.rule_id), book.open.get(key, alert))
 
     # -- 3. absent ---------------------------------------------------------------
 
@@ -352,7 +372,11 @@ class AlertEvaluator:
             return
         rules = store.rules_by_id(conn, {w.rule_id for w in due})
         heads = store.schedule_heads(conn, {w.schedule_id for w in due})
+        book.load(heads)
         for watch in due:
+            moved = book.moves.get((watch.rule_id, watch.schedule_id))
+            if moved is not None and moved > book.now:
+                continue  # a success in this pass's ledger moved it already
             rule, head = rules.get(watch.rule_id), heads.get(watch.schedule_id)
             if rule is None or head is None or rule.threshold is None:
                 store.drop_watch(conn, watch.rule_id, watch.schedule_id)
@@ -361,7 +385,7 @@ class AlertEvaluator:
             if following is None:
                 store.drop_watch(conn, rule.id, head.id)
             else:
-                store.move_watch(conn, rule.id, head.id, following)
+                book.moves[(rule.id, head.id)] = following
             if not head.enabled:
                 continue  # a disabled schedule is expected to be silent
             expected = watch.due_at - timedelta(seconds=rule.threshold)
@@ -377,6 +401,7 @@ class AlertEvaluator:
         # A node that never ran a dispatcher has not registered it yet.
         insert_job(book.conn, deliver_job(book.now))
         rows: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = []
         for rule, alert, kind in book.notes:
             code = ev.ALERT_RECOVERED if kind == NotificationKind.RECOVERED else ev.ALERT_OPENED
             text = summary(alert, kind)
@@ -403,8 +428,7 @@ class AlertEvaluator:
                     "summary": text,
                     "alert": alert.to_dict(),
                 }
-                queue.enqueue(
-                    book.conn,
+                items.append(
                     queue.item_values(
                         tenant=SYSTEM_TENANT,
                         stack=SYSTEM_STACK,
@@ -417,5 +441,7 @@ class AlertEvaluator:
                         expires_at=book.now + timedelta(days=1),
                     ),
                 )
-                book.report.deliveries += 1
+        book.report.deliveries = len(items)
+        if items:
+            book.conn.execute(insert(queue_items), items)
         append_events(book.conn, rows)

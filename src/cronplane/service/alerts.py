@@ -11,8 +11,9 @@ shows `"secret": "set"`), and no event or log line does.
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,7 +34,8 @@ from cronplane.core.alerts import (
     check_rule,
     watches,
 )
-from cronplane.core.occurrences import next_run
+from cronplane.core.cron import parse
+from cronplane.core.cron_zones import known_zone
 from cronplane.errors import (
     AlertNotFound,
     AlertRuleExists,
@@ -49,11 +51,18 @@ from cronplane.store import alerts as store
 from cronplane.store.events import append_event
 
 
+@functools.lru_cache(maxsize=4096)
+def _occurrences(cron: str, timezone: str) -> Callable[[datetime], datetime | None]:
+    # Parsed once per expression and zone, not once per success or deadline.
+    expression, zone = parse(cron), known_zone(timezone)
+    return lambda after: expression.next_after(after, zone)
+
+
 def absent_due(row: Any, threshold: int, after: datetime) -> datetime | None:
     """The deadline of an `absent` watch: the schedule's next occurrence after
     `after`, plus the threshold; None when it has none (or cannot compute it)."""
     try:
-        expected = next_run(row.cron, row.timezone, after)
+        expected = _occurrences(row.cron, row.timezone)(after)
     except CronplaneError:
         return None
     return None if expected is None else expected + timedelta(seconds=threshold)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, delete, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Row,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 
 from cronplane.core.alerts import Alert, AlertRule, Channel
 from cronplane.store import dialects
@@ -17,8 +27,15 @@ from cronplane.store.tables import (
     alert_rules,
     alert_watches,
     alerts,
+    queue_items,
     schedules,
 )
+
+# Literals, not parameters: SQLite uses a partial index only when the query's
+# WHERE names the index's own condition.
+OPEN = alerts.c.status == literal_column("'open'")
+QUEUED = queue_items.c.status == literal_column("'queued'")
+RUNNING = queue_items.c.status == literal_column("'running'")
 
 # What the evaluator needs of a schedule: scope, job, and when it is due.
 SCHEDULE_HEAD = (
@@ -169,27 +186,41 @@ def rules_by_id(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, AlertRule]:
     return {rule.id: rule for rule in map(rule_from_row, rows)}
 
 
-def rules_for(
-    conn: Connection, conditions: Sequence[str], tenants: Iterable[str]
+def rules_covering(
+    conn: Connection, conditions: Sequence[str], tenants: Iterable[str], targets: Iterable[str]
 ) -> list[AlertRule]:
-    """The rules of these conditions in these tenants (ix_alert_rules_condition)."""
-    wanted = sorted(set(tenants))
+    """The rules of these conditions that may watch schedules of these tenants whose
+    name or job is among `targets`: those naming one (ix_alert_rules_target) and the
+    stack- and tenant-wide ones (ix_alert_rules_scope). `core.alerts.watches` decides."""
+    wanted, names = sorted(set(tenants)), sorted(set(targets))
     if not wanted:
         return []
-    query = select(alert_rules).where(
-        alert_rules.c.condition.in_(list(conditions)), alert_rules.c.tenant.in_(wanted)
-    )
-    return [rule_from_row(r) for r in conn.execute(query)]
-
-
-def rules_of_condition(conn: Connection, condition: str) -> list[AlertRule]:
-    """Every rule of one condition (late, long: few rules, read once per pass)."""
-    query = select(alert_rules).where(alert_rules.c.condition == condition)
-    return [rule_from_row(r) for r in conn.execute(query)]
+    found: dict[UUID, AlertRule] = {}
+    kinds = list(conditions)
+    queries = [
+        select(alert_rules).where(
+            alert_rules.c.tenant.in_(wanted),
+            alert_rules.c.scope.in_(["tenant", "stack"]),
+            alert_rules.c.condition.in_(kinds),
+        )
+    ]
+    if names:
+        queries.append(
+            select(alert_rules).where(
+                alert_rules.c.tenant.in_(wanted),
+                alert_rules.c.target.in_(names),
+                alert_rules.c.condition.in_(kinds),
+            )
+        )
+    for query in queries:
+        for row in conn.execute(query):
+            rule = rule_from_row(row)
+            found[rule.id] = rule
+    return list(found.values())
 
 
 def min_threshold(conn: Connection, condition: str) -> int | None:
-    """The smallest threshold of a condition's rules (one index range)."""
+    """The smallest threshold of a condition's rules (the first entry of ix_alert_rules_condition)."""
     query = select(func.min(alert_rules.c.threshold)).where(alert_rules.c.condition == condition)
     value = conn.execute(query).scalar()
     return None if value is None else int(value)
@@ -200,7 +231,7 @@ def delete_rule(conn: Connection, rule_id: UUID, now: datetime) -> None:
     conn.execute(delete(alert_watches).where(alert_watches.c.rule_id == rule_id))
     conn.execute(
         update(alerts)
-        .where(alerts.c.rule_id == rule_id, alerts.c.status == "open")
+        .where(alerts.c.rule_id == rule_id, OPEN)
         .values(status="closed", closed_at=now)
     )
     conn.execute(delete(alert_rules).where(alert_rules.c.id == rule_id))
@@ -269,18 +300,35 @@ def save_alert(conn: Connection, alert: Alert, *, new: bool) -> None:
         conn.execute(update(alerts).where(alerts.c.id == alert.id).values(values))
 
 
+def write_alerts(conn: Connection, changed: Iterable[Alert], new: Iterable[Alert]) -> None:
+    """Write a pass's alerts: the changed ones first (a close frees the (rule, schedule)
+    slot of ix_alerts_open), then the new ones; one executemany each."""
+    updates = [{"_id": a.id, **alert_values(a)} for a in changed]
+    if updates:
+        columns = [c.name for c in alerts.columns if c.name != "id"]
+        statement = (
+            update(alerts)
+            .where(alerts.c.id == bindparam("_id"))
+            .values({name: bindparam(name) for name in columns})
+        )
+        conn.execute(statement, [{k: v for k, v in u.items() if k != "id"} for u in updates])
+    inserts = [alert_values(a) for a in new]
+    if inserts:
+        conn.execute(insert(alerts), inserts)
+
+
 def open_alerts_of(conn: Connection, schedule_ids: Iterable[UUID]) -> list[Alert]:
     """The open alerts of these schedules (ix_alerts_open_schedule)."""
     wanted = list(set(schedule_ids))
     if not wanted:
         return []
-    query = select(alerts).where(alerts.c.status == "open", alerts.c.schedule_id.in_(wanted))
+    query = select(alerts).where(OPEN, alerts.c.schedule_id.in_(wanted))
     return [alert_from_row(r) for r in conn.execute(query)]
 
 
 def open_alerts_by_condition(conn: Connection, condition: str) -> list[Alert]:
     """The open alerts of one condition (the partial ix_alerts_open: open alerts only)."""
-    query = select(alerts).where(alerts.c.status == "open", alerts.c.condition == condition)
+    query = select(alerts).where(OPEN, alerts.c.condition == condition)
     return [alert_from_row(r) for r in conn.execute(query)]
 
 
@@ -308,7 +356,7 @@ def open_counts(conn: Connection, tenant: str, schedule_ids: Sequence[UUID]) -> 
         return {}
     query = (
         select(alerts.c.schedule_id, func.count())
-        .where(alerts.c.status == "open", alerts.c.schedule_id.in_(list(schedule_ids)))
+        .where(OPEN, alerts.c.schedule_id.in_(list(schedule_ids)))
         .where(alerts.c.tenant == tenant)
         .group_by(alerts.c.schedule_id)
     )
@@ -339,6 +387,20 @@ def schedule_heads(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, Row[Any]
         conn.execute(select(*SCHEDULE_HEAD).where(schedules.c.id.in_(wanted)))
     )
     return {row.id: row for row in rows}
+
+
+def overdue_items(conn: Connection, late: bool, before: datetime) -> list[Row[Any]]:
+    """Queued items scheduled before `before` (late: ix_queue_items_waiting), or running
+    items started before it (long: ix_queue_items_running), of schedules."""
+    column = queue_items.c.scheduled_for if late else queue_items.c.started_at
+    query = select(
+        queue_items.c.id,
+        queue_items.c.tenant,
+        queue_items.c.schedule_id,
+        column.label("since"),
+    ).where(QUEUED if late else RUNNING, column <= before, queue_items.c.schedule_id.is_not(None))
+    rows: list[Row[Any]] = list(conn.execute(query))
+    return rows
 
 
 # -- absent deadlines -----------------------------------------------------------
@@ -381,6 +443,21 @@ def move_watch(conn: Connection, rule_id: UUID, schedule_id: UUID, due_at: datet
         .where(alert_watches.c.rule_id == rule_id, alert_watches.c.schedule_id == schedule_id)
         .values(due_at=due_at)
     )
+
+
+def move_watches(conn: Connection, moves: Mapping[tuple[UUID, UUID], datetime]) -> None:
+    """Set many watches' deadlines in one executemany."""
+    if moves:
+        statement = (
+            update(alert_watches)
+            .where(
+                alert_watches.c.rule_id == bindparam("_rule"),
+                alert_watches.c.schedule_id == bindparam("_schedule"),
+            )
+            .values(due_at=bindparam("_due"))
+        )
+        rows = [{"_rule": r, "_schedule": s, "_due": due} for (r, s), due in moves.items()]
+        conn.execute(statement, rows)
 
 
 def drop_watch(conn: Connection, rule_id: UUID, schedule_id: UUID) -> None:

@@ -253,8 +253,12 @@ alert_rules = Table(
     ),
     CheckConstraint("scope IN ('schedule', 'job', 'stack', 'tenant')", name="scope"),
 )
-# The evaluator reads the rules of the tenants that have news, one condition at a time.
-Index("ix_alert_rules_condition", alert_rules.c.condition, alert_rules.c.tenant)
+# The evaluator reads only the rules that may watch the schedules with news: those
+# naming the schedule or its job, and the stack- and tenant-wide ones; and a
+# condition's smallest threshold (the first entry of its range).
+Index("ix_alert_rules_target", alert_rules.c.tenant, alert_rules.c.target)
+Index("ix_alert_rules_scope", alert_rules.c.tenant, alert_rules.c.scope)
+Index("ix_alert_rules_condition", alert_rules.c.condition, alert_rules.c.threshold)
 
 alerts = Table(
     "alerts",

@@ -64,7 +64,9 @@ def upgrade() -> None:
             "scope IN ('schedule', 'job', 'stack', 'tenant')", name="ck_alert_rules_scope"
         ),
     )
-    op.create_index("ix_alert_rules_condition", "alert_rules", ["condition", "tenant"])
+    op.create_index("ix_alert_rules_target", "alert_rules", ["tenant", "target"])
+    op.create_index("ix_alert_rules_scope", "alert_rules", ["tenant", "scope"])
+    op.create_index("ix_alert_rules_condition", "alert_rules", ["condition", "threshold"])
     op.create_table(
         "alerts",
         sa.Column("id", sa.Uuid(), nullable=False),
