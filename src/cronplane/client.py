@@ -140,7 +140,8 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
             job["schema"] = job.pop("payload_schema")
         jobs[name] = job
     crons = {name: _given(decl) for name, decl in manifest.crons.items()}
-    return {"name": manifest.name, "jobs": jobs, "crons": crons}
+    alerts = {name: _given(decl) for name, decl in manifest.alerts.items()}
+    return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
 class RemoteService(RemoteAlerts):

@@ -293,7 +293,11 @@ def check_rule(spec: RuleSpec) -> RuleSpec:
         raise bad(f"name 1..{MAX_CHANNELS_PER_RULE} channels", "channels")
     if len(set(spec.channels)) != len(spec.channels):
         raise bad("a channel is named twice", "channels")
-    if isinstance(spec.renotify, bool) or not MIN_RENOTIFY <= spec.renotify <= MAX_THRESHOLD:
+    if (
+        isinstance(spec.renotify, bool)
+        or not isinstance(spec.renotify, int)
+        or not MIN_RENOTIFY <= spec.renotify <= MAX_THRESHOLD
+    ):
         raise bad(f"renotify must be {MIN_RENOTIFY}..{MAX_THRESHOLD} seconds", "renotify")
     return replace(spec, reasons=tuple(sorted(set(spec.reasons))))
 

@@ -22,6 +22,7 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from cronplane import events as ev
+from cronplane.codes import Code
 from cronplane.core import validation
 from cronplane.core.alerts import (
     Alert,
@@ -36,6 +37,7 @@ from cronplane.core.alerts import (
 )
 from cronplane.core.cron import parse
 from cronplane.core.cron_zones import known_zone
+from cronplane.core.model import Scope
 from cronplane.errors import (
     AlertNotFound,
     AlertRuleExists,
@@ -46,7 +48,8 @@ from cronplane.errors import (
     InvalidAlertRule,
     InvalidChannel,
 )
-from cronplane.service.base import ServiceBase
+from cronplane.manifest import AppAlert
+from cronplane.service.base import ServiceBase, Transaction
 from cronplane.store import alerts as store
 from cronplane.store.events import append_event
 
@@ -85,6 +88,102 @@ def watch_rows(conn: Connection, rule: AlertRule, now: datetime) -> list[dict[st
 def head_watched(row: Any) -> Watched:
     """A schedule head as `core.alerts.watches` reads it."""
     return Watched(row.stack, row.environment, row.name, row.job)
+
+
+def sync_app_rules(
+    tx: Transaction,
+    scope: Scope,
+    declared: Mapping[str, AppAlert],
+    *,
+    actor: str,
+) -> tuple[list[str], list[str]]:
+    """Make the `app` rules of (stack, environment) what the manifest declares, inside
+    the install's transaction: new or changed declarations are (re)created, rules no
+    longer declared removed. Returns (created, removed) rule names."""
+    conn = tx.conn
+    current = {
+        rule.name: rule
+        for rule in store.list_rules(conn, scope.tenant)
+        if rule.source == "app"
+        and (rule.stack, rule.environment) == (scope.stack, scope.environment)
+    }
+    wanted = {}
+    for name, alert in declared.items():
+        spec = check_rule(alert.spec(name, scope.stack, scope.environment))
+        validation.validate_name(spec.name, "alert rule name")
+        wanted[spec.name] = spec
+    created, removed = [], []
+    for name, rule in current.items():
+        still = wanted.get(name)
+        if still is not None and still == rule_spec(rule):
+            del wanted[name]
+            continue
+        store.delete_rule(conn, rule.id, tx.now)
+        _rule_event(tx, ev.ALERT_RULE_REMOVED, scope.tenant, name, actor, "removed")
+        removed.append(name)
+    known = {c.name for c in store.list_channels(conn, scope.tenant)}
+    for name, spec in sorted(wanted.items()):
+        missing = [c for c in spec.channels if c not in known]
+        if missing:
+            raise InvalidAlertRule(
+                f"alert rule {name!r}: no channel {missing[0]!r} in {scope.tenant}",
+                {"field": "channels", "channel": missing[0]},
+            )
+        rule = new_rule(scope.tenant, spec, actor, "app", tx.now)
+        store.insert_rule(conn, rule)
+        store.put_watches(conn, watch_rows(conn, rule, tx.now))
+        _rule_event(tx, ev.ALERT_RULE_CREATED, scope.tenant, name, actor, "created")
+        created.append(name)
+    return created, removed
+
+
+def rule_spec(rule: AlertRule) -> RuleSpec:
+    """The spec a stored rule was made from."""
+    return RuleSpec(
+        rule.name,
+        rule.condition,
+        rule.scope,
+        rule.stack,
+        rule.environment,
+        rule.target,
+        rule.threshold,
+        rule.reasons,
+        rule.channels,
+        rule.renotify,
+    )
+
+
+def new_rule(tenant: str, spec: RuleSpec, actor: str, source: str, now: datetime) -> AlertRule:
+    """A rule to store."""
+    return AlertRule(
+        id=uuid.uuid4(),
+        tenant=tenant,
+        name=spec.name,
+        condition=spec.condition,
+        scope=spec.scope,
+        stack=spec.stack,
+        environment=spec.environment,
+        target=spec.target,
+        threshold=spec.threshold,
+        reasons=spec.reasons,
+        channels=spec.channels,
+        renotify=spec.renotify,
+        source=source,
+        created_by=actor,
+        created_at=now,
+    )
+
+
+def _rule_event(tx: Transaction, code: Code, tenant: str, name: str, actor: str, verb: str) -> None:
+    append_event(
+        tx.conn,
+        code,
+        tenant=tenant,
+        actor=actor,
+        now=tx.now,
+        message=f"alert rule {name} {verb} by {actor}",
+        detail={"rule": name},
+    )
 
 
 class AlertService(ServiceBase):
@@ -177,23 +276,7 @@ class AlertService(ServiceBase):
                     f"alert rule {spec.name!r}: no channel {unknown[0]!r} in {tenant}",
                     {"field": "channels", "channel": unknown[0]},
                 )
-            rule = AlertRule(
-                id=uuid.uuid4(),
-                tenant=tenant,
-                name=spec.name,
-                condition=spec.condition,
-                scope=spec.scope,
-                stack=spec.stack,
-                environment=spec.environment,
-                target=spec.target,
-                threshold=spec.threshold,
-                reasons=spec.reasons,
-                channels=spec.channels,
-                renotify=spec.renotify,
-                source=source,
-                created_by=actor,
-                created_at=tx.now,
-            )
+            rule = new_rule(tenant, spec, actor, source, tx.now)
             if not store.insert_rule(tx.conn, rule):
                 raise AlertRuleExists(f"alert rule {spec.name!r} exists", {"name": spec.name})
             store.put_watches(tx.conn, watch_rows(tx.conn, rule, tx.now))
