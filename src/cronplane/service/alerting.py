@@ -117,6 +117,7 @@ class _Book:
     moves: dict[tuple[UUID, UUID], datetime] = field(default_factory=dict)
     # Conditions whose open alerts are all in `open` already (no per-schedule read).
     complete: set[str] = field(default_factory=set)
+    job_written: bool = False
 
     def flush(self) -> None:
         """Write the alerts and deadlines this pass changed."""
@@ -219,6 +220,7 @@ class AlertEvaluator:
         self.database = database
         self.clock = clock
         self.settle = settle
+        self._job_ready = False
 
     def evaluate(self) -> EvaluationReport:
         """One pass (see the module docstring), in one transaction."""
@@ -226,11 +228,11 @@ class AlertEvaluator:
         with self.database.begin() as conn:
             book = _Book(conn, now)
             self._ledger(book)
-            self._queue(book, Condition.LATE)
-            self._queue(book, Condition.LONG)
+            self._queue(book)
             self._absent(book)
             book.flush()
             self._deliver(book)
+        self._job_ready = self._job_ready or book.job_written  # committed
         return book.report
 
     # -- 1. the ledger ---------------------------------------------------------
@@ -323,40 +325,52 @@ class AlertEvaluator:
 
     # -- 2. late and long --------------------------------------------------------
 
-    def _queue(self, book: _Book, condition: Condition) -> None:
+    def _queue(self, book: _Book) -> None:
         conn = book.conn
-        least = store.min_threshold(conn, condition)
-        if least is None:
-            return  # no rule of this condition
-        # Every open alert of this condition, once: what a re-observation updates and
-        # what clears when its item moved on (cost: the open alerts of the condition).
-        still_open = store.open_alerts_by_condition(conn, condition)
+        least = store.min_thresholds(conn, [Condition.LATE, Condition.LONG])
+        if not least:
+            return  # no late or long rule anywhere
+        conditions = list(least)
+        # Every open alert of these conditions, once: what a re-observation updates and
+        # what clears when its item moved on (cost: the open alerts of the conditions).
+        still_open = store.open_alerts_by_condition(conn, conditions)
         for alert in still_open:
             book.open.setdefault((alert.rule_id, alert.schedule_id), alert)
-        book.complete.add(condition)
+        book.complete.update(conditions)
+        overdue = {
+            condition: [
+                row
+                for row in store.overdue_items(
+                    conn,
+                    condition == Condition.LATE,
+                    book.now - timedelta(seconds=least[condition]),
+                )
+                if row.tenant != SYSTEM_TENANT
+            ]
+            for condition in conditions
+        }
+        ids = {row.schedule_id for rows in overdue.values() for row in rows}
+        heads = store.schedule_heads(conn, ids)
+        rules_of = covering(conn, [Condition(c) for c in conditions], heads) if heads else None
         holding: set[tuple[UUID, UUID]] = set()
-        before = book.now - timedelta(seconds=least)
-        overdue = store.overdue_items(conn, condition == Condition.LATE, before)
-        overdue = [r for r in overdue if r.tenant != SYSTEM_TENANT]
-        heads = store.schedule_heads(conn, {r.schedule_id for r in overdue})
-        rules_of = covering(conn, [condition], heads) if heads else None
-        for item in sorted(overdue, key=lambda r: r.since):
-            head = heads.get(item.schedule_id)
-            if head is None or rules_of is None:
-                continue
-            waited = (book.now - item.since).total_seconds()
-            for rule in rules_of(head):
-                threshold = rule.threshold or 0
-                if waited < threshold:
+        for condition, rows in overdue.items():
+            for item in sorted(rows, key=lambda r: r.since):
+                head = heads.get(item.schedule_id)
+                if head is None or rules_of is None:
                     continue
-                holding.add((rule.id, head.id))
-                detail = {
-                    "item_id": str(item.id),
-                    "since": item.since.isoformat(),
-                    "seconds": int(waited),
-                    "threshold": threshold,
-                }
-                book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
+                waited = (book.now - item.since).total_seconds()
+                for rule in rules_of(head):
+                    threshold = rule.threshold or 0
+                    if rule.condition != condition or waited < threshold:
+                        continue
+                    holding.add((rule.id, head.id))
+                    detail = {
+                        "item_id": str(item.id),
+                        "since": item.since.isoformat(),
+                        "seconds": int(waited),
+                        "threshold": threshold,
+                    }
+                    book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
         cleared = [a for a in still_open if (a.rule_id, a.schedule_id) not in holding]
         rules = store.rules_by_id(conn, {a.rule_id for a in cleared})
         for alert in cleared:
@@ -398,8 +412,10 @@ class AlertEvaluator:
     def _deliver(self, book: _Book) -> None:
         if not book.notes:
             return
-        # A node that never ran a dispatcher has not registered it yet.
-        insert_job(book.conn, deliver_job(book.now))
+        if not self._job_ready:
+            # A node that never ran a dispatcher has not registered it yet.
+            insert_job(book.conn, deliver_job(book.now))
+            book.job_written = True
         rows: list[dict[str, Any]] = []
         items: list[dict[str, Any]] = []
         for rule, alert, kind in book.notes:

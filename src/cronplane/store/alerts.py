@@ -219,11 +219,17 @@ def rules_covering(
     return list(found.values())
 
 
-def min_threshold(conn: Connection, condition: str) -> int | None:
-    """The smallest threshold of a condition's rules (the first entry of ix_alert_rules_condition)."""
-    query = select(func.min(alert_rules.c.threshold)).where(alert_rules.c.condition == condition)
-    value = conn.execute(query).scalar()
-    return None if value is None else int(value)
+def min_thresholds(conn: Connection, conditions: Sequence[str]) -> dict[str, int]:
+    """The smallest threshold of each condition that has rules, in one statement (each
+    the first entry of its range of ix_alert_rules_condition)."""
+    firsts = [
+        select(func.min(alert_rules.c.threshold))
+        .where(alert_rules.c.condition == condition)
+        .scalar_subquery()
+        for condition in conditions
+    ]
+    row = conn.execute(select(*firsts)).one()
+    return {c: int(v) for c, v in zip(conditions, row, strict=True) if v is not None}
 
 
 def delete_rule(conn: Connection, rule_id: UUID, now: datetime) -> None:
@@ -326,9 +332,9 @@ def open_alerts_of(conn: Connection, schedule_ids: Iterable[UUID]) -> list[Alert
     return [alert_from_row(r) for r in conn.execute(query)]
 
 
-def open_alerts_by_condition(conn: Connection, condition: str) -> list[Alert]:
-    """The open alerts of one condition (the partial ix_alerts_open: open alerts only)."""
-    query = select(alerts).where(OPEN, alerts.c.condition == condition)
+def open_alerts_by_condition(conn: Connection, conditions: Sequence[str]) -> list[Alert]:
+    """The open alerts of these conditions (the partial ix_alerts_open: open alerts only)."""
+    query = select(alerts).where(OPEN, alerts.c.condition.in_(list(conditions)))
     return [alert_from_row(r) for r in conn.execute(query)]
 
 
