@@ -21,7 +21,8 @@ from typing import Final
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
 from cronplane.dispatcher import default_holder
-from cronplane.service.alerting import AlertEvaluator, EvaluationReport
+from cronplane.service.alert_book import EvaluationReport
+from cronplane.service.alerting import AlertEvaluator
 from cronplane.store import lease
 from cronplane.store.database import Database
 

@@ -20,7 +20,8 @@ from cronplane.core.alerts import RuleSpec
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
-from cronplane.service.alerting import AlertEvaluator, EvaluationReport
+from cronplane.service.alert_book import EvaluationReport
+from cronplane.service.alerting import AlertEvaluator
 from cronplane.store.database import Database
 from cronplane.store.tables import alert_channels, events, queue_items
 from cronplane.targets import Targets

@@ -1,7 +1,7 @@
 """The alert evaluator: one pass, one transaction, from indexed reads only.
 
-:meth:`AlertEvaluator.evaluate` (the leader calls it from its tick, every
-`interval` seconds; `cronplane alert evaluate` runs one pass by hand):
+:meth:`AlertEvaluator.evaluate` is one pass; the alert loop (`alert_loop.py`)
+runs it every 5 s on the one node that holds the `alerts` lease:
 
 1. **the ledger since the cursor**: events with id > the stored cursor
    (primary-key range), up to the first one younger than `settle` seconds (a
@@ -31,32 +31,23 @@ with backoff by the worker when the receiver fails, its outcome in the ledger.
 
 from __future__ import annotations
 
-import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, func, insert, select
+from sqlalchemy import Row, func, insert, select
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.alerts import (
-    Alert,
     AlertRule,
     Condition,
-    Decision,
     NotificationKind,
     Observation,
-    ScopeKind,
-    on_cleared,
-    on_observed,
     summary,
-    watches,
 )
-from cronplane.service.alerts import absent_due, head_watched
+from cronplane.service.alert_book import Book, EvaluationReport, covering
+from cronplane.service.alerts import absent_due
 from cronplane.service.housekeeping import (
     DELIVER_JOB,
     SYSTEM_ENVIRONMENT,
@@ -64,6 +55,7 @@ from cronplane.service.housekeeping import (
     SYSTEM_TENANT,
     deliver_job,
 )
+from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store import queue
 from cronplane.store.database import Database
@@ -90,129 +82,6 @@ SKIP_EVENTS: dict[str, str] = {
 CLEARED_BY_SUCCESS: Final = frozenset({Condition.FAILED, Condition.SKIPPED, Condition.ABSENT})
 
 
-@dataclass
-class EvaluationReport:
-    """What one pass did."""
-
-    events: int = 0
-    opened: int = 0
-    repeated: int = 0
-    recovered: int = 0
-    deliveries: int = 0
-
-
-@dataclass
-class _Book:
-    """The open alerts a pass touched, keyed (rule, schedule), and what changed."""
-
-    conn: Connection
-    now: datetime
-    open: dict[tuple[UUID, UUID], Alert] = field(default_factory=dict)
-    loaded: set[UUID] = field(default_factory=set)
-    notes: list[tuple[AlertRule | None, Alert, NotificationKind]] = field(default_factory=list)
-    report: EvaluationReport = field(default_factory=EvaluationReport)
-    # Written once at the end of the pass (executemany), not statement by statement.
-    new: dict[UUID, Alert] = field(default_factory=dict)
-    changed: dict[UUID, Alert] = field(default_factory=dict)
-    moves: dict[tuple[UUID, UUID], datetime] = field(default_factory=dict)
-    # Conditions whose open alerts are all in `open` already (no per-schedule read).
-    complete: set[str] = field(default_factory=set)
-    job_written: bool = False
-
-    def flush(self) -> None:
-        """Write the alerts and deadlines this pass changed."""
-        store.write_alerts(self.conn, self.changed.values(), self.new.values())
-        store.move_watches(self.conn, self.moves)
-
-    def load(self, schedule_ids: Iterable[UUID]) -> None:
-        """Read the open alerts of these schedules once per pass."""
-        missing = set(schedule_ids) - self.loaded
-        if not missing:
-            return
-        for alert in store.open_alerts_of(self.conn, missing):
-            self.open[(alert.rule_id, alert.schedule_id)] = alert
-        self.loaded |= missing
-
-    def observe(self, rule: AlertRule, head: Row[Any], seen: Observation) -> None:
-        if rule.condition not in self.complete:
-            self.load([head.id])
-        current = self.open.get((rule.id, head.id))
-        fresh = Alert(
-            id=uuid.uuid4(),
-            tenant=rule.tenant,
-            rule_id=rule.id,
-            rule=rule.name,
-            condition=rule.condition,
-            schedule_id=head.id,
-            schedule=head.name,
-            stack=head.stack,
-            environment=head.environment,
-            status="open",
-            count=1,
-            opened_at=self.now,
-            last_seen_at=seen.at,
-            notified_at=self.now,
-            closed_at=None,
-            acked_at=None,
-            acked_by=None,
-            last_key=seen.key,
-            detail=dict(seen.detail),
-        )
-        decision = on_observed(rule, current, fresh, seen, self.now)
-        if decision is not None:
-            self._apply(rule, decision, new=current is None)
-
-    def clear(self, rule: AlertRule | None, alert: Alert) -> None:
-        decision = on_cleared(alert, self.now)
-        if decision is not None:
-            self._apply(rule, decision, new=False)
-
-    def _apply(self, rule: AlertRule | None, decision: Decision, *, new: bool) -> None:
-        alert = decision.alert
-        if new or alert.id in self.new:
-            self.new[alert.id] = alert
-        else:
-            self.changed[alert.id] = alert
-        key = (alert.rule_id, alert.schedule_id)
-        if alert.status == "open":
-            self.open[key] = alert
-        else:
-            self.open.pop(key, None)
-        if decision.notify is None:
-            return
-        self.notes.append((rule, alert, decision.notify))
-        if decision.notify == NotificationKind.OPENED:
-            self.report.opened += 1
-        elif decision.notify == NotificationKind.REPEATED:
-            self.report.repeated += 1
-        else:
-            self.report.recovered += 1
-
-
-def covering(
-    conn: Connection, conditions: list[Condition], heads: Mapping[UUID, Row[Any]]
-) -> Callable[[Row[Any]], list[AlertRule]]:
-    """The rules of `conditions` watching each of these schedules, read in two indexed
-    queries (rules naming a schedule or job among theirs, and the broad ones)."""
-    targets = {h.name for h in heads.values()} | {h.job for h in heads.values()}
-    tenants = {h.tenant for h in heads.values()}
-    named: dict[tuple[str, str | None], list[AlertRule]] = defaultdict(list)
-    broad: dict[str, list[AlertRule]] = defaultdict(list)
-    for rule in store.rules_covering(conn, conditions, tenants, targets):
-        if rule.scope in (ScopeKind.TENANT, ScopeKind.STACK):
-            broad[rule.tenant].append(rule)
-        else:
-            named[(rule.tenant, rule.target)].append(rule)
-
-    def rules_of(head: Row[Any]) -> list[AlertRule]:
-        found = [*broad[head.tenant], *named[(head.tenant, head.name)]]
-        if head.job != head.name:
-            found += named[(head.tenant, head.job)]
-        return [rule for rule in found if watches(rule, head_watched(head))]
-
-    return rules_of
-
-
 class AlertEvaluator:
     """Evaluates every tenant's alert rules; only one node should (the leader)."""
 
@@ -226,7 +95,7 @@ class AlertEvaluator:
         """One pass (see the module docstring), in one transaction."""
         now = self.clock.now()
         with self.database.begin() as conn:
-            book = _Book(conn, now)
+            book = Book(conn, now)
             self._ledger(book)
             self._queue(book)
             self._absent(book)
@@ -237,7 +106,7 @@ class AlertEvaluator:
 
     # -- 1. the ledger ---------------------------------------------------------
 
-    def _ledger(self, book: _Book) -> None:
+    def _ledger(self, book: Book) -> None:
         conn = book.conn
         cursor = store.read_cursor(conn, CURSOR)
         if cursor is None:
@@ -278,7 +147,7 @@ class AlertEvaluator:
             if head is not None and rules:
                 self._event(book, row, head, rules)
 
-    def _event(self, book: _Book, row: Row[Any], head: Row[Any], rules: list[AlertRule]) -> None:
+    def _event(self, book: Book, row: Row[Any], head: Row[Any], rules: list[AlertRule]) -> None:
         seen_at = row.created_at
         detail = {"event_id": row.id, "code": row.code, "message": row.message}
         if row.item_id is not None:
@@ -325,9 +194,9 @@ class AlertEvaluator:
 
     # -- 2. late and long --------------------------------------------------------
 
-    def _queue(self, book: _Book) -> None:
+    def _queue(self, book: Book) -> None:
         conn = book.conn
-        least = store.min_thresholds(conn, [Condition.LATE, Condition.LONG])
+        least = rules_store.min_thresholds(conn, [Condition.LATE, Condition.LONG])
         if not least:
             return  # no late or long rule anywhere
         conditions = list(least)
@@ -372,19 +241,19 @@ class AlertEvaluator:
                     }
                     book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
         cleared = [a for a in still_open if (a.rule_id, a.schedule_id) not in holding]
-        rules = store.rules_by_id(conn, {a.rule_id for a in cleared})
+        rules = rules_store.rules_by_id(conn, {a.rule_id for a in cleared})
         for alert in cleared:
             key = (alert.rule_id, alert.schedule_id)
             book.clear(rules.get(alert.rule_id), book.open.get(key, alert))
 
     # -- 3. absent ---------------------------------------------------------------
 
-    def _absent(self, book: _Book) -> None:
+    def _absent(self, book: Book) -> None:
         conn = book.conn
         due = store.due_watches(conn, book.now, WATCH_BATCH)
         if not due:
             return
-        rules = store.rules_by_id(conn, {w.rule_id for w in due})
+        rules = rules_store.rules_by_id(conn, {w.rule_id for w in due})
         heads = store.schedule_heads(conn, {w.schedule_id for w in due})
         book.load(heads)
         for watch in due:
@@ -409,7 +278,7 @@ class AlertEvaluator:
 
     # -- delivery ----------------------------------------------------------------
 
-    def _deliver(self, book: _Book) -> None:
+    def _deliver(self, book: Book) -> None:
         if not book.notes:
             return
         if not self._job_ready:

@@ -50,6 +50,7 @@ from cronplane.errors import (
 )
 from cronplane.manifest import AppAlert
 from cronplane.service.base import ServiceBase, Transaction
+from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store.events import append_event
 
@@ -103,7 +104,7 @@ def sync_app_rules(
     conn = tx.conn
     current = {
         rule.name: rule
-        for rule in store.list_rules(conn, scope.tenant)
+        for rule in rules_store.list_rules(conn, scope.tenant)
         if rule.source == "app"
         and (rule.stack, rule.environment) == (scope.stack, scope.environment)
     }
@@ -118,10 +119,10 @@ def sync_app_rules(
         if still is not None and still == rule_spec(rule):
             del wanted[name]
             continue
-        store.delete_rule(conn, rule.id, tx.now)
+        rules_store.delete_rule(conn, rule.id, tx.now)
         _rule_event(tx, ev.ALERT_RULE_REMOVED, scope.tenant, name, actor, "removed")
         removed.append(name)
-    known = {c.name for c in store.list_channels(conn, scope.tenant)}
+    known = {c.name for c in rules_store.list_channels(conn, scope.tenant)}
     for name, spec in sorted(wanted.items()):
         missing = [c for c in spec.channels if c not in known]
         if missing:
@@ -130,7 +131,7 @@ def sync_app_rules(
                 {"field": "channels", "channel": missing[0]},
             )
         rule = new_rule(scope.tenant, spec, actor, "app", tx.now)
-        store.insert_rule(conn, rule)
+        rules_store.insert_rule(conn, rule)
         store.put_watches(conn, watch_rows(conn, rule, tx.now))
         _rule_event(tx, ev.ALERT_RULE_CREATED, scope.tenant, name, actor, "created")
         created.append(name)
@@ -213,7 +214,7 @@ class AlertService(ServiceBase):
         normalized = check_channel(kind, config, secret)
         with self._write() as tx:
             channel = Channel(uuid.uuid4(), tenant, name, kind, normalized, secret, tx.now)
-            if not store.insert_channel(tx.conn, channel):
+            if not rules_store.insert_channel(tx.conn, channel):
                 raise ChannelExists(f"alert channel {name!r} exists", {"name": name})
             append_event(
                 tx.conn,
@@ -229,21 +230,21 @@ class AlertService(ServiceBase):
     def list_channels(self, tenant: str) -> list[Channel]:
         """A tenant's channels by name."""
         with self._read() as conn:
-            return store.list_channels(conn, tenant)
+            return rules_store.list_channels(conn, tenant)
 
     def remove_channel(self, tenant: str, name: str, *, actor: str) -> Channel:
         """Remove a channel; refused (X400314CHNINV) while a rule names it."""
         with self._write() as tx:
-            channel = store.get_channel(tx.conn, tenant, name)
+            channel = rules_store.get_channel(tx.conn, tenant, name)
             if channel is None:
                 raise ChannelNotFound(f"alert channel {name!r} not found", {"name": name})
-            users = [r.name for r in store.list_rules(tx.conn, tenant) if name in r.channels]
+            users = [r.name for r in rules_store.list_rules(tx.conn, tenant) if name in r.channels]
             if users:
                 raise InvalidChannel(
                     f"alert channel {name!r} is used by rule {users[0]!r}: remove the rule first",
                     {"field": "name", "rules": users},
                 )
-            store.delete_channel(tx.conn, tenant, name)
+            rules_store.delete_channel(tx.conn, tenant, name)
             append_event(
                 tx.conn,
                 ev.CHANNEL_REMOVED,
@@ -269,7 +270,7 @@ class AlertService(ServiceBase):
                 validation.validate_name(getattr(spec, part), part)
         spec = check_rule(spec)
         with self._write() as tx:
-            known = {c.name for c in store.list_channels(tx.conn, tenant)}
+            known = {c.name for c in rules_store.list_channels(tx.conn, tenant)}
             unknown = [c for c in spec.channels if c not in known]
             if unknown:
                 raise InvalidAlertRule(
@@ -277,7 +278,7 @@ class AlertService(ServiceBase):
                     {"field": "channels", "channel": unknown[0]},
                 )
             rule = new_rule(tenant, spec, actor, source, tx.now)
-            if not store.insert_rule(tx.conn, rule):
+            if not rules_store.insert_rule(tx.conn, rule):
                 raise AlertRuleExists(f"alert rule {spec.name!r} exists", {"name": spec.name})
             store.put_watches(tx.conn, watch_rows(tx.conn, rule, tx.now))
             append_event(
@@ -294,16 +295,16 @@ class AlertService(ServiceBase):
     def list_rules(self, tenant: str, *, schedule: Watched | None = None) -> list[AlertRule]:
         """A tenant's rules by name; `schedule`: only those watching it."""
         with self._read() as conn:
-            rules = store.list_rules(conn, tenant)
+            rules = rules_store.list_rules(conn, tenant)
         return rules if schedule is None else [r for r in rules if watches(r, schedule)]
 
     def remove_rule(self, tenant: str, name: str, *, actor: str) -> AlertRule:
         """Remove a rule; its open alerts close without a notification."""
         with self._write() as tx:
-            rule = store.get_rule(tx.conn, tenant, name)
+            rule = rules_store.get_rule(tx.conn, tenant, name)
             if rule is None:
                 raise AlertRuleNotFound(f"alert rule {name!r} not found", {"name": name})
-            store.delete_rule(tx.conn, rule.id, tx.now)
+            rules_store.delete_rule(tx.conn, rule.id, tx.now)
             append_event(
                 tx.conn,
                 ev.ALERT_RULE_REMOVED,

@@ -35,7 +35,7 @@ from cronplane import __version__
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.alerts import Channel, ChannelKind
-from cronplane.store import alerts as store
+from cronplane.store import alert_rules as rules_store
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.targets import PermanentFailure, RunContext
@@ -77,7 +77,7 @@ class AlertDelivery:
         """Send, record the outcome in the tenant's ledger, and return or raise it."""
         tenant, name = str(payload["tenant"]), str(payload["channel"])
         with self.database.read() as conn:
-            channel = store.get_channel(conn, tenant, name)
+            channel = rules_store.get_channel(conn, tenant, name)
         try:
             if channel is None:
                 raise PermanentFailure(f"alert channel {name!r} no longer exists")
