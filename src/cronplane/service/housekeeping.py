@@ -6,8 +6,8 @@ the worker's built-in `system:` target:
 - `expire-items` (every minute): queued items past `expires_at` become
   `expired` (event `X200033ITMEXP` each); running items whose worker lease
   lapsed (the worker died) go back to queued, or to failed past their attempts.
-- `prune-history` (daily, 03:17 UTC): finished items and events older than the
-  retention (payload `retention_days`, default 30) are deleted.
+- `prune-history` (daily, 03:17 UTC): finished items, events and closed alerts
+  older than the retention (payload `retention_days`, default 30) are deleted.
 
 A third job, `deliver-alert` (`system:deliver`), has no schedule: the alert
 evaluator enqueues one item of it per notification and channel.
@@ -27,6 +27,7 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.model import Declared, Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
+from cronplane.store import alerts as alert_store
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
@@ -154,10 +155,11 @@ def expire(database: Database, clock: Clock) -> dict[str, int]:
 
 
 def prune(database: Database, clock: Clock, retention_days: int) -> dict[str, int]:
-    """Delete finished items and events older than the retention."""
+    """Delete finished items, events and closed alerts older than the retention."""
     if retention_days < 1:
         raise ValueError("retention must be at least one day")
     before = clock.now() - timedelta(days=retention_days)
     with database.begin() as conn:
         items, old_events = queue.prune(conn, before)
-    return {"items": items, "events": old_events}
+        closed_alerts = alert_store.prune_closed(conn, before)
+    return {"items": items, "events": old_events, "alerts": closed_alerts}

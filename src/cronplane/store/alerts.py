@@ -155,6 +155,12 @@ def list_alerts(
     return [alert_from_row(r) for r in conn.execute(query)]
 
 
+def prune_closed(conn: Connection, before: datetime) -> int:
+    """Delete alerts closed before `before` (housekeeping's retention); how many."""
+    closed = alerts.c.status == literal_column("'closed'")
+    return conn.execute(delete(alerts).where(closed, alerts.c.closed_at < before)).rowcount
+
+
 def get_alert(conn: Connection, tenant: str, alert_id: UUID) -> Alert | None:
     """One alert of a tenant."""
     query = select(alerts).where(alerts.c.tenant == tenant, alerts.c.id == alert_id)
