@@ -25,6 +25,7 @@ from uuid import UUID
 
 import httpx
 
+from cronplane.client_alerts import RemoteAlerts
 from cronplane.clock import Clock, SystemClock
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.model import (
@@ -140,10 +141,11 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
             job["schema"] = job.pop("payload_schema")
         jobs[name] = job
     crons = {name: _given(decl) for name, decl in manifest.crons.items()}
-    return {"name": manifest.name, "jobs": jobs, "crons": crons}
+    alerts = {name: _given(decl) for name, decl in manifest.alerts.items()}
+    return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService:
+class RemoteService(RemoteAlerts):
     """The use cases the CLI needs, answered by a cronplane server."""
 
     def __init__(

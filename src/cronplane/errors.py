@@ -21,6 +21,8 @@
     │   ├── BackfillTooLarge             X400104BKFCAP  backfill range over the cap
     │   ├── InvalidWindow                X400150WININV  start_at/end_at not an instant, or end before start
     │   ├── InvalidMaxRuns               X400151RUNINV  max_runs not a whole number >= 1
+    │   ├── InvalidAlertRule             X400310ALRINV
+    │   ├── InvalidChannel               X400314CHNINV
     │   └── PayloadTooLarge              X413001TOOBIG
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
@@ -32,6 +34,9 @@
     │   ├── QueueItemNotFound            X404904ITMNFD
     │   ├── TokenNotFound                X404905TOKNFD
     │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
+    │   ├── AlertRuleNotFound            X404311ALRNFD
+    │   ├── AlertNotFound                X404313ALTNFD
+    │   ├── ChannelNotFound              X404315CHNNFD
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
     ├── RunTimedOut                      X408203RUNTMO  an item's error: ran past its timeout (never raised to a caller)
@@ -42,7 +47,9 @@
     │   ├── JobInactive                  X409904JOBINA
     │   ├── InvalidState                 X409905STATEX
     │   │   └── ItemFinished             X409200ITMFIN  cancel of an item already finished
-    │   └── BackfillOverlap              X409105BKFACT  non-overlapping backfill, item active
+    │   ├── BackfillOverlap              X409105BKFACT  non-overlapping backfill, item active
+    │   ├── AlertRuleExists              X409312ALRDPL
+    │   └── ChannelExists                X409316CHNDPL
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
@@ -263,6 +270,18 @@ class CommandJobForbidden(Forbidden):
     code = _code("X403251CMDADM", "only a platform admin may create or change a command: job")
 
 
+class InvalidAlertRule(InvalidInput, ValueError):
+    """An alert rule that cannot be stored (the detail names the field)."""
+
+    code = _code("X400310ALRINV", "alert rule invalid; detail names the field")
+
+
+class InvalidChannel(InvalidInput, ValueError):
+    """An alert channel that cannot be stored (the detail names the field)."""
+
+    code = _code("X400314CHNINV", "alert channel invalid; detail names the field")
+
+
 class NotFound(CronplaneError):
     """Something named does not exist in the caller's tenant."""
 
@@ -301,6 +320,24 @@ class RouteNotFound(NotFound):
     """No API route at that path."""
 
     code = _code("X404001NOROUT", "no API route at this path")
+
+
+class AlertRuleNotFound(NotFound):
+    """No alert rule with that name in the tenant."""
+
+    code = _code("X404311ALRNFD", "alert rule not found")
+
+
+class AlertNotFound(NotFound):
+    """No alert with that id in the tenant."""
+
+    code = _code("X404313ALTNFD", "alert not found")
+
+
+class ChannelNotFound(NotFound):
+    """No alert channel with that name in the tenant."""
+
+    code = _code("X404315CHNNFD", "alert channel not found")
 
 
 class MethodNotAllowed(CronplaneError):
@@ -361,6 +398,18 @@ class ItemFinished(InvalidState):
     """A queue item that already finished cannot be cancelled (nothing changes)."""
 
     code = _code("X409200ITMFIN", "queue item already finished: nothing to cancel")
+
+
+class AlertRuleExists(Conflict):
+    """An alert rule with that name exists in the tenant."""
+
+    code = _code("X409312ALRDPL", "alert rule already exists")
+
+
+class ChannelExists(Conflict):
+    """An alert channel with that name exists in the tenant."""
+
+    code = _code("X409316CHNDPL", "alert channel already exists")
 
 
 class StaleRevision(CronplaneError):

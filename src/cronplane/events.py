@@ -74,6 +74,17 @@ ITEM_TIMED_OUT = _event(
 # Leadership.
 LEADER_ACQUIRED = _event("V200040LEADAC", "dispatcher took the lease (new term)")
 
+# Alerts (cronplane.alerting).
+ALERT_OPENED = _event("X200300ALTOPN", "alert opened: a rule's condition holds on a schedule")
+ALERT_RECOVERED = _event("V200301ALTREC", "alert closed: its condition cleared")
+ALERT_ACKED = _event("V200302ALTACK", "alert acknowledged")
+ALERT_SENT = _event("V200303ALTSNT", "alert notification delivered on a channel")
+ALERT_UNSENT = _event("X200304ALTDLF", "alert notification attempt failed (retried by the queue)")
+ALERT_RULE_CREATED = _event("V201305ALRCRT", "alert rule created")
+ALERT_RULE_REMOVED = _event("V200306ALRDEL", "alert rule removed")
+CHANNEL_CREATED = _event("V201307CHNCRT", "alert channel created")
+CHANNEL_REMOVED = _event("V200308CHNDEL", "alert channel removed")
+
 # Tokens.
 TOKEN_CREATED = _event("V201050TOKCRT", "API token created")
 TOKEN_REVOKED = _event("V200051TOKREV", "API token revoked")

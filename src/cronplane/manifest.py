@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cronplane.core import validation
+from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
 from cronplane.core.model import DECLARED_FIELDS, CronDeclaration, JobSpec
 from cronplane.errors import CronplaneError, InvalidManifest
@@ -36,7 +37,8 @@ CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled"}
 CRON_DEFAULTS = {
     item.name: item.default for item in fields(CronDeclaration) if item.default is not MISSING
 }
-TOP_KEYS = frozenset({"name", "jobs", "crons", "version", "description"})
+TOP_KEYS = frozenset({"name", "jobs", "crons", "alerts", "version", "description"})
+ALERT_KEYS = frozenset({"condition", "cron", "job", "threshold", "reasons", "channels", "renotify"})
 
 T = TypeVar("T")
 
@@ -48,6 +50,43 @@ class Manifest:
     name: str
     jobs: dict[str, JobSpec] = field(default_factory=dict)
     crons: dict[str, CronDeclaration] = field(default_factory=dict)
+    # Alert rules for the app's schedules, by name (docs/alerts.md): scope is one
+    # declared cron (`cron:`), one job's crons (`job:`), or the whole app.
+    alerts: dict[str, AppAlert] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AppAlert:
+    """An alert rule a manifest declares; the stack and environment are the install's."""
+
+    condition: str
+    cron: str | None = None
+    job: str | None = None
+    threshold: int | None = None
+    reasons: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    renotify: int = DEFAULT_RENOTIFY
+
+    def spec(self, name: str, stack: str, environment: str) -> RuleSpec:
+        """The rule this declaration stands for, installed in (stack, environment)."""
+        scope = "schedule" if self.cron else "job" if self.job else "stack"
+        return RuleSpec(
+            name=app_rule_name(stack, environment, name),
+            condition=self.condition,
+            scope=scope,
+            stack=stack,
+            environment=environment,
+            target=self.cron or self.job,
+            threshold=self.threshold,
+            reasons=self.reasons,
+            channels=self.channels,
+            renotify=self.renotify,
+        )
+
+
+def app_rule_name(stack: str, environment: str, name: str) -> str:
+    """The tenant-wide name of an app's rule: `<stack>.<environment>.<name>`."""
+    return f"{stack}.{environment}.{name}"
 
 
 class _Problems:
@@ -181,6 +220,7 @@ def manifest_from_data(data: object, source: str = "app.yaml") -> Manifest:
     name = problems.check("name", validation.validate_name, data.get("name"), "name")
     jobs = _jobs(data.get("jobs") or {}, problems)
     crons = _crons(data.get("crons") or {}, jobs, problems)
+    alerts = _alerts(data.get("alerts") or {}, str(name), jobs, crons, problems)
     if problems.lines:
         count = len(problems.lines)
         raise InvalidManifest(
@@ -189,7 +229,7 @@ def manifest_from_data(data: object, source: str = "app.yaml") -> Manifest:
             {"problems": problems.lines},
         )
     assert name is not None
-    return Manifest(name=name, jobs=jobs, crons=crons)
+    return Manifest(name=name, jobs=jobs, crons=crons, alerts=alerts)
 
 
 def _mapping(value: object, path: str, problems: _Problems) -> Mapping[str, Any]:
@@ -288,3 +328,48 @@ def _crons(
         declared: dict[str, Any] = {key: values.get(key) for key in DECLARED_FIELDS}
         crons[name] = CronDeclaration(**declared, enabled=values["enabled"])
     return crons
+
+
+def _alerts(
+    value: object,
+    stack: str,
+    jobs: Mapping[str, JobSpec],
+    crons: Mapping[str, CronDeclaration],
+    problems: _Problems,
+) -> dict[str, AppAlert]:
+    found: dict[str, AppAlert] = {}
+    for name, raw in _mapping(value, "alerts", problems).items():
+        path = f"alerts.{name}"
+        before = len(problems.lines)
+        entry = _mapping(raw, path, problems)
+        _unknown(entry, ALERT_KEYS, path, problems)
+        cron, job = entry.get("cron"), entry.get("job")
+        if cron is not None and job is not None:
+            problems.lines.append(f"{path}: name a cron or a job, not both")
+        if cron is not None and cron not in crons:
+            problems.lines.append(f"{path}.cron: {cron!r} is not one of the manifest's crons")
+        if job is not None and job not in jobs:
+            problems.lines.append(f"{path}.job: {job!r} is not one of the manifest's jobs")
+        lists = {}
+        for key in ("reasons", "channels"):
+            items = entry.get(key, [])
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                problems.lines.append(f"{path}.{key}: must be a list of names")
+                items = []
+            lists[key] = tuple(items)
+        declared = AppAlert(
+            condition=str(entry.get("condition", "")),
+            cron=cron if isinstance(cron, str) else None,
+            job=job if isinstance(job, str) else None,
+            threshold=entry.get("threshold"),
+            reasons=lists["reasons"],
+            channels=lists["channels"],
+            renotify=entry.get("renotify", DEFAULT_RENOTIFY),
+        )
+        # Any environment name checks the rule; the installed name is checked again.
+        spec = declared.spec(name, stack, "default")
+        problems.check(path, validation.validate_name, name, "alert name")
+        problems.check(path, check_rule, spec)
+        if len(problems.lines) == before:
+            found[name] = declared
+    return found

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from cronplane.alert_loop import AlertLoop
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
@@ -46,6 +47,8 @@ class NodeOptions:
     pool: str = "thread"
     # Running items per tenant, at most (CRONPLANE_TENANT_MAX_CONCURRENCY); None: no limit.
     tenant_limit: int | None = None
+    # The alert loop (one evaluator across nodes, by its own lease).
+    alerts: bool = True
 
 
 class Node:
@@ -82,6 +85,7 @@ class Node:
             )
             for _ in range(options.workers)
         ]
+        self.alerts = AlertLoop(database, self.clock) if options.alerts else None
         self._threads: list[threading.Thread] = []
 
     def _on_tick(self, report: TickReport) -> None:
@@ -110,6 +114,8 @@ class Node:
             self._spawn("cronplane-dispatcher", self.dispatcher.run)
         for n, worker in enumerate(self.workers):
             self._spawn(f"cronplane-worker-{n}", worker.run)
+        if self.alerts is not None:
+            self._spawn("cronplane-alerts", self.alerts.run)
         log.info(
             "node started: dispatcher=%s workers=%d on %s",
             self.dispatcher is not None,
@@ -128,6 +134,8 @@ class Node:
             self.dispatcher.stop()
         for worker in self.workers:
             worker.stop()
+        if self.alerts is not None:
+            self.alerts.stop()
         for thread in self._threads:
             thread.join(timeout)
 

@@ -18,7 +18,9 @@ platform token on `globex`. It checks:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,10 +31,20 @@ from sqlalchemy import select
 
 from cronplane.api.auth import PUBLIC, inventory
 from cronplane.core.access import Action, Role, permits
+from cronplane.core.alerts import Alert, RuleSpec
 from cronplane.core.model import JobPatch, ScheduleSpec, Scope
-from cronplane.errors import ScheduleNotFound
+from cronplane.errors import AlertRuleExists, ChannelExists, ScheduleNotFound
+from cronplane.store.alerts import save_alert
 from cronplane.store.database import Database
-from cronplane.store.tables import events, jobs, queue_items, schedules
+from cronplane.store.tables import (
+    alert_channels,
+    alert_rules,
+    alerts,
+    events,
+    jobs,
+    queue_items,
+    schedules,
+)
 
 OWN, OTHER, NOBODY = "acme", "globex", "initech"
 _unique = itertools.count()
@@ -125,6 +137,27 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ),
     ("DELETE", T + "/apps/{stack}/{environment}"): Op(Action.SYNC, query={"dry_run": "true"}),
     ("GET", T + "/events"): Op(Action.READ),
+    # Alerts (docs/alerts.md): rules and channels need UPDATE, acknowledging needs RUN.
+    ("GET", T + "/alert-channels"): Op(Action.READ),
+    ("POST", T + "/alert-channels"): Op(
+        Action.UPDATE,
+        201,
+        lambda t: {
+            "name": _name("mail"),
+            "kind": "email",
+            "config": {"host": "127.0.0.1", "sender": "a@b.c", "to": ["o@b.c"]},
+        },
+    ),
+    ("DELETE", T + "/alert-channels/{name}"): Op(Action.UPDATE),
+    ("GET", T + "/alert-rules"): Op(Action.READ),
+    ("POST", T + "/alert-rules"): Op(
+        Action.UPDATE,
+        201,
+        lambda t: {"name": _name("rule"), "condition": "failed", "channels": ["pager"]},
+    ),
+    ("DELETE", T + "/alert-rules/{name}"): Op(Action.UPDATE),
+    ("GET", T + "/alerts"): Op(Action.READ),
+    ("POST", T + "/alerts/{alert_id}/ack"): Op(Action.RUN),
     # The seed's path: the tenant is the token's, or the body's for a platform token.
     ("POST", "/api/method/shc.schedule.sync"): Op(
         Action.SYNC,
@@ -158,6 +191,17 @@ class World:
                 self.api.service.update_job(
                     tenant, "billing", "report", JobPatch(status="active"), actor="t"
                 )
+            mail = {"host": "127.0.0.1", "sender": "a@b.c", "to": ["o@b.c"]}
+            for channel in ("report", "pager"):
+                with contextlib.suppress(ChannelExists):
+                    self.api.service.add_alert_channel(
+                        tenant, channel, "email", mail, secret=None, actor="t"
+                    )
+            try:
+                rule = RuleSpec("report", "failed", channels=("pager",))
+                self.api.service.add_alert_rule(tenant, rule, actor="t")
+            except AlertRuleExists:
+                pass
             try:
                 self.api.service.get_schedule(scope, f"{tenant}-nightly")
             except ScheduleNotFound:
@@ -171,11 +215,50 @@ class World:
             self.api.app.state.cronplane.service.run_now(scope, f"{tenant}-nightly", actor="t").id
         )
 
+    def alert(self, tenant: str) -> str:
+        """A fresh open alert of `tenant` on its nightly schedule (rule `report`)."""
+        service = self.api.service
+        row = service.get_schedule(Scope(tenant, "billing", "prod"), f"{tenant}-nightly")
+        (rule,) = [r for r in service.list_alert_rules(tenant) if r.name == "report"]
+        now = service.clock.now()
+        alert = Alert(
+            uuid.uuid4(),
+            tenant,
+            rule.id,
+            rule.name,
+            rule.condition,
+            row.id,
+            row.name,
+            row.stack,
+            row.environment,
+            "closed",
+            1,
+            now,
+            now,
+            now,
+            now,
+            None,
+            None,
+            "k",
+            {},
+        )
+        with self.api.database.begin() as conn:
+            save_alert(conn, alert, new=True)
+        return str(alert.id)
+
     def snapshot(self, tenant: str) -> list[Any]:
         """Every row of `tenant` in every table (revision, timestamps and all)."""
         out: list[Any] = []
         with self.api.database.read() as conn:
-            for table in (schedules, jobs, queue_items, events):
+            for table in (
+                schedules,
+                jobs,
+                queue_items,
+                events,
+                alert_channels,
+                alert_rules,
+                alerts,
+            ):
                 query = select(table).where(table.c.tenant == tenant)
                 out.append(sorted(str(tuple(row)) for row in conn.execute(query)))
         return out
@@ -189,6 +272,8 @@ class World:
         }
         if "{item_id}" in path:
             values["item_id"] = self.item(tenant if tenant != NOBODY else OTHER)
+        if "{alert_id}" in path:
+            values["alert_id"] = self.alert(tenant if tenant != NOBODY else OTHER)
         return path.format(**values)
 
 

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cronplane import __version__
 from cronplane.api import (
+    alerts,
     controls,
     cron,
     events,
@@ -132,7 +133,7 @@ def create_app(
     )
     # Each router straight onto the app (not nested in a /api/v1 router): one
     # level of router matching per request instead of two.
-    for module in (schedules, controls, queue, jobs, sync, events, cron, identity):
+    for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts):
         app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_cmd", "import_"),
     "webhook": ("webhook_cmd", "webhook"),
     "queue": ("queue_cmd", "queue"),
+    "alert": ("alert_cmd", "alert"),
     "dispatcher": ("process_cmd", "dispatcher"),
     "worker": ("process_cmd", "worker"),
     "serve": ("process_cmd", "serve"),

@@ -5,7 +5,8 @@
 One object, composed of parts that share one `Context` (database, clock,
 change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
 `service.runs` (run now, queue items), `service.controls` (pause, resume,
-backfill), `service.tokens`, `service.audit`.
+backfill), `service.tokens`, `service.audit`, `service.alerts` (alert
+channels, rules, alerts).
 The use cases people call are also the service's own methods
 (`service.create_schedule(...)`), so the API, CLI and UI hold one object;
 the CLI's part of them is the `ControlPlane` protocol (`service.port`),
@@ -22,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cronplane.clock import Clock
+from cronplane.service.alerts import AlertService
 from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
 from cronplane.service.controls import BackfillReport, Controls
@@ -74,6 +76,7 @@ class ScheduleService:
         self.controls = Controls(self.context, on_enqueue=on_enqueue)
         self.tokens = TokenService(database, clock, cache_seconds=token_cache_seconds)
         self.audit = AuditLog(database)
+        self.alerts = AlertService(self.context)
 
         schedules, jobs, apps, runs = self.schedules, self.jobs, self.apps, self.runs
         self.create_schedule = schedules.create_schedule
@@ -104,6 +107,15 @@ class ScheduleService:
         self.get_item = runs.get_item
         self.list_items = runs.list_items
         self.cancel_item = runs.cancel_item
+        alerts = self.alerts
+        self.add_alert_channel = alerts.add_channel
+        self.list_alert_channels = alerts.list_channels
+        self.remove_alert_channel = alerts.remove_channel
+        self.add_alert_rule = alerts.add_rule
+        self.list_alert_rules = alerts.list_rules
+        self.remove_alert_rule = alerts.remove_rule
+        self.list_alerts = alerts.list_alerts
+        self.ack_alert = alerts.ack_alert
 
 
 __all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]

@@ -6,8 +6,11 @@ the worker's built-in `system:` target:
 - `expire-items` (every minute): queued items past `expires_at` become
   `expired` (event `X200033ITMEXP` each); running items whose worker lease
   lapsed (the worker died) go back to queued, or to failed past their attempts.
-- `prune-history` (daily, 03:17 UTC): finished items and events older than the
-  retention (payload `retention_days`, default 30) are deleted.
+- `prune-history` (daily, 03:17 UTC): finished items, events and closed alerts
+  older than the retention (payload `retention_days`, default 30) are deleted.
+
+A third job, `deliver-alert` (`system:deliver`), has no schedule: the alert
+evaluator enqueues one item of it per notification and channel.
 
 :func:`ensure_system_schedules` registers them (idempotent; a changed
 retention updates the payload). `cronplane dispatcher` and `cronplane serve`
@@ -17,13 +20,14 @@ call it at start. Sync never touches `system` rows (SPEC §5).
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.model import Declared, Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
+from cronplane.store import alerts as alert_store
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
@@ -34,6 +38,9 @@ SYSTEM_TENANT = "_system"
 SYSTEM_STACK = "cronplane"
 SYSTEM_ENVIRONMENT = "default"
 DEFAULT_RETENTION_DAYS = 30
+# Alert notifications: one item of this job per (notification, channel), no schedule.
+DELIVER_JOB = "deliver-alert"
+DELIVER_OPTIONS = {"max_attempts": 8, "retry_base": 5, "retry_cap": 600}
 ACTOR = "housekeeping"
 
 # name → (target, cron, title)
@@ -95,6 +102,28 @@ def ensure_system_schedules(
                 )
             elif row.payload != payloads[name]:
                 set_payload(conn, row.id, payloads[name], now)
+        insert_job(conn, deliver_job(now))
+
+
+def deliver_job(now: datetime) -> Job:
+    """The `_system` job alert notifications are items of (no schedule)."""
+    return Job(
+        id=uuid.uuid4(),
+        tenant=SYSTEM_TENANT,
+        stack=SYSTEM_STACK,
+        name=DELIVER_JOB,
+        title="Deliver an alert notification on one channel",
+        kind="system",
+        status="active",
+        payload={},
+        payload_schema=None,
+        target="system:deliver",
+        options=DELIVER_OPTIONS,
+        source="system",
+        created_at=now,
+        updated_at=now,
+        revision=1,
+    )
 
 
 def expire(database: Database, clock: Clock) -> dict[str, int]:
@@ -126,10 +155,11 @@ def expire(database: Database, clock: Clock) -> dict[str, int]:
 
 
 def prune(database: Database, clock: Clock, retention_days: int) -> dict[str, int]:
-    """Delete finished items and events older than the retention."""
+    """Delete finished items, events and closed alerts older than the retention."""
     if retention_days < 1:
         raise ValueError("retention must be at least one day")
     before = clock.now() - timedelta(days=retention_days)
     with database.begin() as conn:
         items, old_events = queue.prune(conn, before)
-    return {"items": items, "events": old_events}
+        closed_alerts = alert_store.prune_closed(conn, before)
+    return {"items": items, "events": old_events, "alerts": closed_alerts}

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from uuid import UUID
 
+from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.model import (
     CronDeclaration,
     Job,
@@ -31,7 +32,7 @@ from cronplane.service.sync import AppReport
 
 
 class ControlPlane(Protocol):
-    """Schedules, jobs, apps and runs, as the CLI uses them."""
+    """Schedules, jobs, apps, runs and alerts, as the CLI uses them."""
 
     def create_schedule(self, scope: Scope, spec: ScheduleSpec, *, actor: str) -> Schedule: ...
 
@@ -152,3 +153,30 @@ class ControlPlane(Protocol):
     ) -> list[QueueItem]: ...
 
     def cancel_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem: ...
+
+    def add_alert_channel(
+        self,
+        tenant: str,
+        name: str,
+        kind: str,
+        config: Mapping[str, Any],
+        *,
+        secret: str | None,
+        actor: str,
+    ) -> Channel: ...
+
+    def list_alert_channels(self, tenant: str) -> list[Channel]: ...
+
+    def remove_alert_channel(self, tenant: str, name: str, *, actor: str) -> Channel: ...
+
+    def add_alert_rule(self, tenant: str, spec: RuleSpec, *, actor: str) -> AlertRule: ...
+
+    def list_alert_rules(self, tenant: str) -> list[AlertRule]: ...
+
+    def remove_alert_rule(self, tenant: str, name: str, *, actor: str) -> AlertRule: ...
+
+    def list_alerts(
+        self, tenant: str, *, status: str | None = None, limit: int = 100
+    ) -> list[Alert]: ...
+
+    def ack_alert(self, tenant: str, alert_id: UUID, *, actor: str) -> Alert: ...

@@ -36,6 +36,7 @@ from cronplane.core.reconcile import (
 from cronplane.errors import InvalidManifest
 from cronplane.ids import time_ordered_id
 from cronplane.manifest import Manifest
+from cronplane.service.alerts import sync_app_rules
 from cronplane.service.base import ServiceBase, Transaction, checked_scope
 from cronplane.service.jobs import (
     checked_job,
@@ -150,6 +151,7 @@ class Apps(ServiceBase):
                 if update_job_in(tx, current, patch, actor=actor, caller=caller) != current:
                     updated.append(name)
             plan = self._sync(tx, scope, manifest.crons, actor)
+            sync_app_rules(tx, scope, manifest.alerts, actor=actor)
         self._after_bulk_load(plan)
         return AppReport(scope.stack, plan, tuple(sorted(registered)), tuple(sorted(updated)))
 
@@ -192,6 +194,7 @@ class Apps(ServiceBase):
             )
         with self._write() as tx:
             plan = self._sync(tx, scope, {}, actor)
+            sync_app_rules(tx, scope, {}, actor=actor)  # the app's alert rules go with it
             deactivated: list[str] = []
             if schedule_store.count_source(tx.conn, scope.tenant, scope.stack, "app") == 0:
                 for job in job_store.list_jobs(

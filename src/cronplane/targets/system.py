@@ -1,4 +1,4 @@
-"""`system:` — the housekeeping jobs, run in the worker with its database."""
+"""`system:` — the housekeeping jobs and alert deliveries, run in the worker with its database."""
 
 from __future__ import annotations
 
@@ -8,14 +8,20 @@ from cronplane.clock import Clock
 from cronplane.service import housekeeping
 from cronplane.store.database import Database
 from cronplane.targets import RunContext
+from cronplane.targets.notify import AlertDelivery
+from cronplane.targets.webhook import SecretKeyring
 
 
 class SystemTarget:
-    """Runs `system:expire` and `system:prune` (see cronplane.service.housekeeping)."""
+    """Runs `system:expire`, `system:prune` (see cronplane.service.housekeeping) and
+    `system:deliver` (cronplane.targets.notify)."""
 
-    def __init__(self, database: Database, clock: Clock) -> None:
+    def __init__(
+        self, database: Database, clock: Clock, keyring: SecretKeyring | None = None
+    ) -> None:
         self.database = database
         self.clock = clock
+        self.delivery = AlertDelivery(database, clock, keyring or SecretKeyring.from_environ())
 
     def run(self, spec: str, payload: dict[str, Any], context: RunContext) -> Any:
         """Run one housekeeping task; only the `_system` tenant may use this kind."""
@@ -26,4 +32,6 @@ class SystemTarget:
         if spec == "prune":
             days = int(payload.get("retention_days", housekeeping.DEFAULT_RETENTION_DAYS))
             return housekeeping.prune(self.database, self.clock, days)
+        if spec == "deliver":
+            return self.delivery.deliver(payload, context)
         raise ValueError(f"unknown system task {spec!r}")

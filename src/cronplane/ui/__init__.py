@@ -2,7 +2,7 @@
 
     mount(app)          add the UI's pages and static files to an API app
 
-Pages (`listing`, `editor`, `runs`, `feedback`, `jobs`, `signin`) are thin edges over
+Pages (`listing`, `editor`, `runs`, `feedback`, `jobs`, `alerts`, `signin`) are thin edges over
 the same services and access checks the API uses (`ScheduleService`,
 `RunService`, `core.access.check`); the session is the API token in an
 HttpOnly cookie (`session`); refusals become pages (`route`). Templates are
@@ -15,7 +15,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from cronplane.ui import controls, editor, feedback, jobs, listing, runs, signin
+from cronplane.ui import alerts, controls, editor, feedback, jobs, listing, runs, signin
 from cronplane.ui.pages import STATIC_DIR, STATIC_PREFIX
 
 __all__ = ["mount"]
@@ -23,6 +23,6 @@ __all__ = ["mount"]
 
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
-    for module in (signin, listing, editor, controls, runs, feedback, jobs):
+    for module in (signin, listing, editor, controls, runs, feedback, jobs, alerts):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

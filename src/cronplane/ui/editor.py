@@ -29,6 +29,7 @@ from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import ApiContext, context_of
 from cronplane.core.access import Action
+from cronplane.core.alerts import Watched
 from cronplane.core.edits import editable, removable
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
@@ -121,6 +122,17 @@ def editor_page(
         "notice": notice,
         "tab": tab if tab in ("details", "cron", "json", "history") else "details",
         "history": history(request, schedule.scope, schedule.name) if schedule else None,
+        "alert_rules": ctx.service.alerts.list_rules(
+            session.tenant,
+            schedule=Watched(schedule.stack, schedule.environment, schedule.name, schedule.job),
+        )
+        if schedule
+        else [],
+        "open_alerts": ctx.service.alerts.open_counts(session.tenant, [schedule.id]).get(
+            schedule.id, 0
+        )
+        if schedule
+        else 0,
         "item_tone": item_tone,
         "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
         **_run_facts(ctx, schedule),

@@ -119,6 +119,7 @@ def listing(
             "can_create": session.can(Action.CREATE),
             "fired": ctx.service.runs.fired_schedules(session.tenant, ids),
             "last_items": ctx.service.runs.last_items(session.tenant, ids),
+            "alert_counts": ctx.service.alerts.open_counts(session.tenant, ids),
             "item_tone": item_tone,
             "row_key": row_key,
         },

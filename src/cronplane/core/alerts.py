@@ -1,0 +1,388 @@
+"""Alert rules, channels and alerts as values, and the pure decisions about them.
+
+A rule watches a scope of one tenant (one schedule, a job, a stack/environment,
+or the whole tenant) for one condition; an alert is the open (or closed)
+instance of a rule's condition on one schedule. The evaluator
+(`cronplane.alerting`) observes; this module decides, from values alone:
+
+- whether a rule watches a schedule (:func:`watches`);
+- what an observation does to the one alert per (rule, schedule)
+  (:func:`on_observed`): open it and notify, or update it (count, last seen)
+  and notify again only once the re-notify interval has passed;
+- what a clearing does (:func:`on_cleared`): close an open alert, notify once.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Final
+from uuid import UUID
+
+from cronplane.core import validation
+from cronplane.core.codec import to_document
+from cronplane.errors import InvalidAlertRule, InvalidChannel
+
+NAME_LIMIT: Final = 64
+MAX_THRESHOLD: Final = 366 * 24 * 3600
+MIN_RENOTIFY: Final = 60
+DEFAULT_RENOTIFY: Final = 3600
+MAX_CHANNELS_PER_RULE: Final = 10
+MAX_RECIPIENTS: Final = 20
+
+
+class Condition(enum.StrEnum):
+    """What a rule watches for."""
+
+    FAILED = "failed"  # an item failed after its last attempt, or expired
+    SKIPPED = "skipped"  # an occurrence was skipped (with a reason)
+    LATE = "late"  # an item did not start within N s of scheduled_for
+    LONG = "long"  # an item has been running for more than N s
+    ABSENT = "absent"  # no success within N s after an expected occurrence
+
+
+# Conditions that need a threshold N (seconds).
+TIMED: Final = frozenset({Condition.LATE, Condition.LONG, Condition.ABSENT})
+
+
+class ScopeKind(enum.StrEnum):
+    """What a rule watches: one schedule, a job's schedules, a stack/environment, the tenant."""
+
+    SCHEDULE = "schedule"
+    JOB = "job"
+    STACK = "stack"
+    TENANT = "tenant"
+
+
+# Skip reasons a `skipped` rule may name, by the ledger event that records them.
+# A new reason is one entry here and one in `alerting.SKIP_EVENTS` (e.g. the
+# `paused` reason, once schedules can be paused past a limit).
+SKIP_REASONS: Final = ("overlap", "misfire", "job_missing", "paused")
+
+
+class ChannelKind(enum.StrEnum):
+    """How a notification is delivered."""
+
+    WEBHOOK = "webhook"  # signed JSON POST
+    SLACK = "slack"  # Slack-compatible incoming webhook (text with a console link)
+    EMAIL = "email"  # SMTP
+
+
+class NotificationKind(enum.StrEnum):
+    """Why a notification is sent."""
+
+    OPENED = "opened"
+    REPEATED = "repeated"  # still open after the re-notify interval
+    RECOVERED = "recovered"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpec:
+    """A rule as an operator or a manifest gives it."""
+
+    name: str
+    condition: str
+    scope: str = ScopeKind.TENANT.value
+    stack: str | None = None
+    environment: str | None = None
+    target: str | None = None  # the schedule's or the job's name
+    threshold: int | None = None
+    reasons: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    renotify: int = DEFAULT_RENOTIFY
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRule:
+    """A stored rule."""
+
+    id: UUID
+    tenant: str
+    name: str
+    condition: str
+    scope: str
+    stack: str | None
+    environment: str | None
+    target: str | None
+    threshold: int | None
+    reasons: tuple[str, ...]
+    channels: tuple[str, ...]
+    renotify: int
+    source: str
+    created_by: str
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule's JSON document."""
+        return to_document(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """A stored delivery channel; `secret` is sealed and never leaves the service."""
+
+    id: UUID
+    tenant: str
+    name: str
+    kind: str
+    config: Mapping[str, Any]
+    secret: str | None
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """The channel as every surface shows it: the secret only as "set"."""
+        return {
+            "id": str(self.id),
+            "tenant": self.tenant,
+            "name": self.name,
+            "kind": self.kind,
+            "config": dict(self.config),
+            "secret": "set" if self.secret else None,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One rule's condition on one schedule; at most one is open per (rule, schedule)."""
+
+    id: UUID
+    tenant: str
+    rule_id: UUID
+    rule: str
+    condition: str
+    schedule_id: UUID
+    schedule: str
+    stack: str
+    environment: str
+    status: str  # open | closed
+    count: int
+    opened_at: datetime
+    last_seen_at: datetime
+    notified_at: datetime
+    closed_at: datetime | None
+    acked_at: datetime | None
+    acked_by: str | None
+    last_key: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The alert's JSON document."""
+        return to_document(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """What a rule needs to know of a schedule to say whether it watches it."""
+
+    stack: str
+    environment: str
+    name: str
+    job: str
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A condition seen on a schedule: `key` names the instance (an event, an item),
+    so seeing the same instance again is not a repeat."""
+
+    key: str
+    at: datetime
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to store and whether to notify."""
+
+    alert: Alert
+    notify: NotificationKind | None
+
+
+def watches(rule: AlertRule, schedule: Watched) -> bool:
+    """True when `rule`'s scope covers `schedule`."""
+    if rule.scope == ScopeKind.TENANT:
+        return True
+    if rule.scope == ScopeKind.STACK:
+        return schedule.stack == rule.stack and (
+            rule.environment is None or schedule.environment == rule.environment
+        )
+    in_place = schedule.stack == rule.stack and schedule.environment == rule.environment
+    if rule.scope == ScopeKind.JOB:
+        return in_place and schedule.job == rule.target
+    return in_place and schedule.name == rule.target
+
+
+def on_observed(
+    rule: AlertRule,
+    current: Alert | None,
+    fresh: Alert,
+    seen: Observation,
+    now: datetime,
+) -> Decision | None:
+    """The alert after `seen`: `fresh` (opened, notify) when none is open; else the
+    open one updated, notified again once `rule.renotify` seconds have passed since
+    the last notification. None when nothing changes (the same instance seen again
+    within the interval)."""
+    if current is None or current.status != "open":
+        return Decision(fresh, NotificationKind.OPENED)
+    repeat = seen.key != current.last_key
+    due = now - current.notified_at >= timedelta(seconds=rule.renotify)
+    if not repeat and not due:
+        return None
+    updated = replace(
+        current,
+        count=current.count + (1 if repeat else 0),
+        last_seen_at=seen.at if repeat else current.last_seen_at,
+        last_key=seen.key,
+        detail=dict(seen.detail) if repeat else current.detail,
+        notified_at=now if due else current.notified_at,
+    )
+    return Decision(updated, NotificationKind.REPEATED if due else None)
+
+
+def on_cleared(current: Alert | None, now: datetime) -> Decision | None:
+    """Close an open alert and notify its recovery once; None when none is open."""
+    if current is None or current.status != "open":
+        return None
+    return Decision(replace(current, status="closed", closed_at=now), NotificationKind.RECOVERED)
+
+
+def check_rule(spec: RuleSpec) -> RuleSpec:
+    """The spec normalized; InvalidAlertRule (naming the field) when it cannot be stored."""
+
+    def bad(message: str, name: str) -> InvalidAlertRule:
+        return InvalidAlertRule(f"alert rule {spec.name!r}: {message}", {"field": name})
+
+    if spec.condition not in {c.value for c in Condition}:
+        choices = ", ".join(c.value for c in Condition)
+        raise bad(f"condition must be one of {choices}, not {spec.condition!r}", "condition")
+    if spec.scope not in {s.value for s in ScopeKind}:
+        choices = ", ".join(s.value for s in ScopeKind)
+        raise bad(f"scope must be one of {choices}, not {spec.scope!r}", "scope")
+    if spec.scope in (ScopeKind.SCHEDULE, ScopeKind.JOB):
+        missing = [n for n in ("stack", "environment", "target") if getattr(spec, n) is None]
+        if missing:
+            raise bad(f"a {spec.scope} rule needs {', '.join(missing)}", missing[0])
+    elif spec.scope == ScopeKind.STACK:
+        if spec.stack is None:
+            raise bad("a stack rule needs stack", "stack")
+        if spec.target is not None:
+            raise bad("a stack rule names no target", "target")
+    elif spec.stack is not None or spec.environment is not None or spec.target is not None:
+        raise bad("a tenant rule names no stack, environment or target", "scope")
+    timed = spec.condition in TIMED
+    if timed and (
+        isinstance(spec.threshold, bool)
+        or not isinstance(spec.threshold, int)
+        or not 1 <= spec.threshold <= MAX_THRESHOLD
+    ):
+        raise bad(f"{spec.condition} needs a threshold of 1..{MAX_THRESHOLD} seconds", "threshold")
+    if not timed and spec.threshold is not None:
+        raise bad(f"{spec.condition} takes no threshold", "threshold")
+    unknown = [r for r in spec.reasons if r not in SKIP_REASONS]
+    if unknown:
+        raise bad(
+            f"unknown skip reason {unknown[0]!r} (one of {', '.join(SKIP_REASONS)})", "reasons"
+        )
+    if spec.reasons and spec.condition != Condition.SKIPPED:
+        raise bad("only a skipped rule takes reasons", "reasons")
+    if not 1 <= len(spec.channels) <= MAX_CHANNELS_PER_RULE:
+        raise bad(f"name 1..{MAX_CHANNELS_PER_RULE} channels", "channels")
+    if len(set(spec.channels)) != len(spec.channels):
+        raise bad("a channel is named twice", "channels")
+    if (
+        isinstance(spec.renotify, bool)
+        or not isinstance(spec.renotify, int)
+        or not MIN_RENOTIFY <= spec.renotify <= MAX_THRESHOLD
+    ):
+        raise bad(f"renotify must be {MIN_RENOTIFY}..{MAX_THRESHOLD} seconds", "renotify")
+    return replace(spec, reasons=tuple(sorted(set(spec.reasons))))
+
+
+def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> dict[str, Any]:
+    """The channel's config normalized; InvalidChannel (naming the field) otherwise.
+
+    `secret` is already checked to be sealed (or absent) by the caller: the
+    webhook's signing secret, the Slack URL, or the SMTP password.
+    """
+
+    def bad(message: str, name: str) -> InvalidChannel:
+        return InvalidChannel(f"{kind} channel: {message}", {"field": name})
+
+    def text(name: str, required: bool = True) -> str | None:
+        value = config.get(name)
+        if value is None and not required:
+            return None
+        if (
+            not isinstance(value, str)
+            or not 0 < len(value) <= 1024
+            or not validation.storable_text(value)
+        ):
+            raise bad(f"config.{name} must be text of 1..1024 characters", f"config.{name}")
+        return value
+
+    allowed: dict[str, Sequence[str]] = {
+        ChannelKind.WEBHOOK: ("url",),
+        ChannelKind.SLACK: ("console_url",),
+        ChannelKind.EMAIL: ("host", "port", "starttls", "username", "sender", "to"),
+    }
+    if kind not in allowed:
+        raise bad(f"kind must be one of {', '.join(allowed)}", "kind")
+    extra = sorted(set(config) - set(allowed[kind]))
+    if extra:
+        raise bad(f"unknown config key {extra[0]!r}", f"config.{extra[0]}")
+    if kind == ChannelKind.WEBHOOK:
+        url = text("url")
+        if not str(url).startswith(("http://", "https://")):
+            raise bad("config.url must be an http(s) URL", "config.url")
+        if secret is None:
+            raise bad("a webhook channel signs with a sealed secret", "secret")
+        return {"url": url}
+    if kind == ChannelKind.SLACK:
+        if secret is None:
+            raise bad("the incoming-webhook URL is the secret: give it sealed", "secret")
+        console = text("console_url", required=False)
+        return {} if console is None else {"console_url": console}
+    port = config.get("port", 25)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise bad("config.port must be 1..65535", "config.port")
+    starttls = config.get("starttls", False)
+    if not isinstance(starttls, bool):
+        raise bad("config.starttls must be true or false", "config.starttls")
+    recipients = config.get("to")
+    if (
+        not isinstance(recipients, list)
+        or not 0 < len(recipients) <= MAX_RECIPIENTS
+        or not all(
+            isinstance(r, str) and "@" in r and len(r) <= 320 and validation.storable_text(r)
+            for r in recipients
+        )
+    ):
+        raise bad("config.to must be a list of addresses", "config.to")
+    out: dict[str, Any] = {
+        "host": text("host"),
+        "port": port,
+        "starttls": starttls,
+        "sender": text("sender"),
+        "to": list(recipients),
+    }
+    username = text("username", required=False)
+    if username is not None:
+        out["username"] = username
+        if secret is None:
+            raise bad("a username needs a sealed password", "secret")
+    return out
+
+
+def summary(alert: Alert, kind: NotificationKind) -> str:
+    """One line for people: what happened, where."""
+    place = f"{alert.tenant}/{alert.stack}/{alert.environment}/{alert.schedule}"
+    if kind == NotificationKind.RECOVERED:
+        return f"[cronplane] RECOVERED {alert.condition}: {place} (rule {alert.rule})"
+    again = " (still open)" if kind == NotificationKind.REPEATED else ""
+    return (
+        f"[cronplane] {alert.condition.upper()}{again}: {place} (rule {alert.rule}, x{alert.count})"
+    )

@@ -1,0 +1,237 @@
+"""The evaluator's conditions one by one, on both databases: late, skipped (by reason),
+re-notify, history is not news, disabled schedules are silent, rule removal; and
+delivery: retried with backoff through the queue, a broken channel never blocks
+dispatch, secrets never reach the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from alert_support import KEYRING, TENANT, Receivers, add_channels, receivers
+from sqlalchemy import select
+from webhook_receiver import Answer
+
+from cronplane import events as ev
+from cronplane.clock import FakeClock
+from cronplane.core.alerts import RuleSpec
+from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.dispatcher import Dispatcher
+from cronplane.service import ScheduleService
+from cronplane.service.alert_book import EvaluationReport
+from cronplane.service.alerting import AlertEvaluator
+from cronplane.store.database import Database
+from cronplane.store.tables import alert_channels, events, queue_items
+from cronplane.targets import Targets
+from cronplane.targets.python import PythonTarget
+from cronplane.targets.system import SystemTarget
+from cronplane.worker import Worker
+
+SCOPE = Scope(TENANT, "billing", "prod")
+START = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)
+
+
+@dataclass
+class World:
+    database: Database
+    clock: FakeClock
+    service: ScheduleService
+    evaluator: AlertEvaluator
+    dispatcher: Dispatcher
+    worker: Worker
+    found: Receivers
+
+    def rule(self, name: str, condition: str, **given: object) -> None:
+        channels = given.pop("channels", ("ops-hook",))
+        spec = RuleSpec(name, condition, channels=channels, **given)  # type: ignore[arg-type]
+        self.service.add_alert_rule(TENANT, spec, actor="test")
+
+    def schedule(self, name: str, job: str, cron: str = "* * * * *") -> None:
+        self.service.create_schedule(SCOPE, ScheduleSpec(job, cron, name=name), actor="test")
+
+    def at(self, minute: int, second: int = 0) -> None:
+        self.clock.set(START.replace(minute=minute, second=second))
+
+    def evaluate(self) -> EvaluationReport:
+        return self.evaluator.evaluate()
+
+    def drain(self) -> None:
+        while self.worker.run_once():
+            pass
+
+    def ledger(self, code: str) -> list[dict[str, object]]:
+        with self.database.read() as conn:
+            query = select(events).where(events.c.code == code).order_by(events.c.id)
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+
+@pytest.fixture
+def world(database: Database) -> Iterator[World]:
+    clock = FakeClock(START)
+    service = ScheduleService(database, clock)
+    for name, handler, options in [("ok", "ok", {}), ("boom", "boom", {"max_attempts": 1})]:
+        spec = JobSpec(name=name, target=f"python:alert_handlers:{handler}", options=options)
+        service.register_job(TENANT, "billing", spec, actor="test")
+    targets = Targets({"python": PythonTarget(), "system": SystemTarget(database, clock, KEYRING)})
+    worker = Worker(database, clock, targets=targets, heartbeat=False, jitter=lambda: 0.0)
+    with receivers() as found:
+        add_channels(service, found)
+        evaluator = AlertEvaluator(database, clock)
+        evaluator.evaluate()  # the cursor starts at the present
+        yield World(database, clock, service, evaluator, Dispatcher(database, clock), worker, found)
+
+
+def test_history_before_the_first_pass_is_not_news(database: Database) -> None:
+    clock = FakeClock(START)
+    service = ScheduleService(database, clock)
+    spec = JobSpec(name="boom", target="python:alert_handlers:boom", options={"max_attempts": 1})
+    service.register_job(TENANT, "billing", spec, actor="test")
+    service.create_schedule(SCOPE, ScheduleSpec("boom", "* * * * *", name="b"), actor="t")
+    clock.set(START + timedelta(seconds=30))
+    Dispatcher(database, clock).tick()
+    Worker(database, clock, heartbeat=False).run_once()
+    clock.advance(10)
+    with receivers() as found:
+        add_channels(service, found)
+        service.add_alert_rule(TENANT, RuleSpec("f", "failed", channels=("ops-hook",)), actor="t")
+        evaluator = AlertEvaluator(database, clock)
+        assert evaluator.evaluate().opened == 0  # the failure happened before
+        assert evaluator.evaluate().opened == 0
+
+
+def test_late_opens_while_queued_and_recovers_when_it_runs(world: World) -> None:
+    world.rule("late", "late", threshold=90, scope="job", stack="billing",
+               environment="prod", target="ok")  # fmt: skip
+    world.schedule("beat", "ok", cron="5 10 * * *")
+    world.at(5)
+    assert world.dispatcher.tick().fired == 1
+    world.at(6, 29)
+    assert world.evaluate().opened == 0  # 89 s: not yet
+    world.at(6, 31)
+    report = world.evaluate()
+    assert (report.opened, report.deliveries) == (1, 1)
+    (alert,) = world.service.list_alerts(TENANT, status="open")
+    assert alert.condition == "late" and alert.detail["seconds"] == 91
+    world.at(6, 40)
+    assert world.evaluate().deliveries == 0  # still late: the same item, no repeat
+    world.drain()  # the item runs (and the delivery goes out)
+    world.at(6, 45)
+    report = world.evaluate()
+    assert report.recovered == 1 and world.service.list_alerts(TENANT, status="open") == []
+
+
+def test_skipped_opens_for_the_reasons_a_rule_names(world: World) -> None:
+    world.rule("overlaps", "skipped", reasons=("overlap",))
+    world.rule("misfires", "skipped", reasons=("misfire",))
+    world.rule("any-skip", "skipped")
+    world.schedule("busy", "ok")
+    world.at(1)
+    world.dispatcher.tick()  # 10:01 fires; nobody runs it
+    world.at(2)
+    assert world.dispatcher.tick().counts  # 10:02 skipped: still queued
+    world.at(2, 5)
+    report = world.evaluate()
+    assert report.opened == 2
+    rules = sorted(a.rule for a in world.service.list_alerts(TENANT, status="open"))
+    assert rules == ["any-skip", "overlaps"]
+    (alert, _) = world.service.list_alerts(TENANT, status="open")
+    assert alert.detail["reason"] == "overlap"
+
+
+def test_a_repeat_updates_the_alert_and_renotifies_after_the_interval(world: World) -> None:
+    world.rule("fails", "failed", renotify=180, channels=("ops-mail",))
+    world.schedule("bad", "boom")
+    counts = []
+    for minute in (1, 2, 3, 4):
+        world.at(minute)
+        world.dispatcher.tick()
+        world.drain()
+        world.at(minute, 5)
+        counts.append(world.evaluate())
+        world.drain()
+    assert [(r.opened, r.repeated) for r in counts] == [(1, 0), (0, 0), (0, 0), (0, 1)]
+    (alert,) = world.service.list_alerts(TENANT, status="open")
+    assert alert.count == 4
+    subjects = [m["Subject"] for m in world.found.mailbox.messages]
+    assert len(subjects) == 2 and "(still open)" in subjects[1] and "x4" in subjects[1]
+
+
+def test_absent_is_silent_for_a_disabled_schedule(world: World) -> None:
+    world.rule("heartbeat", "absent", threshold=60, scope="schedule", stack="billing",
+               environment="prod", target="quiet")  # fmt: skip
+    world.schedule("quiet", "ok")
+    world.service.disable_schedule(SCOPE, "quiet", actor="test")
+    world.at(5)
+    assert world.evaluate().opened == 0
+    world.service.enable_schedule(SCOPE, "quiet", actor="test")
+    world.at(9)
+    assert world.evaluate().opened == 1
+
+
+def test_removing_a_rule_closes_its_alerts_without_a_notification(world: World) -> None:
+    world.rule("fails", "failed")
+    world.schedule("bad", "boom")
+    world.at(1)
+    world.dispatcher.tick()
+    world.drain()
+    world.at(1, 5)
+    assert world.evaluate().opened == 1
+    world.service.remove_alert_rule(TENANT, "fails", actor="test")
+    assert world.service.list_alerts(TENANT, status="open") == []
+    assert world.evaluate().deliveries == 0
+
+
+def test_a_failing_receiver_is_retried_with_backoff_and_told_once(world: World) -> None:
+    world.found.webhook.answer(Answer(503), Answer(500))
+    world.found.slack.answer(Answer(404))  # permanent: fails at once, no retry
+    world.rule("fails", "failed", channels=("ops-hook", "ops-slack"))
+    world.schedule("bad", "boom")
+    world.at(1)
+    world.dispatcher.tick()
+    world.drain()
+    world.at(1, 5)
+    assert world.evaluate().deliveries == 2
+    world.drain()
+    assert len(world.found.webhook.deliveries) == 1
+    world.at(1, 11)  # the first retry waits 5 s (DELIVER_OPTIONS), the second 10 s
+    world.drain()
+    world.at(1, 22)
+    world.drain()
+    world.at(5)
+    world.drain()
+    hooks = world.found.webhook.deliveries
+    assert len(hooks) == 3 and len({d.headers["X-Cronplane-Delivery"] for d in hooks}) == 1
+    assert [d.headers["X-Cronplane-Attempt"] for d in hooks] == ["1", "2", "3"]
+    assert len(world.found.slack.deliveries) == 1
+    unsent = world.ledger(ev.ALERT_UNSENT.text)
+    assert [u["detail"]["channel"] for u in unsent] == ["ops-hook", "ops-slack", "ops-hook"]
+    assert [s["detail"]["channel"] for s in world.ledger(ev.ALERT_SENT.text)] == ["ops-hook"]
+    # The Slack URL is that channel's secret: no event, error or item carries it.
+    with world.database.read() as conn:
+        texts = [str(tuple(r)) for r in conn.execute(select(events))]
+        texts += [str(tuple(r)) for r in conn.execute(select(queue_items))]
+        sealed = conn.execute(select(alert_channels.c.secret)).scalars().all()
+    assert not any(world.found.slack.url in t for t in texts)
+    assert not any(s in t for s in sealed if s for t in texts)
+
+
+def test_a_broken_channel_never_blocks_dispatch(world: World) -> None:
+    world.service.add_alert_channel(
+        TENANT, "dead", "webhook", {"url": "http://127.0.0.1:9/nothing"},
+        secret=KEYRING.seal("s"), actor="test",
+    )  # fmt: skip
+    world.rule("fails", "failed", channels=("dead",))
+    world.schedule("bad", "boom")
+    world.schedule("good", "ok")
+    for minute in (1, 2, 3):
+        world.at(minute)
+        assert world.dispatcher.tick().fired == 2
+        world.drain()
+        world.at(minute, 5)
+        world.evaluate()
+    with world.database.read() as conn:
+        rows = conn.execute(select(queue_items.c.job, queue_items.c.status)).all()
+    assert sorted(s for j, s in rows if j == "ok") == ["succeeded"] * 3
+    assert [s for j, s in rows if j == "deliver-alert"] == ["queued"]  # waiting for its retry

@@ -1,0 +1,62 @@
+"""`cronplane alert …` in a subprocess: coded errors and exit codes, secrets never printed."""
+
+from __future__ import annotations
+
+import json
+
+from cli_process import Cronplane
+
+from cronplane.targets.webhook import SecretKeyring
+
+SEALED = SecretKeyring(b"cli-alert-tests-key-0123456789").seal("whsec_the_receivers_secret")
+
+
+def test_channels_rules_and_alerts_through_the_command(cronplane: Cronplane) -> None:
+    clear = cronplane(
+        "alert", "channel", "add", "hook", "--kind", "webhook",
+        "--endpoint", "https://hooks.example.com/cron", "--secret", "whsec_in_clear",
+    )  # fmt: skip
+    assert clear.code == 2 and "\nX400314CHNINV: " in clear.stderr
+    assert "whsec_in_clear" not in clear.stdout + clear.stderr
+
+    made = cronplane(
+        "alert", "channel", "add", "hook", "--kind", "webhook",
+        "--endpoint", "https://hooks.example.com/cron", "--secret", SEALED, "--json",
+    )  # fmt: skip
+    assert made.code == 0, made.stderr
+    listed = cronplane("alert", "channel", "ls", "--json")
+    assert [(c["name"], c["secret"]) for c in json.loads(listed.stdout)] == [("hook", "set")]
+    table = cronplane("alert", "channel", "ls")
+    for shown in (made, listed, table):
+        assert SEALED not in shown.stdout and "whsec" not in shown.stdout
+    again = cronplane("alert", "channel", "add", "hook", "--kind", "slack", "--secret", SEALED)
+    assert again.code == 4 and again.stderr.startswith("X409316CHNDPL")
+
+    no_threshold = cronplane(
+        "alert", "rule", "add", "slow", "--condition", "long", "--job", "report",
+        "--channel", "hook",
+    )  # fmt: skip
+    assert no_threshold.code == 2 and no_threshold.stderr.startswith("X400310ALRINV")
+    assert "threshold" in no_threshold.stderr
+    unknown = cronplane("alert", "rule", "add", "x", "--condition", "failed", "--channel", "nope")
+    assert unknown.code == 2 and "'nope'" in unknown.stderr
+
+    rule = cronplane(
+        "alert", "rule", "add", "slow", "--condition", "long", "--job", "report",
+        "--threshold", "600", "--channel", "hook", "--stack", "billing", "--env", "prod", "--json",
+    )  # fmt: skip
+    assert rule.code == 0, rule.stderr
+    (shown,) = json.loads(rule.stdout)
+    assert (shown["scope"], shown["stack"], shown["environment"], shown["target"]) == (
+        "job", "billing", "prod", "report",
+    )  # fmt: skip
+    assert cronplane("alert", "channel", "rm", "hook").code == 2  # a rule still names it
+    assert json.loads(cronplane("alert", "ls", "--json").stdout) == []
+    ack = cronplane("alert", "ack", "00000000-0000-0000-0000-000000000001")
+    assert ack.code == 3 and ack.stderr.startswith("X404313ALTNFD")
+    assert cronplane("alert", "ack", "not-an-id").code == 2
+    assert cronplane("alert", "rule", "rm", "slow").code == 0
+    gone = cronplane("alert", "rule", "rm", "slow")
+    assert gone.code == 3 and gone.stderr.startswith("X404311ALRNFD")
+    assert cronplane("alert", "channel", "rm", "hook").code == 0
+    assert json.loads(cronplane("alert", "rule", "ls", "--json").stdout) == []
