@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cronplane.core.cron import parse
 from cronplane.core.cron_zones import known_zone, wall_instant
-from cronplane.core.model import STATE_RULES, Schedule
+from cronplane.core.model import STATE_RULES, STATES, Schedule
 from cronplane.core.occurrences import first_run, next_run
 from cronplane.core.window import resolve_window, validate_instant, validate_max_runs
 from cronplane.errors import CronRejected, InvalidMaxRuns, InvalidWindow, ScheduleSyntax
@@ -183,5 +183,9 @@ def test_state_is_derived_from_the_row() -> None:
     assert _row(next_run=None, cron="@once 2027-01-01T03:00").state == "done"
     assert _row(enabled=False, next_run=None, cron="@once 2027-01-01T03:00").state == "inactive"
     assert _row(max_runs=5, run_count=2).runs_left == 3 and _row().runs_left is None
-    # One rule per state: adding `paused` is one line in STATE_RULES.
-    assert [name for name, _ in STATE_RULES] == ["inactive", "done", "ended"]
+    paused = datetime(2026, 1, 1, tzinfo=UTC)
+    assert _row(paused_at=paused).state == "paused"
+    # Disabled wins over paused, and a paused row with nothing left is ended.
+    assert _row(enabled=False, next_run=None, paused_at=paused).state == "inactive"
+    assert _row(next_run=None, max_runs=1, run_count=1, paused_at=paused).state == "ended"
+    assert {name for name, _ in STATE_RULES} == set(STATES) - {"active"}
