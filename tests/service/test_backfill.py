@@ -17,7 +17,7 @@ from cronplane.core.model import ScheduleSpec, Scope
 from cronplane.dispatcher import Dispatcher
 from cronplane.errors import BackfillOverlap, BackfillTooLarge, InvalidBackfill
 from cronplane.service import ScheduleService
-from cronplane.store import queue
+from cronplane.store import limits, outcomes, queue
 from cronplane.store.database import Database
 from service_support import START
 
@@ -45,11 +45,19 @@ def test_backfill_enqueues_each_occurrence_once_in_order(
     assert report.occurrences == report.enqueued == expected and report.already_fired == ()
     items = backfill_items(service)
     assert sorted(item.scheduled_for for item in items) == list(expected)  # type: ignore[type-var]
-    # The worker claims them in occurrence order (each is available 1 ms after the last).
+    # Without allow_overlap they run one by one, in occurrence order: a worker's
+    # claim (however large its batch) starts the next only once the last is done.
+    assert all(item.exclusive for item in items)
     clock.advance(1)
-    with database.begin() as conn:
-        claimed = [queue.claim(conn, "w", clock.now(), timedelta(minutes=1)) for _ in range(3)]
-    assert [item.scheduled_for for item in claimed if item] == list(expected)
+    started = []
+    for _ in expected:
+        with database.begin() as conn:
+            (claimed,) = limits.claim(conn, "w", clock.now(), timedelta(minutes=1), 10)
+            assert limits.claim(conn, "w2", clock.now(), timedelta(minutes=1), 10) == []
+        started.append(claimed.scheduled_for)
+        with database.begin() as conn:
+            assert outcomes.succeed_many(conn, [(claimed.id, None)], "w", clock.now())
+    assert started == list(expected)
     # Again, overlapping the first range: those occurrences are reported, not enqueued.
     again = service.backfill_schedule(
         SCOPE, "hourly", actor="ops", start="2026-01-05T08:00Z", end="2026-01-05T10:00Z",
@@ -209,3 +217,18 @@ def test_backfill_never_enqueues_an_occurrence_twice_and_covers_each_range(
         covered |= set(expected)
     fired = [item.scheduled_for for item in backfill_items(service)]
     assert len(fired) == len(set(fired)) and set(fired) == covered
+
+
+def test_backfill_allowed_to_overlap_runs_side_by_side(
+    service: ScheduleService, database: Database, clock: FakeClock
+) -> None:
+    hourly(service, overlap="allow")
+    service.backfill_schedule(
+        SCOPE, "hourly", actor="ops", start="2026-01-05T06:00Z", end="2026-01-05T09:00Z",
+        allow_overlap=True,
+    )  # fmt: skip
+    assert not any(item.exclusive for item in backfill_items(service))
+    clock.advance(1)
+    with database.begin() as conn:
+        claimed = limits.claim(conn, "w", clock.now(), timedelta(minutes=1), 10)
+    assert [item.scheduled_for for item in claimed] == [DAY + timedelta(hours=h) for h in (6, 7, 8)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -84,6 +85,13 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     with pytest.raises(CommandFailed, match=r"timed out after 1 s"):
         run(f"sleep 60 & echo $! > {pidfile}; wait", timeout=1)
     assert not alive(int(pidfile.read_text()))  # the line's own child went with it
+
+
+def test_the_items_timeout_replaces_the_jobs() -> None:
+    # A schedule's own `timeout` travels with the item (RunContext.timeout).
+    ctx = replace(context(timeout=3600), timeout=1.0)
+    with pytest.raises(CommandFailed, match=r"timed out after 1 s"):
+        CommandTarget(True).run("sleep 30", {}, ctx)
 
 
 def test_environment_has_the_payload_and_the_run_but_no_cronplane_secrets(

@@ -55,14 +55,17 @@ class ItemOptions:
     max_concurrency: int | None = None
 
     @classmethod
-    def scheduled(cls, options: Mapping[str, Any]) -> ItemOptions:
-        """A fire's item: the job's priority, expiry, attempts and run controls, else the defaults."""
+    def scheduled(
+        cls, options: Mapping[str, Any], schedule_timeout: int | None = None
+    ) -> ItemOptions:
+        """A fire's (or a backfill's) item: the job's priority, expiry, attempts and run
+        controls, else the defaults; a schedule's own timeout replaces the job's."""
         expiry = options.get("expires_after")
         return cls(
             priority=int(options.get("priority", DEFAULT_PRIORITY)),
             expiry=timedelta(seconds=float(expiry)) if expiry else DEFAULT_EXPIRY,
             max_attempts=attempts_of(options),
-            timeout=timeout_of(options),
+            timeout=timeout_of(options, schedule_timeout),
             max_concurrency=_optional_int(options, "max_concurrency"),
         )
 

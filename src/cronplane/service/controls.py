@@ -15,10 +15,13 @@ manifest; sync never touches them.
 scheduled_for) makes it exactly once, so an occurrence that already has an
 item is reported, not enqueued. Items are claimed in order: they share a
 priority and their `available_at` grows by a millisecond per occurrence.
-Without `allow_overlap`, a row with `overlap = skip` is refused
-(X409105BKFACT) while it has an item queued or running, and while the backfill
-items are queued or running, the row's live occurrences are skipped by the
-usual overlap rule.
+Without `allow_overlap`, the items are exclusive (no worker starts one while
+another item of the schedule runs, so they run one by one, in order), a row
+with `overlap = skip` is refused (X409105BKFACT) while it has an item queued
+or running, and while the backfill items are queued or running, the row's
+live occurrences are skipped by the usual overlap rule. The items carry the
+run controls of a fire: the job's max_concurrency, the schedule's timeout
+(else the job's).
 """
 
 from __future__ import annotations
@@ -218,6 +221,11 @@ class _Backfill:
                 priority=self.options.priority,
                 expires_at=self.options.expires_at(tx.now),
                 max_attempts=self.options.max_attempts,
+                timeout=self.options.timeout,
+                max_concurrency=self.options.max_concurrency,
+                # Without allow_overlap no worker starts one while another of the
+                # schedule runs (the claim's exclusive rule): they run one by one.
+                exclusive=not self.allow_overlap,
             )
             values["available_at"] = tx.now + n * BACKFILL_STEP
             rows.append(values)
@@ -272,7 +280,7 @@ def _plan(
     nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
     ours = [at for at in found if nominal_next is None or at < nominal_next]
     plan = _Backfill(
-        row, ItemOptions.scheduled(job.options), first, last, found, ours,
+        row, ItemOptions.scheduled(job.options, row.timeout), first, last, found, ours,
         _fired(conn, row.id, ours), allow_overlap,
     )  # fmt: skip
     if plan.todo and not allow_overlap and row.overlap == "skip":

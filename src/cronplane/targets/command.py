@@ -12,7 +12,8 @@ payload never becomes part of the line: it reaches the command as JSON in the
 ``CRONPLANE_PAYLOAD`` variable.
 
 Job options read here: `timeout` (seconds, default 3600: the command's whole
-process group is killed after it), `shell`, `cwd`, and `env` (an object of
+process group is killed after it; a schedule's own `timeout`, carried by the
+item, replaces it), `shell`, `cwd`, and `env` (an object of
 variables laid over the worker's environment, from which every
 ``CRONPLANE_*`` variable — the database URL among them — is removed first).
 
@@ -133,7 +134,8 @@ class CommandTarget:
                 {"job": context.job},
             )
         options = context.options
-        timeout = timeout_of(options)
+        # The item's timeout (a schedule's own, else the job's), as for every target.
+        timeout = timeout_of(options) if context.timeout is None else context.timeout
         shell = options.get("shell", DEFAULT_SHELL)
         extra = options.get("env", {})
         cwd = options.get("cwd")
