@@ -160,6 +160,16 @@ def test_declarations_without_a_window_keep_their_document(service: ScheduleServ
     service.sync(PROD, crons, actor="deploy")  # type: ignore[arg-type]
     launch = service.get_schedule(PROD, "launch")
     assert launch.declared is not None and "max_runs" not in launch.declared
+    # A declaration using none of this wave's keys (jitter, timeout, the window,
+    # max_runs) stores exactly the document rows synced before them hold.
+    assert set(launch.declared) == {
+        "job",
+        "cron",
+        "timezone",
+        "payload",
+        "misfire_grace",
+        "overlap",
+    }
     assert service.get_schedule(PROD, "campaign").declared["max_runs"] == 10  # type: ignore[index]
     assert not service.sync(PROD, crons, actor="deploy").writes  # type: ignore[arg-type]
     service.update_schedule(PROD, "launch", SchedulePatch(max_runs=1), actor="ops")
