@@ -69,7 +69,8 @@ def decided_alone(
 
         next_after = failing
     return decide(
-        DueRow(row["next_run"], **{name: row[name] for name in POLICY_FIELDS}),
+        # Inputs the row does not set take DueRow's defaults (as the columns' do).
+        DueRow(row["next_run"], **{name: row[name] for name in POLICY_FIELDS if name in row}),
         now=now,
         next_after=next_after,
         job_active=job_active,

@@ -120,7 +120,8 @@ def test_one_offs_and_windows_use_the_shared_fields(beat_sqlite: dict[str, str])
     crons = translate(read_tasks(beat_sqlite["all"]), stack="billing").document["crons"]
     assert crons["launch"]["cron"] == "once at 2026-04-08T09:30+00:00"
     assert crons["campaign"]["start_at"] == "2026-04-08T00:00:00+00:00"
-    assert crons["campaign"]["end_at"] == "2026-04-10T00:00:00+00:00"
+    # Beat runs nothing at or after expires; end_at is inclusive: one second before.
+    assert crons["campaign"]["end_at"] == "2026-04-09T23:59:59+00:00"
     assert crons["once-soon"]["max_runs"] == 1
 
 

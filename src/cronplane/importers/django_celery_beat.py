@@ -29,7 +29,7 @@ import importlib.util
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
@@ -231,7 +231,9 @@ def _task(beat: BeatTask) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     if start is not None and kind != "clocked":
         declared["start_at"] = start.isoformat()
     if expires is not None:
-        declared["end_at"] = expires.isoformat()
+        # Beat runs nothing at or after `expires`; cronplane's end_at is the last
+        # instant that may fire (inclusive), and nothing fires finer than a second.
+        declared["end_at"] = (expires - timedelta(seconds=1)).isoformat()
     payload = _payload(row.get("args"), row.get("kwargs"))
     if payload:
         declared["payload"] = payload
