@@ -41,6 +41,7 @@ from typing import Any, Final
 from cronplane.core import cron as cron_engine
 from cronplane.errors import InvalidRequest, ScheduleSyntax
 from cronplane.importers.translation import (
+    CeleryJobs,
     Skipped,
     Translation,
     Untranslatable,
@@ -108,8 +109,7 @@ def translate(
     beat_schedule: Mapping[str, Any], *, stack: str, timezone: str = "UTC"
 ) -> Translation:
     """Translate `beat_schedule` entries; crontabs are read in `timezone`."""
-    jobs: dict[str, dict[str, Any]] = {}
-    job_by_route: dict[str, str] = {}
+    celery_jobs = CeleryJobs()
     crons: dict[str, dict[str, Any]] = {}
     skipped: list[Skipped] = []
     notes: list[str] = []
@@ -119,12 +119,7 @@ def translate(
         except Untranslatable as error:
             skipped.append(Skipped(str(entry_name), str(error)))
             continue
-        route = json.dumps(job_spec, sort_keys=True)
-        job = job_by_route.get(route)
-        if job is None:
-            job = unique(cron_name(job_spec["target"].removeprefix("celery:"), "task"), jobs)
-            jobs[job] = job_spec
-            job_by_route[route] = job
+        job = celery_jobs.job_for(job_spec)
         entry_cron = unique(cron_name(str(entry_name), "entry"), crons)
         declared: dict[str, Any] = {"job": job, "cron": cron}
         if zone != "UTC":
@@ -133,7 +128,7 @@ def translate(
             declared["payload"] = payload
         crons[entry_cron] = declared
         notes += [f"{entry_name}: {note}" for note in entry_notes]
-    document: dict[str, Any] = {"name": stack, "jobs": jobs, "crons": crons}
+    document: dict[str, Any] = {"name": stack, "jobs": celery_jobs.jobs, "crons": crons}
     return Translation(document, skipped, notes)
 
 

@@ -42,6 +42,7 @@ from cronplane.celery_beat import fields_expression, interval_expression
 from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InvalidRequest, UnknownZone
 from cronplane.importers.translation import (
+    CeleryJobs,
     Skipped,
     Translation,
     Untranslatable,
@@ -184,8 +185,7 @@ def _rows(conn: Connection, table: Table) -> list[dict[str, Any]]:
 
 def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
     """Translate periodic tasks into a manifest for `stack`."""
-    jobs: dict[str, dict[str, Any]] = {}
-    job_by_route: dict[str, str] = {}
+    celery_jobs = CeleryJobs()
     crons: dict[str, dict[str, Any]] = {}
     skipped: list[Skipped] = []
     notes: list[str] = []
@@ -197,15 +197,14 @@ def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
         except Untranslatable as error:
             skipped.append(Skipped(label, str(error)))
             continue
-        route = json.dumps(job_spec, sort_keys=True)
-        job = job_by_route.get(route)
-        if job is None:
-            job = unique(cron_name(job_spec["target"].removeprefix("celery:"), "task"), jobs)
-            jobs[job] = job_spec
-            job_by_route[route] = job
+        job = celery_jobs.job_for(job_spec)
         crons[unique(cron_name(label, "task"), crons)] = {"job": job, **declared}
         notes += [f"{label}: {note}" for note in entry_notes]
-    document: dict[str, Any] = {"name": cron_name(stack, "default"), "jobs": jobs, "crons": crons}
+    document: dict[str, Any] = {
+        "name": cron_name(stack, "default"),
+        "jobs": celery_jobs.jobs,
+        "crons": crons,
+    }
     return Translation(
         document, skipped, notes, command="django-celery-beat", noun="periodic tasks"
     )

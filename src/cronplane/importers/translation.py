@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,3 +86,26 @@ def unique(name: str, taken: Mapping[str, Any]) -> str:
         if candidate not in taken:
             return candidate
     raise AssertionError("unreachable: one of len(taken) + 1 candidates is free")
+
+
+@dataclass
+class CeleryJobs:
+    """The `celery:` jobs of a translation, one per distinct task and routing.
+
+    Entries that call the same task with the same options share one job;
+    the job is named after the task (made unique).
+    """
+
+    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _by_route: dict[str, str] = field(default_factory=dict)
+
+    def job_for(self, job_spec: dict[str, Any]) -> str:
+        """The name of the job with `job_spec`, added when it is new."""
+        route = json.dumps(job_spec, sort_keys=True)
+        job = self._by_route.get(route)
+        if job is None:
+            task = job_spec["target"].removeprefix("celery:")
+            job = unique(cron_name(task, "task"), self.jobs)
+            self.jobs[job] = job_spec
+            self._by_route[route] = job
+        return job
