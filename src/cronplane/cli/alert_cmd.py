@@ -228,6 +228,11 @@ def _channels(rows: Sequence[Channel], as_json: bool) -> None:
 @click.option("--host", default=None, help="email: SMTP host.")
 @click.option("--port", type=int, default=None, help="email: SMTP port (default 25).")
 @click.option("--starttls", is_flag=True, help="email: upgrade with STARTTLS.")
+@click.option(
+    "--ca-file",
+    default=None,
+    help="email (with --starttls): PEM file of the CAs to trust, on the workers' disk.",
+)
 @click.option("--username", default=None, help="email: SMTP login (password: --secret).")
 @click.option("--sender", default=None, help="email: From address.")
 @click.option("--to", "recipients", multiple=True, help="email: a recipient (repeatable).")
@@ -244,6 +249,7 @@ def channel_add(
     host: str | None,
     port: int | None,
     starttls: bool,
+    ca_file: str | None,
     username: str | None,
     sender: str | None,
     recipients: tuple[str, ...],
@@ -256,6 +262,7 @@ def channel_add(
         "host": host,
         "port": port,
         "starttls": starttls or None,
+        "ca_file": ca_file,
         "username": username,
         "sender": sender,
         "to": list(recipients) or None,

@@ -327,7 +327,7 @@ def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> d
     allowed: dict[str, Sequence[str]] = {
         ChannelKind.WEBHOOK: ("url",),
         ChannelKind.SLACK: ("console_url",),
-        ChannelKind.EMAIL: ("host", "port", "starttls", "username", "sender", "to"),
+        ChannelKind.EMAIL: ("host", "port", "starttls", "ca_file", "username", "sender", "to"),
     }
     if kind not in allowed:
         raise bad(f"kind must be one of {', '.join(allowed)}", "kind")
@@ -369,6 +369,12 @@ def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> d
         "sender": text("sender"),
         "to": list(recipients),
     }
+    # A PEM bundle on the delivering worker's disk: the only CAs trusted for STARTTLS.
+    ca_file = text("ca_file", required=False)
+    if ca_file is not None:
+        if not starttls:
+            raise bad("config.ca_file needs starttls", "config.ca_file")
+        out["ca_file"] = ca_file
     username = text("username", required=False)
     if username is not None:
         out["username"] = username
