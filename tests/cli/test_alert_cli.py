@@ -73,3 +73,22 @@ def test_an_email_channel_trusts_a_ca_file_only_with_starttls(cronplane: Cronpla
     (shown,) = json.loads(made.stdout)
     assert shown["config"]["starttls"] is True
     assert shown["config"]["ca_file"] == "/etc/cronplane/relay-ca.pem"
+
+
+def test_a_pause_limit_rule_through_the_command(cronplane: Cronplane) -> None:
+    hook = ("alert", "channel", "add", "hook", "--kind", "webhook",
+            "--endpoint", "https://hooks.example.com/cron", "--secret", SEALED)  # fmt: skip
+    assert cronplane(*hook).code == 0
+    rule = ("alert", "rule", "add", "held", "--condition", "skipped", "--threshold", "3600",
+            "--channel", "hook", "--json")  # fmt: skip
+    mixed = cronplane(*rule, "--reason", "overlap")
+    assert mixed.code == 2 and "\nX400310ALRINV: " in "\n" + mixed.stderr
+    assert "paused" in mixed.stderr
+    made = cronplane(*rule, "--reason", "paused")
+    assert made.code == 0, made.stderr
+    (shown,) = json.loads(made.stdout)
+    assert (shown["condition"], shown["reasons"], shown["threshold"]) == (
+        "skipped",
+        ["paused"],
+        3600,
+    )

@@ -131,7 +131,12 @@ def _rules(rows: Sequence[AlertRule], as_json: bool) -> None:
     default=None,
     help="Default: schedule/job when named, else tenant.",
 )
-@click.option("--threshold", type=int, default=None, help="Seconds (late, long, absent).")
+@click.option(
+    "--threshold",
+    type=int,
+    default=None,
+    help="Seconds (late, long, absent; skipped with --reason paused: paused longer than).",
+)
 @click.option("--reason", "reasons", multiple=True, type=click.Choice(SKIP_REASONS))
 @click.option("--channel", "channels", multiple=True, required=True, help="Channel name.")
 @click.option("--renotify", type=int, default=DEFAULT_RENOTIFY, show_default=True)

@@ -56,9 +56,14 @@ class ScopeKind(enum.StrEnum):
     TENANT = "tenant"
 
 
+def paused_limit(rule: RuleSpec | AlertRule) -> bool:
+    """A `skipped` rule with a threshold watches for a schedule paused longer than
+    N s (its reasons are exactly `paused`), not for skip events."""
+    return rule.condition == Condition.SKIPPED and rule.threshold is not None
+
+
 # Skip reasons a `skipped` rule may name, by the ledger event that records them.
-# A new reason is one entry here and one in `alerting.SKIP_EVENTS` (e.g. the
-# `paused` reason, once schedules can be paused past a limit).
+# A new reason is one entry here and one in `alerting.SKIP_EVENTS`.
 SKIP_REASONS: Final = ("overlap", "misfire", "job_missing", "paused")
 
 
@@ -273,7 +278,10 @@ def check_rule(spec: RuleSpec) -> RuleSpec:
             raise bad("a stack rule names no target", "target")
     elif spec.stack is not None or spec.environment is not None or spec.target is not None:
         raise bad("a tenant rule names no stack, environment or target", "scope")
-    timed = spec.condition in TIMED
+    timed = spec.condition in TIMED or paused_limit(spec)
+    if paused_limit(spec) and set(spec.reasons) != {"paused"}:
+        message = "skipped takes a threshold only with the one reason paused"
+        raise bad(f"{message} (paused for more than N seconds)", "threshold")
     if timed and (
         isinstance(spec.threshold, bool)
         or not isinstance(spec.threshold, int)

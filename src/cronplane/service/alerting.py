@@ -15,6 +15,10 @@ runs it every 5 s on the one node that holds the `alerts` lease:
    `late` threshold (ix_queue_items_waiting); **long**: running items started
    before the smallest `long` threshold (ix_queue_items_running_since); an open
    late/long alert whose item no longer qualifies clears;
+   **paused past a limit** (a `skipped` rule with a threshold): the schedules
+   paused longer than the smallest such threshold (ix_schedules_paused, paused
+   rows only); an open pause alert whose schedule is no longer paused (resumed,
+   or its until passed) clears;
 3. **absent**: the deadlines that passed (ix_alert_watches_due) on enabled
    schedules; each then moves to the next occurrence after now + N, so a
    schedule still silent is a repeat (count, re-notify), not a new alert.
@@ -44,9 +48,11 @@ from cronplane.core.alerts import (
     Condition,
     NotificationKind,
     Observation,
+    paused_limit,
     summary,
 )
 from cronplane.service.alert_book import Book, EvaluationReport, covering
+from cronplane.service.alert_pauses import evaluate_paused
 from cronplane.service.alerts import absent_due
 from cronplane.service.housekeeping import (
     DELIVER_JOB,
@@ -98,6 +104,7 @@ class AlertEvaluator:
             book = Book(conn, now)
             self._ledger(book)
             self._queue(book)
+            evaluate_paused(book)
             self._absent(book)
             book.flush()
             self._deliver(book)
@@ -165,14 +172,21 @@ class AlertEvaluator:
             reason = SKIP_EVENTS[row.code]
             seen = Observation(f"event:{row.id}", seen_at, {**detail, "reason": reason})
             for rule in rules:
-                if rule.condition == Condition.SKIPPED and (
-                    not rule.reasons or reason in rule.reasons
+                if (
+                    rule.condition == Condition.SKIPPED
+                    and not paused_limit(rule)
+                    and (not rule.reasons or reason in rule.reasons)
                 ):
                     book.observe(rule, head, seen)
         elif row.code == ev.ITEM_SUCCEEDED.text:
             for rule in rules:
                 alert = book.open.get((rule.id, head.id))
-                if alert is not None and alert.condition in CLEARED_BY_SUCCESS:
+                # A run while paused (run now) does not end the pause.
+                if (
+                    alert is not None
+                    and alert.condition in CLEARED_BY_SUCCESS
+                    and not paused_limit(rule)
+                ):
                     book.clear(rule, alert)
             after = row.scheduled_for or row.created_at
             for rule in rules:

@@ -35,6 +35,7 @@ from cronplane.store.tables import (
 OPEN = alerts.c.status == literal_column("'open'")
 QUEUED = queue_items.c.status == literal_column("'queued'")
 RUNNING = queue_items.c.status == literal_column("'running'")
+PAUSED = schedules.c.paused_at.is_not(None)
 
 # What the evaluator needs of a schedule: scope, job, and when it is due.
 SCHEDULE_HEAD = (
@@ -217,6 +218,24 @@ def overdue_items(conn: Connection, late: bool, before: datetime) -> list[Row[An
         queue_items.c.schedule_id,
         column.label("since"),
     ).where(QUEUED if late else RUNNING, column <= before, queue_items.c.schedule_id.is_not(None))
+    rows: list[Row[Any]] = list(conn.execute(query))
+    return rows
+
+
+def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[Any]]:
+    """Heads (with the pause) of the schedules paused since `before` or earlier whose
+    pause has not run out at `now` (ix_schedules_paused: paused rows only)."""
+    query = select(
+        *SCHEDULE_HEAD,
+        schedules.c.paused_at,
+        schedules.c.paused_until,
+        schedules.c.paused_by,
+        schedules.c.paused_note,
+    ).where(
+        PAUSED,
+        schedules.c.paused_at <= before,
+        (schedules.c.paused_until.is_(None)) | (schedules.c.paused_until > now),
+    )
     rows: list[Row[Any]] = list(conn.execute(query))
     return rows
 
