@@ -39,7 +39,7 @@ from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Row, func, insert, select
+from sqlalchemy import Row, func, select
 
 from cronplane import events as ev
 from cronplane.clock import Clock
@@ -64,9 +64,11 @@ from cronplane.service.housekeeping import (
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store import queue
+from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.database import Database
-from cronplane.store.events import append_events, event_values
+from cronplane.store.events import event_values
 from cronplane.store.jobs import insert_job
+from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.tables import events, queue_items
 
 CURSOR: Final = "alerts"
@@ -341,6 +343,6 @@ class AlertEvaluator:
                     ),
                 )
         book.report.deliveries = len(items)
-        if items:
-            book.conn.execute(insert(queue_items), items)
-        append_events(book.conn, rows)
+        # One bulk statement each (a multi-row INSERT; COPY on PostgreSQL).
+        insert_dicts(book.conn, queue_items, items)
+        append_outcome_events(book.conn, rows)
