@@ -86,6 +86,17 @@ SKIP_EVENTS: dict[str, str] = {
     ev.SKIPPED_MISFIRE.text: "misfire",
     ev.JOB_MISSING.text: "job_missing",
 }
+# What the pass reads of an event (not its detail: no JSON to decode per event).
+LEDGER_COLUMNS: Final[tuple[Any, ...]] = (
+    events.c.id,
+    events.c.code,
+    events.c.tenant,
+    events.c.schedule_id,
+    events.c.item_id,
+    events.c.scheduled_for,
+    events.c.created_at,
+    events.c.message,
+)
 # A success clears these (late and long clear when their item moves on).
 CLEARED_BY_SUCCESS: Final = frozenset({Condition.FAILED, Condition.SKIPPED, Condition.ABSENT})
 
@@ -124,7 +135,12 @@ class AlertEvaluator:
             store.write_cursor(conn, CURSOR, int(last or 0))
             return
         settled = book.now - timedelta(seconds=self.settle)
-        query = select(events).where(events.c.id > cursor).order_by(events.c.id).limit(EVENT_BATCH)
+        query = (
+            select(*LEDGER_COLUMNS)
+            .where(events.c.id > cursor)
+            .order_by(events.c.id)
+            .limit(EVENT_BATCH)
+        )
         rows = []
         for row in conn.execute(query):
             if row.created_at > settled:
