@@ -1,6 +1,7 @@
 """store.bulk_rows.insert_dicts and Dialect.update_rows (the alert evaluator's batched
 writes) store values exactly as Core's insert and update do, on both databases:
-datetimes, uuids, booleans, floats, NULLs, and JSON with characters COPY escapes."""
+datetimes, uuids, booleans, floats, NULLs, and JSON with characters COPY escapes;
+and the evaluator reads paused schedules by their partial index."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import insert, select
 
 from cronplane.store import queue
+from cronplane.store.alerts import paused_query
 from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.database import Database
 from cronplane.store.tables import alert_watches, queue_items
@@ -74,3 +76,13 @@ def test_update_rows_moves_each_row_to_its_own_value(database: Database) -> None
     for r, rule in enumerate(rules):
         for s, schedule in enumerate(schedules):
             assert due[(rule, schedule)] == (WHEN + timedelta(minutes=r) if r == s else WHEN)
+
+
+def test_sqlite_reads_paused_schedules_by_their_partial_index(sqlite_database: Database) -> None:
+    query = paused_query(WHEN, WHEN).compile(dialect=sqlite_database.engine.dialect)
+    params = tuple(str(query.params[name]) for name in query.positiontup or ())
+    with sqlite_database.read() as conn:
+        plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {query}", params).all()
+    assert [row[-1] for row in plan] == [
+        "SEARCH schedules USING INDEX ix_schedules_paused (paused_at>? AND paused_at<?)"
+    ]

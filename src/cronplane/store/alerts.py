@@ -19,6 +19,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.sql import Select
 
 from cronplane.core.alerts import Alert, AlertRule
 from cronplane.store import dialects
@@ -224,7 +225,13 @@ def overdue_items(conn: Connection, late: bool, before: datetime) -> list[Row[An
 def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[Any]]:
     """Heads (with the pause) of the schedules paused since `before` or earlier whose
     pause has not run out at `now` (ix_schedules_paused: paused rows only)."""
-    query = select(
+    rows: list[Row[Any]] = list(conn.execute(paused_query(before, now)))
+    return rows
+
+
+def paused_query(before: datetime, now: datetime) -> Select[Any]:
+    """The query of `paused_heads`."""
+    return select(
         *SCHEDULE_HEAD,
         schedules.c.paused_at,
         schedules.c.paused_until,
@@ -235,8 +242,6 @@ def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[
         schedules.c.paused_at <= before,
         (schedules.c.paused_until.is_(None)) | (schedules.c.paused_until > now),
     )
-    rows: list[Row[Any]] = list(conn.execute(query))
-    return rows
 
 
 # -- absent deadlines -----------------------------------------------------------
