@@ -215,3 +215,18 @@ def test_ca_file_needs_starttls(database: Database) -> None:
         service.add_alert_channel(TENANT, "mail", "email", config, secret=None, actor="t")
     assert caught.value.detail == {"field": "config.ca_file"}
     assert service.list_alert_channels(TENANT) == []
+
+
+def test_an_unreadable_ca_file_fails_the_delivery_at_once(
+    database: Database, certificates: tuple[Path, ssl.SSLContext], tmp_path: Path
+) -> None:
+    _, server_tls = certificates
+    with relay(server_tls) as found:
+        config = {"port": found.port, "starttls": True, "ca_file": str(tmp_path / "missing.pem")}
+        _, worker = failing_alert(database, config)
+        assert worker.run_once()
+    assert found.logins == [] and found.messages == []
+    status, attempts, outcomes = delivery(database)
+    assert (status, attempts) == ("failed", 1)  # retrying cannot help: no retry
+    ((code, detail),) = outcomes
+    assert code == ev.ALERT_UNSENT.text and "config.ca_file unreadable" in detail["error"]
