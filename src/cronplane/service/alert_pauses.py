@@ -20,16 +20,16 @@ from cronplane.store import alerts as store
 PAUSE_KEY: Final = "paused:"
 
 
-def evaluate_paused(book: Book) -> None:
+def evaluate_paused(book: Book, least: int | None) -> None:
     """Observe every (rule, schedule) paused past its rule's limit; clear the open pause
-    alerts whose schedule is no longer paused (resumed, or its until passed)."""
+    alerts whose schedule is no longer paused (resumed, or its until passed). `least`:
+    the smallest threshold of the `skipped` rules (None: no rule limits pauses)."""
     conn = book.conn
-    least = rules_store.min_thresholds(conn, [Condition.SKIPPED])
-    if not least:
+    if least is None:
         return  # no skipped rule with a threshold anywhere
     # The open pause alerts (what clears when the pause ended), and the schedules
     # paused longer than the smallest limit: both grow with what is paused, not
-    # with the schedules (ix_alerts_open_schedule, ix_schedules_paused).
+    # with the schedules (partial indexes: ix_alerts_open, ix_schedules_paused).
     still_open = [
         a
         for a in store.open_alerts_by_condition(conn, [Condition.SKIPPED])
@@ -37,7 +37,7 @@ def evaluate_paused(book: Book) -> None:
     ]
     for alert in still_open:
         book.open.setdefault((alert.rule_id, alert.schedule_id), alert)
-    since = book.now - timedelta(seconds=least[Condition.SKIPPED])
+    since = book.now - timedelta(seconds=least)
     paused = {
         row.id: row
         for row in store.paused_heads(conn, since, book.now)

@@ -116,8 +116,12 @@ class AlertEvaluator:
         with self.database.begin() as conn:
             book = Book(conn, now)
             self._ledger(book)
-            self._queue(book)
-            evaluate_paused(book)
+            # The smallest threshold of each timed kind, in one statement.
+            least = rules_store.min_thresholds(
+                book.conn, [Condition.LATE, Condition.LONG, Condition.SKIPPED]
+            )
+            self._queue(book, {c: n for c, n in least.items() if c != Condition.SKIPPED})
+            evaluate_paused(book, least.get(Condition.SKIPPED))
             self._absent(book)
             book.flush()
             self._deliver(book)
@@ -226,9 +230,8 @@ class AlertEvaluator:
 
     # -- 2. late and long --------------------------------------------------------
 
-    def _queue(self, book: Book) -> None:
+    def _queue(self, book: Book, least: dict[str, int]) -> None:
         conn = book.conn
-        least = rules_store.min_thresholds(conn, [Condition.LATE, Condition.LONG])
         if not least:
             return  # no late or long rule anywhere
         conditions = list(least)
