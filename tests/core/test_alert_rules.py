@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cronplane.core.alert_channels import check_channel
 from cronplane.core.alerts import (
     Alert,
     AlertRule,
@@ -18,7 +19,6 @@ from cronplane.core.alerts import (
     Observation,
     RuleSpec,
     Watched,
-    check_channel,
     check_rule,
     on_cleared,
     on_observed,
