@@ -46,6 +46,13 @@ def test_channels_and_rules_through_the_api(database: Database) -> None:
     assert again.status_code == 409 and again.json()["code"] == "X409312ALRDPL"
     used = api.call("DELETE", "/tenants/acme/alert-channels/slack")
     assert used.status_code == 400 and used.json()["detail"]["rules"] == ["slow"]
+    limit = {"name": "held", "condition": "skipped", "threshold": 3600, "channels": ["slack"]}
+    mixed = api.call("POST", "/tenants/acme/alert-rules", json={**limit, "reasons": ["overlap"]})
+    assert mixed.status_code == 400 and mixed.json()["detail"]["field"] == "threshold"
+    made = api.call("POST", "/tenants/acme/alert-rules", json={**limit, "reasons": ["paused"]})
+    assert made.status_code == 201
+    assert (made.json()["reasons"], made.json()["threshold"]) == (["paused"], 3600)
+    assert api.call("DELETE", "/tenants/acme/alert-rules/held").status_code == 200
     ack = api.call("POST", f"/tenants/acme/alerts/{uuid.uuid4()}/ack")
     assert ack.status_code == 404 and ack.json()["code"] == "X404313ALTNFD"
     assert api.call("GET", "/tenants/acme/alerts?status=open").json() == {"items": []}

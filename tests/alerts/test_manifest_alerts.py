@@ -93,3 +93,19 @@ def test_bad_alert_declarations_are_reported_with_their_path(change: str, proble
     with pytest.raises(InvalidManifest) as refused:
         parse_manifest(MANIFEST.replace(change, broken))
     assert any(line.startswith(problem) for line in refused.value.detail["problems"])
+
+
+def test_a_manifest_declares_a_pause_limit(service: ScheduleService) -> None:
+    limited = MANIFEST + (
+        "  held-too-long: {condition: skipped, reasons: [paused], threshold: 86400,"
+        " cron: send-invoices, channels: [ops]}\n"
+    )
+    service.install_app("acme", "prod", parse_manifest(limited), actor="t")
+    (rule,) = [r for r in service.list_alert_rules("acme") if r.name.endswith("held-too-long")]
+    assert (rule.condition, rule.reasons, rule.threshold) == ("skipped", ("paused",), 86400)
+    with pytest.raises(InvalidManifest) as refused:
+        parse_manifest(limited.replace("reasons: [paused]", "reasons: [overlap]"))
+    assert any(
+        line.startswith("alerts.held-too-long: X400310ALRINV") and "paused" in line
+        for line in refused.value.detail["problems"]
+    )

@@ -60,3 +60,35 @@ def test_channels_rules_and_alerts_through_the_command(cronplane: Cronplane) -> 
     assert gone.code == 3 and gone.stderr.startswith("X404311ALRNFD")
     assert cronplane("alert", "channel", "rm", "hook").code == 0
     assert json.loads(cronplane("alert", "rule", "ls", "--json").stdout) == []
+
+
+def test_an_email_channel_trusts_a_ca_file_only_with_starttls(cronplane: Cronplane) -> None:
+    mail = ("alert", "channel", "add", "mail", "--kind", "email", "--host", "smtp.example.com",
+            "--sender", "cron@example.com", "--to", "ops@example.com")  # fmt: skip
+    bare = cronplane(*mail, "--ca-file", "/etc/cronplane/relay-ca.pem")
+    assert bare.code == 2 and "\nX400314CHNINV: " in bare.stderr
+    assert "config.ca_file" in bare.stderr
+    made = cronplane(*mail, "--starttls", "--ca-file", "/etc/cronplane/relay-ca.pem", "--json")
+    assert made.code == 0, made.stderr
+    (shown,) = json.loads(made.stdout)
+    assert shown["config"]["starttls"] is True
+    assert shown["config"]["ca_file"] == "/etc/cronplane/relay-ca.pem"
+
+
+def test_a_pause_limit_rule_through_the_command(cronplane: Cronplane) -> None:
+    hook = ("alert", "channel", "add", "hook", "--kind", "webhook",
+            "--endpoint", "https://hooks.example.com/cron", "--secret", SEALED)  # fmt: skip
+    assert cronplane(*hook).code == 0
+    rule = ("alert", "rule", "add", "held", "--condition", "skipped", "--threshold", "3600",
+            "--channel", "hook", "--json")  # fmt: skip
+    mixed = cronplane(*rule, "--reason", "overlap")
+    assert mixed.code == 2 and "\nX400310ALRINV: " in "\n" + mixed.stderr
+    assert "paused" in mixed.stderr
+    made = cronplane(*rule, "--reason", "paused")
+    assert made.code == 0, made.stderr
+    (shown,) = json.loads(made.stdout)
+    assert (shown["condition"], shown["reasons"], shown["threshold"]) == (
+        "skipped",
+        ["paused"],
+        3600,
+    )

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cronplane.core.alert_channels import check_channel
 from cronplane.core.alerts import (
     Alert,
     AlertRule,
@@ -18,12 +19,12 @@ from cronplane.core.alerts import (
     Observation,
     RuleSpec,
     Watched,
-    check_channel,
     check_rule,
     on_cleared,
     on_observed,
     watches,
 )
+from cronplane.core.codec import to_document
 from cronplane.errors import InvalidAlertRule, InvalidChannel
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
@@ -204,3 +205,33 @@ def test_bad_channels_are_refused_naming_the_field(
     with pytest.raises(InvalidChannel) as refused:
         check_channel(kind, config, secret)
     assert refused.value.detail["field"] == field
+
+
+@given(
+    st.sampled_from([None, T0 + timedelta(minutes=5)]),
+    st.sampled_from([None, "ann"]),
+    st.dictionaries(st.sampled_from(["reason", "seconds"]), st.integers(0, 99)),
+)
+def test_an_alerts_document_is_its_record_encoded(
+    closed: datetime | None, acked_by: str | None, detail: dict[str, int]
+) -> None:
+    seen = Observation("k", T0, detail)
+    alert = replace(fresh(rule(), seen, T0), closed_at=closed, acked_at=closed, acked_by=acked_by)
+    assert alert.to_dict() == to_document(alert)
+
+
+@pytest.mark.parametrize(
+    ("reasons", "threshold", "refused"),
+    [(("paused",), 60, False), ((), 60, True), (("overlap", "paused"), 60, True),
+     (("paused",), 0, True), (("paused",), None, False)],
+)  # fmt: skip
+def test_a_skipped_threshold_is_a_pause_limit(
+    reasons: tuple[str, ...], threshold: int | None, refused: bool
+) -> None:
+    spec = RuleSpec("r", "skipped", reasons=reasons, threshold=threshold, channels=("ops",))
+    if refused:
+        with pytest.raises(InvalidAlertRule) as caught:
+            check_rule(spec)
+        assert caught.value.detail == {"field": "threshold"}
+    else:
+        assert check_rule(spec).threshold == threshold

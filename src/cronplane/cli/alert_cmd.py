@@ -131,7 +131,12 @@ def _rules(rows: Sequence[AlertRule], as_json: bool) -> None:
     default=None,
     help="Default: schedule/job when named, else tenant.",
 )
-@click.option("--threshold", type=int, default=None, help="Seconds (late, long, absent).")
+@click.option(
+    "--threshold",
+    type=int,
+    default=None,
+    help="Seconds (late, long, absent; skipped with --reason paused: paused longer than).",
+)
 @click.option("--reason", "reasons", multiple=True, type=click.Choice(SKIP_REASONS))
 @click.option("--channel", "channels", multiple=True, required=True, help="Channel name.")
 @click.option("--renotify", type=int, default=DEFAULT_RENOTIFY, show_default=True)
@@ -228,6 +233,11 @@ def _channels(rows: Sequence[Channel], as_json: bool) -> None:
 @click.option("--host", default=None, help="email: SMTP host.")
 @click.option("--port", type=int, default=None, help="email: SMTP port (default 25).")
 @click.option("--starttls", is_flag=True, help="email: upgrade with STARTTLS.")
+@click.option(
+    "--ca-file",
+    default=None,
+    help="email (with --starttls): PEM file of the CAs to trust, on the workers' disk.",
+)
 @click.option("--username", default=None, help="email: SMTP login (password: --secret).")
 @click.option("--sender", default=None, help="email: From address.")
 @click.option("--to", "recipients", multiple=True, help="email: a recipient (repeatable).")
@@ -244,6 +254,7 @@ def channel_add(
     host: str | None,
     port: int | None,
     starttls: bool,
+    ca_file: str | None,
     username: str | None,
     sender: str | None,
     recipients: tuple[str, ...],
@@ -256,6 +267,7 @@ def channel_add(
         "host": host,
         "port": port,
         "starttls": starttls or None,
+        "ca_file": ca_file,
         "username": username,
         "sender": sender,
         "to": list(recipients) or None,

@@ -15,6 +15,10 @@ runs it every 5 s on the one node that holds the `alerts` lease:
    `late` threshold (ix_queue_items_waiting); **long**: running items started
    before the smallest `long` threshold (ix_queue_items_running_since); an open
    late/long alert whose item no longer qualifies clears;
+   **paused past a limit** (a `skipped` rule with a threshold): the schedules
+   paused longer than the smallest such threshold (ix_schedules_paused, paused
+   rows only); an open pause alert whose schedule is no longer paused (resumed,
+   or its until passed) clears;
 3. **absent**: the deadlines that passed (ix_alert_watches_due) on enabled
    schedules; each then moves to the next occurrence after now + N, so a
    schedule still silent is a repeat (count, re-notify), not a new alert.
@@ -35,7 +39,7 @@ from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Row, func, insert, select
+from sqlalchemy import Row, func, select
 
 from cronplane import events as ev
 from cronplane.clock import Clock
@@ -44,9 +48,11 @@ from cronplane.core.alerts import (
     Condition,
     NotificationKind,
     Observation,
+    paused_limit,
     summary,
 )
 from cronplane.service.alert_book import Book, EvaluationReport, covering
+from cronplane.service.alert_pauses import evaluate_paused
 from cronplane.service.alerts import absent_due
 from cronplane.service.housekeeping import (
     DELIVER_JOB,
@@ -58,9 +64,11 @@ from cronplane.service.housekeeping import (
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store import queue
+from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.database import Database
-from cronplane.store.events import append_events, event_values
+from cronplane.store.events import event_values
 from cronplane.store.jobs import insert_job
+from cronplane.store.outcomes import append_outcome_events
 from cronplane.store.tables import events, queue_items
 
 CURSOR: Final = "alerts"
@@ -78,6 +86,17 @@ SKIP_EVENTS: dict[str, str] = {
     ev.SKIPPED_MISFIRE.text: "misfire",
     ev.JOB_MISSING.text: "job_missing",
 }
+# What the pass reads of an event (not its detail: no JSON to decode per event).
+LEDGER_COLUMNS: Final[tuple[Any, ...]] = (
+    events.c.id,
+    events.c.code,
+    events.c.tenant,
+    events.c.schedule_id,
+    events.c.item_id,
+    events.c.scheduled_for,
+    events.c.created_at,
+    events.c.message,
+)
 # A success clears these (late and long clear when their item moves on).
 CLEARED_BY_SUCCESS: Final = frozenset({Condition.FAILED, Condition.SKIPPED, Condition.ABSENT})
 
@@ -97,7 +116,12 @@ class AlertEvaluator:
         with self.database.begin() as conn:
             book = Book(conn, now)
             self._ledger(book)
-            self._queue(book)
+            # The smallest threshold of each timed kind, in one statement.
+            least = rules_store.min_thresholds(
+                book.conn, [Condition.LATE, Condition.LONG, Condition.SKIPPED]
+            )
+            self._queue(book, {c: n for c, n in least.items() if c != Condition.SKIPPED})
+            evaluate_paused(book, least.get(Condition.SKIPPED))
             self._absent(book)
             book.flush()
             self._deliver(book)
@@ -115,7 +139,12 @@ class AlertEvaluator:
             store.write_cursor(conn, CURSOR, int(last or 0))
             return
         settled = book.now - timedelta(seconds=self.settle)
-        query = select(events).where(events.c.id > cursor).order_by(events.c.id).limit(EVENT_BATCH)
+        query = (
+            select(*LEDGER_COLUMNS)
+            .where(events.c.id > cursor)
+            .order_by(events.c.id)
+            .limit(EVENT_BATCH)
+        )
         rows = []
         for row in conn.execute(query):
             if row.created_at > settled:
@@ -165,14 +194,21 @@ class AlertEvaluator:
             reason = SKIP_EVENTS[row.code]
             seen = Observation(f"event:{row.id}", seen_at, {**detail, "reason": reason})
             for rule in rules:
-                if rule.condition == Condition.SKIPPED and (
-                    not rule.reasons or reason in rule.reasons
+                if (
+                    rule.condition == Condition.SKIPPED
+                    and not paused_limit(rule)
+                    and (not rule.reasons or reason in rule.reasons)
                 ):
                     book.observe(rule, head, seen)
         elif row.code == ev.ITEM_SUCCEEDED.text:
             for rule in rules:
                 alert = book.open.get((rule.id, head.id))
-                if alert is not None and alert.condition in CLEARED_BY_SUCCESS:
+                # A run while paused (run now) does not end the pause.
+                if (
+                    alert is not None
+                    and alert.condition in CLEARED_BY_SUCCESS
+                    and not paused_limit(rule)
+                ):
                     book.clear(rule, alert)
             after = row.scheduled_for or row.created_at
             for rule in rules:
@@ -194,9 +230,8 @@ class AlertEvaluator:
 
     # -- 2. late and long --------------------------------------------------------
 
-    def _queue(self, book: Book) -> None:
+    def _queue(self, book: Book, least: dict[str, int]) -> None:
         conn = book.conn
-        least = rules_store.min_thresholds(conn, [Condition.LATE, Condition.LONG])
         if not least:
             return  # no late or long rule anywhere
         conditions = list(least)
@@ -327,6 +362,6 @@ class AlertEvaluator:
                     ),
                 )
         book.report.deliveries = len(items)
-        if items:
-            book.conn.execute(insert(queue_items), items)
-        append_events(book.conn, rows)
+        # One bulk statement each (a multi-row INSERT; COPY on PostgreSQL).
+        insert_dicts(book.conn, queue_items, items)
+        append_outcome_events(book.conn, rows)

@@ -24,6 +24,7 @@ from sqlalchemy import Connection
 from cronplane import events as ev
 from cronplane.codes import Code
 from cronplane.core import validation
+from cronplane.core.alert_channels import check_channel
 from cronplane.core.alerts import (
     Alert,
     AlertRule,
@@ -31,7 +32,6 @@ from cronplane.core.alerts import (
     Condition,
     RuleSpec,
     Watched,
-    check_channel,
     check_rule,
     watches,
 )

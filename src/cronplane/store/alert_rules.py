@@ -163,28 +163,22 @@ def rules_covering(
     wanted, names = sorted(set(tenants)), sorted(set(targets))
     if not wanted:
         return []
-    found: dict[UUID, AlertRule] = {}
     kinds = list(conditions)
-    queries = [
-        select(alert_rules).where(
-            alert_rules.c.tenant.in_(wanted),
-            alert_rules.c.scope.in_(["tenant", "stack"]),
-            alert_rules.c.condition.in_(kinds),
-        )
-    ]
-    if names:
-        queries.append(
-            select(alert_rules).where(
-                alert_rules.c.tenant.in_(wanted),
-                alert_rules.c.target.in_(names),
-                alert_rules.c.condition.in_(kinds),
-            )
-        )
-    for query in queries:
-        for row in conn.execute(query):
-            rule = rule_from_row(row)
-            found[rule.id] = rule
-    return list(found.values())
+    broad = select(alert_rules).where(
+        alert_rules.c.tenant.in_(wanted),
+        alert_rules.c.scope.in_(["tenant", "stack"]),
+        alert_rules.c.condition.in_(kinds),
+    )
+    if not names:
+        return [rule_from_row(row) for row in conn.execute(broad)]
+    named = select(alert_rules).where(
+        alert_rules.c.tenant.in_(wanted),
+        alert_rules.c.target.in_(names),
+        alert_rules.c.condition.in_(kinds),
+    )
+    # One round trip; no rule is in both parts (a broad rule names no target).
+    both = broad.union_all(named)
+    return [rule_from_row(row) for row in conn.execute(both)]
 
 
 def min_thresholds(conn: Connection, conditions: Sequence[str]) -> dict[str, int]:

@@ -19,9 +19,11 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.sql import Select
 
 from cronplane.core.alerts import Alert, AlertRule
 from cronplane.store import dialects
+from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.tables import (
     alert_cursors,
     alert_watches,
@@ -35,6 +37,7 @@ from cronplane.store.tables import (
 OPEN = alerts.c.status == literal_column("'open'")
 QUEUED = queue_items.c.status == literal_column("'queued'")
 RUNNING = queue_items.c.status == literal_column("'running'")
+PAUSED = schedules.c.paused_at.is_not(None)
 
 # What the evaluator needs of a schedule: scope, job, and when it is due.
 SCHEDULE_HEAD = (
@@ -114,7 +117,7 @@ def save_alert(conn: Connection, alert: Alert, *, new: bool) -> None:
 
 def write_alerts(conn: Connection, changed: Iterable[Alert], new: Iterable[Alert]) -> None:
     """Write a pass's alerts: the changed ones first (a close frees the (rule, schedule)
-    slot of ix_alerts_open), then the new ones; one executemany each."""
+    slot of ix_alerts_open), then the new ones; the updates in one executemany, the inserts in one bulk statement."""
     updates = [{"_id": a.id, **alert_values(a)} for a in changed]
     if updates:
         columns = [c.name for c in alerts.columns if c.name != "id"]
@@ -124,9 +127,7 @@ def write_alerts(conn: Connection, changed: Iterable[Alert], new: Iterable[Alert
             .values({name: bindparam(name) for name in columns})
         )
         conn.execute(statement, [{k: v for k, v in u.items() if k != "id"} for u in updates])
-    inserts = [alert_values(a) for a in new]
-    if inserts:
-        conn.execute(insert(alerts), inserts)
+    insert_dicts(conn, alerts, [alert_values(a) for a in new])
 
 
 def open_alerts_of(conn: Connection, schedule_ids: Iterable[UUID]) -> list[Alert]:
@@ -221,6 +222,28 @@ def overdue_items(conn: Connection, late: bool, before: datetime) -> list[Row[An
     return rows
 
 
+def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[Any]]:
+    """Heads (with the pause) of the schedules paused since `before` or earlier whose
+    pause has not run out at `now` (ix_schedules_paused: paused rows only)."""
+    rows: list[Row[Any]] = list(conn.execute(paused_query(before, now)))
+    return rows
+
+
+def paused_query(before: datetime, now: datetime) -> Select[Any]:
+    """The query of `paused_heads`."""
+    return select(
+        *SCHEDULE_HEAD,
+        schedules.c.paused_at,
+        schedules.c.paused_until,
+        schedules.c.paused_by,
+        schedules.c.paused_note,
+    ).where(
+        PAUSED,
+        schedules.c.paused_at <= before,
+        (schedules.c.paused_until.is_(None)) | (schedules.c.paused_until > now),
+    )
+
+
 # -- absent deadlines -----------------------------------------------------------
 
 
@@ -264,18 +287,12 @@ def move_watch(conn: Connection, rule_id: UUID, schedule_id: UUID, due_at: datet
 
 
 def move_watches(conn: Connection, moves: Mapping[tuple[UUID, UUID], datetime]) -> None:
-    """Set many watches' deadlines in one executemany."""
+    """Set many watches' deadlines: one statement on PostgreSQL (store.bulk)."""
     if moves:
-        statement = (
-            update(alert_watches)
-            .where(
-                alert_watches.c.rule_id == bindparam("_rule"),
-                alert_watches.c.schedule_id == bindparam("_schedule"),
-            )
-            .values(due_at=bindparam("_due"))
-        )
-        rows = [{"_rule": r, "_schedule": s, "_due": due} for (r, s), due in moves.items()]
-        conn.execute(statement, rows)
+        dialect = dialects.of(conn)
+        enc = dialect.params
+        rows = [(enc.datetime(due), enc.uuid(r), enc.uuid(s)) for (r, s), due in moves.items()]
+        dialect.update_rows(conn, alert_watches, ("rule_id", "schedule_id"), "due_at", rows)
 
 
 def drop_watch(conn: Connection, rule_id: UUID, schedule_id: UUID) -> None:

@@ -276,3 +276,33 @@ def pg_array(values: Sequence[UUID | str | int]) -> str:
     dumps element by element in Python. Only for values that need no quoting.
     """
     return "{" + ",".join(map(str, values)) + "}"
+
+
+def sqlite_update_rows(
+    conn: Connection, table: Table, keys: tuple[str, ...], column: str, rows: Sequence[Any]
+) -> None:
+    """SQLite: UPDATE … SET column = ? WHERE each key = ?, for each (value, *key values)
+    row of driver values (one executemany: in-process, no round trips)."""
+    if rows:
+        where = " AND ".join(f"{key} = ?" for key in keys)
+        conn.exec_driver_sql(f"UPDATE {table.name} SET {column} = ? WHERE {where}", list(rows))
+
+
+def pg_update_rows(
+    conn: Connection, table: Table, keys: tuple[str, ...], column: str, rows: Sequence[Any]
+) -> None:
+    """PostgreSQL: as sqlite_update_rows, in one statement: the rows as arrays, joined
+    through unnest (UPDATE … FROM), instead of a round trip per row."""
+    if not rows:
+        return
+    names = (column, *keys)
+    arrays = [f"CAST(%s AS {_pg_type(table.c[name].type)}[])" for name in names]
+    aliases = [f"v{n}" for n in range(len(names))]
+    where = " AND ".join(f"{table.name}.{key} = v.{alias}" for key, alias in zip(
+        keys, aliases[1:], strict=True
+    ))  # fmt: skip
+    sql = (
+        f"UPDATE {table.name} SET {column} = v.{aliases[0]} "
+        f"FROM unnest({', '.join(arrays)}) AS v({', '.join(aliases)}) WHERE {where}"
+    )
+    conn.exec_driver_sql(sql, tuple([list(values) for values in zip(*rows, strict=True)]))

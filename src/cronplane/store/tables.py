@@ -93,6 +93,13 @@ Index(
     postgresql_where=text("enabled"),
     sqlite_where=text("enabled = 1"),
 )
+# Paused rows only (the alert evaluator's "paused past a limit"): costs nothing for the rest.
+Index(
+    "ix_schedules_paused",
+    schedules.c.paused_at,
+    postgresql_where=text("paused_at IS NOT NULL"),
+    sqlite_where=text("paused_at IS NOT NULL"),
+)
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
 # Listing a whole tenant (any stack and environment) in the listing's order,

@@ -10,8 +10,9 @@ with the deployment key (`CRONPLANE_SECRET_KEY`, the webhook target's keyring):
   `X-Cronplane-Delivery` = the delivery item's id, same on every attempt);
 - `slack`: POST `{"text": summary + a link to the console}` to the sealed
   incoming-webhook URL;
-- `email`: one message over SMTP (STARTTLS when configured, login with the
-  sealed password when a username is set).
+- `email`: one message over SMTP (STARTTLS when configured, verified against
+  `ca_file` or the system's CAs; login, only after it, with the sealed password
+  when a username is set).
 
 A receiver that fails (5xx, 408/425/429, no connection, SMTP temporary error)
 raises: the worker retries with backoff (`DELIVER_OPTIONS`). A 4xx, a missing
@@ -172,6 +173,19 @@ class AlertDelivery:
             raise DeliveryUnavailable(message)
         raise PermanentFailure(message)
 
+    def _tls(self, channel: Channel) -> ssl.SSLContext:
+        """Verify the server against `ca_file` when set, else the system's CAs (which
+        OpenSSL reads from SSL_CERT_FILE / SSL_CERT_DIR when those are set)."""
+        ca_file = channel.config.get("ca_file")
+        if ca_file is None:
+            return ssl.create_default_context()
+        try:
+            return ssl.create_default_context(cafile=str(ca_file))
+        except (OSError, ssl.SSLError) as error:
+            raise PermanentFailure(
+                f"channel {channel.name!r}: config.ca_file unreadable: {type(error).__name__}"
+            ) from None
+
     def _mail(self, channel: Channel, payload: dict[str, Any], link: str) -> dict[str, Any]:
         config = channel.config
         message = EmailMessage()
@@ -185,7 +199,9 @@ class AlertDelivery:
         try:
             with smtplib.SMTP(str(config["host"]), int(config["port"]), timeout=TIMEOUT) as smtp:
                 if config.get("starttls"):
-                    smtp.starttls(context=ssl.create_default_context())
+                    # Raises (no STARTTLS offered, an untrusted certificate) before any
+                    # credential or message is sent: nothing goes out in clear.
+                    smtp.starttls(context=self._tls(channel))
                 if config.get("username"):
                     smtp.login(str(config["username"]), self._secret(channel))
                 smtp.send_message(message)

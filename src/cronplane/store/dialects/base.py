@@ -47,6 +47,21 @@ class InUpdate(Protocol):
     ) -> int: ...
 
 
+class RowsUpdate(Protocol):
+    """UPDATE table SET column = value WHERE keys = key values, for each row
+    (value, *key values) of driver-ready values (the dialect's `params`)."""
+
+    def __call__(
+        self,
+        conn: Connection,
+        table: Table,
+        keys: tuple[str, ...],
+        column: str,
+        rows: Sequence[Any],
+        /,
+    ) -> None: ...
+
+
 if TYPE_CHECKING:
     from cronplane.clock import Clock
     from cronplane.store.bulk import Encoder, RowText
@@ -131,3 +146,4 @@ class Dialect:
     # The batched writes, bound per database to store.bulk's functions.
     insert_rows: ClassVar[RowsInsert]
     update_in: ClassVar[InUpdate]
+    update_rows: ClassVar[RowsUpdate]

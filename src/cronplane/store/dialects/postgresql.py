@@ -103,3 +103,4 @@ class PostgreSQL(Dialect):
 
     insert_rows = staticmethod(bulk.pg_copy)
     update_in = staticmethod(bulk.pg_update_in)
+    update_rows = staticmethod(bulk.pg_update_rows)

@@ -91,3 +91,4 @@ class SQLite(Dialect):
 
     insert_rows = staticmethod(bulk.sqlite_insert)
     update_in = staticmethod(bulk.sqlite_update_in)
+    update_rows = staticmethod(bulk.sqlite_update_rows)
