@@ -12,7 +12,7 @@ runs it every 5 s on the one node that holds the `alerts` lease:
    occurrence + N; a created schedule gets the deadlines of the `absent`
    rules that cover it;
 2. **late**: queued items whose scheduled_for is older than the smallest
-   `late` threshold (ix_queue_items_waiting); **long**: running items started
+   `late` threshold, among the claimable backlog (ix_queue_items_claim); **long**: running items started
    before the smallest `long` threshold (ix_queue_items_running_since); an open
    late/long alert whose item no longer qualifies clears;
    **paused past a limit** (a `skipped` rule with a threshold): the schedules
@@ -248,6 +248,7 @@ class AlertEvaluator:
                     conn,
                     condition == Condition.LATE,
                     book.now - timedelta(seconds=least[condition]),
+                    book.now,
                 )
                 if row.tenant != SYSTEM_TENANT
             ]

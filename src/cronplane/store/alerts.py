@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Row,
     bindparam,
@@ -208,16 +209,27 @@ def schedule_heads(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, Row[Any]
     return {row.id: row for row in rows}
 
 
-def overdue_items(conn: Connection, late: bool, before: datetime) -> list[Row[Any]]:
-    """Queued items scheduled before `before` (late: ix_queue_items_waiting), or running
-    items started before it (long: ix_queue_items_running_since), of schedules."""
-    column = queue_items.c.scheduled_for if late else queue_items.c.started_at
+def overdue_items(conn: Connection, late: bool, before: datetime, now: datetime) -> list[Row[Any]]:
+    """Of schedules' items: queued ones scheduled before `before` (late), or running
+    ones started before it (long: ix_queue_items_running_since).
+
+    Late items are looked for among the claimable backlog (queued, available by
+    `now`: the claim index's own rows), so the fire path pays for no index of
+    its own; in a healthy queue that backlog is what workers have not reached.
+    """
+    wanted: tuple[ColumnElement[bool], ...]
+    if late:
+        since = queue_items.c.scheduled_for
+        wanted = (QUEUED, queue_items.c.available_at <= now, since <= before)
+    else:
+        since = queue_items.c.started_at
+        wanted = (RUNNING, since <= before)
     query = select(
         queue_items.c.id,
         queue_items.c.tenant,
         queue_items.c.schedule_id,
-        column.label("since"),
-    ).where(QUEUED if late else RUNNING, column <= before, queue_items.c.schedule_id.is_not(None))
+        since.label("since"),
+    ).where(*wanted, queue_items.c.schedule_id.is_not(None))
     rows: list[Row[Any]] = list(conn.execute(query))
     return rows
 

@@ -367,14 +367,9 @@ alert_cursors = Table(
     Column("event_id", EventId, nullable=False),
 )
 
-# `late` and `long` walk only queued items by scheduled_for and running items
-# by started_at: partial indexes, as small as the queue's live part.
-Index(
-    "ix_queue_items_waiting",
-    queue_items.c.scheduled_for,
-    postgresql_where=text("status = 'queued'"),
-    sqlite_where=text("status = 'queued'"),
-)
+# `long` walks only running items by started_at: a partial index, as small as
+# the queue's running part. (`late` reads the claim index's rows: the fire path
+# pays for no index of its own.)
 Index(
     "ix_queue_items_running_since",
     queue_items.c.started_at,

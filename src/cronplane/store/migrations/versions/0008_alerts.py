@@ -123,15 +123,7 @@ def upgrade() -> None:
         sa.Column("event_id", EventId, nullable=False),
         sa.PrimaryKeyConstraint("name", name="pk_alert_cursors"),
     )
-    queued = sa.text("status = 'queued'")
     running = sa.text("status = 'running'")
-    op.create_index(
-        "ix_queue_items_waiting",
-        "queue_items",
-        ["scheduled_for"],
-        postgresql_where=queued,
-        sqlite_where=queued,
-    )
     op.create_index(
         "ix_queue_items_running_since",
         "queue_items",
@@ -143,7 +135,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_queue_items_running_since", table_name="queue_items")
-    op.drop_index("ix_queue_items_waiting", table_name="queue_items")
     op.drop_table("alert_cursors")
     op.drop_table("alert_watches")
     op.drop_table("alerts")
