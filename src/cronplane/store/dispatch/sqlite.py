@@ -109,14 +109,20 @@ SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
 {_ROWS} AND p.fires ORDER BY d.n
 """
 # The compare-and-set on the next_run read: a row changed since is not matched.
-_UPDATE_SCHEDULES = f"""
+_UPDATE_SCHEDULES = """
 UPDATE schedules SET last_run = coalesce(p.last_run, schedules.last_run), next_run = p.next_run,
     run_count = schedules.run_count + p.fires, enabled = NOT p.disables,
     revision = schedules.revision + p.disables,
-    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END,
-    {", ".join(f"{name} = CASE WHEN p.resumes THEN NULL ELSE schedules.{name} END" for name in PAUSE_FIELDS)}
+    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
 WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND schedules.next_run = d.next_run
+"""
+# Auto-resume (a pause whose until is reached), rare: its own statement, run only
+# when a plan resumes, so the usual fire writes no pause column.
+_CLEAR_PAUSES = f"""
+UPDATE schedules SET {", ".join(f"{name} = NULL" for name in PAUSE_FIELDS)}
+FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
+WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND p.resumes
 """
 # A fire's event finds its item by the occurrence key.
 _INSERT_EVENTS = f"""
@@ -207,6 +213,8 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     # cannot miss; if it ever did, roll the whole batch back.
     if conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": now}).rowcount != selected:
         raise RuntimeError("schedule rows changed under a fire transaction")
+    if any(plan.decision.resumes for plan in planner.plans.values()):
+        conn.exec_driver_sql(_CLEAR_PAUSES)
     crash_point("after_update")
     conn.exec_driver_sql(_INSERT_EVENTS, {"actor": ACTOR, "now": now})
     if any(plan.decision.ends for plan in planner.plans.values()):
