@@ -14,11 +14,11 @@ from fastapi import APIRouter, Depends, Query
 
 from cronplane.api.auth import CanSync, CanSyncBodyTenant
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import (
+from cronplane.api.schemas import NameSegment
+from cronplane.api.sync_schemas import (
     AppInstall,
     AppReportOut,
     CronEntry,
-    NameSegment,
     SeedSyncBody,
     SeedSyncOut,
     SyncBody,
