@@ -133,32 +133,42 @@ def seed(database: Database, start: int, stop: int) -> None:
             )
 
 
+def fresh_postgres(admin_url: str, name: str) -> str:
+    """Drop and create database `name` on the server of `admin_url`; its URL."""
+    import psycopg
+
+    admin = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def register_noop(url: str) -> None:
+    """Migrate the database and register job `bench/job`, the `python:` no-op of this file."""
+    database = Database(url)
+    database.upgrade()
+    job = "0" * 32 if database.dialect == "sqlite" else str(UUID(int=0))
+    with database.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, tenant, stack, name, title, kind, status, payload, "
+                "payload_schema, target, options, source, created_at, updated_at, revision) "
+                "VALUES (:id, 'bench', 'default', 'job', 'bench', 'python', 'active', '{}', "
+                "NULL, :target, '{}', 'user', :now, :now, 1)"
+            ),
+            {"id": job, "target": TARGET, "now": _stamp(database)(SystemClock().now())},
+        )
+    database.dispose()
+
+
 def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
     """database name → URL, each migrated and holding the bench job (`python:` no-op)."""
     urls = {"sqlite": f"sqlite:///{workdir / 'worker-bench.db'}"}
     if not args.no_pg:
-        import psycopg
-
-        admin = args.pg_admin.replace("postgresql+psycopg://", "postgresql://")
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{PG_NAME}"')
-        urls["postgres"] = args.pg_admin.rsplit("/", 1)[0] + "/" + PG_NAME
+        urls["postgres"] = fresh_postgres(args.pg_admin, PG_NAME)
     for url in urls.values():
-        database = Database(url)
-        database.upgrade()
-        job = "0" * 32 if database.dialect == "sqlite" else str(UUID(int=0))
-        with database.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO jobs (id, tenant, stack, name, title, kind, status, payload, "
-                    "payload_schema, target, options, source, created_at, updated_at, revision) "
-                    "VALUES (:id, 'bench', 'default', 'job', 'bench', 'python', 'active', '{}', "
-                    "NULL, :target, '{}', 'user', :now, :now, 1)"
-                ),
-                {"id": job, "target": TARGET, "now": _stamp(database)(SystemClock().now())},
-            )
-        database.dispose()
+        register_noop(url)
     return urls
 
 
