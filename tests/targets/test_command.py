@@ -30,6 +30,7 @@ PLATFORM_EDITOR = Principal(uuid4(), None, Role.EDITOR, "ops")
 
 
 def context(**options: Any) -> RunContext:
+    # As the worker builds it: the item carries the job's timeout option.
     return RunContext(
         tenant="acme",
         stack="default",
@@ -42,6 +43,7 @@ def context(**options: Any) -> RunContext:
         attempt=1,
         source="schedule",
         options=options,
+        timeout=options.get("timeout"),
     )
 
 

@@ -12,8 +12,8 @@ payload never becomes part of the line: it reaches the command as JSON in the
 ``CRONPLANE_PAYLOAD`` variable.
 
 Job options read here: `timeout` (seconds, default 3600: the command's whole
-process group is killed after it; a schedule's own `timeout`, carried by the
-item, replaces it), `shell`, `cwd`, and `env` (an object of
+process group is killed after it; the item carries it, and a schedule's own
+`timeout` replaces it), `shell`, `cwd`, and `env` (an object of
 variables laid over the worker's environment, from which every
 ``CRONPLANE_*`` variable — the database URL among them — is removed first).
 
@@ -105,14 +105,6 @@ def command_environment(
     return env
 
 
-def timeout_of(options: Mapping[str, Any]) -> float:
-    """The job's `timeout` in seconds (default one hour); PermanentFailure when invalid."""
-    value = options.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise PermanentFailure(f"options.timeout must be seconds > 0, not {value!r}")
-    return float(value)
-
-
 class CommandTarget:
     """Runs `command:` lines in a subprocess of their own session (killable as a group)."""
 
@@ -134,8 +126,9 @@ class CommandTarget:
                 {"job": context.job},
             )
         options = context.options
-        # The item's timeout (a schedule's own, else the job's), as for every target.
-        timeout = timeout_of(options) if context.timeout is None else context.timeout
+        # The item's timeout (a schedule's own, else the job's option, checked when
+        # the job was registered), as for every target; a line never runs unbounded.
+        timeout = DEFAULT_TIMEOUT if context.timeout is None else context.timeout
         shell = options.get("shell", DEFAULT_SHELL)
         extra = options.get("env", {})
         cwd = options.get("cwd")
