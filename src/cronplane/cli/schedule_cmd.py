@@ -7,7 +7,7 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import click
@@ -15,6 +15,7 @@ import click
 from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
+from cronplane.core.explain import explain
 from cronplane.core.model import OVERLAPS, UNSET, SchedulePatch, ScheduleSpec
 from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
 from cronplane.node import clock_for
@@ -157,24 +158,18 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
         # with X200900SCHCAL): show the row and why, so it can be fixed.
         render.schedule(row, as_json, cron_error=str(error))
         return
-    after = row.next_run
-    # Later fires keep the row's jitter offset after their nominal occurrence.
-    offset = timedelta(seconds=row.jitter_offset)
-    upcoming = (
-        []
-        if after is None
-        else [
-            after,
-            *(
-                moment + offset
-                for moment in cron.upcoming(after - offset, max(0, count - 1), row.timezone)
-            ),
-        ]
-    )
-    # None past the active window's end, no more than the runs left.
-    upcoming = [m for m in upcoming if row.end_at is None or m - offset <= row.end_at]
-    left = count if row.runs_left is None else min(count, row.runs_left)
-    render.schedule(row, as_json, cron.describe(), upcoming[:left])
+    upcoming: list[datetime] = []
+    if row.next_run is not None:
+        # The preview's rule (core.explain: within the window, no more than the
+        # runs left) from the nominal next run; each fire keeps the jitter offset.
+        offset = timedelta(seconds=row.jitter_offset)
+        nominal = row.next_run - offset - timedelta(microseconds=1)
+        window = (row.start_at, row.end_at)
+        found = explain(
+            row.cron, row.timezone, nominal, count, window=window, runs_left=row.runs_left
+        )
+        upcoming = [moment + offset for moment in found.next]
+    render.schedule(row, as_json, cron.describe(), upcoming)
 
 
 @schedule.command("enable")
