@@ -83,10 +83,10 @@ def render_markdown() -> str:
         "| code | kind | HTTP status | CLI exit | meaning |",
         "|---|---|---|---|---|",
     ]
-    from cronplane.errors import exit_code_for_status
+    from cronplane.errors import exit_code_of
 
     for code in sorted(REGISTRY.values(), key=lambda c: (c.kind, c.status, c.seq, c.text)):
-        exit_code = str(exit_code_for_status(code.status)) if code.kind == "error" else "-"
+        exit_code = str(exit_code_of(code)) if code.kind == "error" else "-"
         status = str(code.status)
         lines.append(f"| `{code.text}` | {code.kind} | {status} | {exit_code} | {code.summary} |")
     lines.append("")

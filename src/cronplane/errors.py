@@ -51,6 +51,11 @@
     │   ├── AlertRuleExists              X409312ALRDPL
     │   └── ChannelExists                X409316CHNDPL
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
+    ├── QuotaExceeded                    a tenant quota (core.quotas), CLI exit 9
+    │   ├── ScheduleQuotaExceeded        X403260QTASCH  max_schedules reached
+    │   ├── JobQuotaExceeded             X403261QTAJOB  max_jobs reached
+    │   ├── IntervalUnderQuota           X403262QTAINT  fires more often than the tenant's min_interval
+    │   └── QueueQuotaExceeded           X429260QTAQUE  max_queued reached (a volume: retry later)
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
 
@@ -73,6 +78,8 @@ EXIT_CONFLICT = 4
 EXIT_STALE = 5
 EXIT_AUTH = 6
 EXIT_UNAVAILABLE = 7
+# 8 is `schedule run --wait --timeout`'s "still waiting"; 9 every tenant quota refusal.
+EXIT_QUOTA = 9
 
 
 def exit_code_for_status(status: int) -> int:
@@ -96,6 +103,8 @@ class CronplaneError(Exception):
     """Base of every coded error: `{"code", "message", "detail"}`."""
 
     code: ClassVar[Code]
+    # An exit code of the class's own, where its status's would mislead (quotas).
+    exit_override: ClassVar[int | None] = None
 
     def __init__(self, message: str, detail: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -110,6 +119,8 @@ class CronplaneError(Exception):
     @property
     def exit_code(self) -> int:
         """The CLI exit code of this error's class."""
+        if self.exit_override is not None:
+            return self.exit_override
         return exit_code_for_status(self.code.status)
 
     def to_dict(self) -> dict[str, Any]:
@@ -268,6 +279,56 @@ class CommandJobForbidden(Forbidden):
     """Creating or changing a `command:` job by a caller that is not a platform admin."""
 
     code = _code("X403251CMDADM", "only a platform admin may create or change a command: job")
+
+
+class QuotaExceeded(CronplaneError):
+    """A write that would take a tenant past one of its quotas (core.quotas); nothing is
+    written. The detail names the limit, its value and the tenant."""
+
+    exit_override = EXIT_QUOTA
+
+    @classmethod
+    def of(cls, tenant: str, limit: str, value: int, message: str, **detail: Any) -> QuotaExceeded:
+        """The refusal, its message and detail naming the tenant, the limit and its value."""
+        return cls(
+            f"{message}: tenant {tenant!r} quota {limit} is {value}",
+            {"tenant": tenant, "limit": limit, "value": value, **detail},
+        )
+
+
+class ScheduleQuotaExceeded(QuotaExceeded):
+    """A create or sync that would take the tenant past max_schedules."""
+
+    code = _code("X403260QTASCH", "tenant quota max_schedules reached; detail: limit, value")
+
+
+class JobQuotaExceeded(QuotaExceeded):
+    """A job registration or install that would take the tenant past max_jobs."""
+
+    code = _code("X403261QTAJOB", "tenant quota max_jobs reached; detail: limit, value")
+
+
+class IntervalUnderQuota(QuotaExceeded):
+    """A cron that fires more often than the tenant's min_interval quota allows."""
+
+    code = _code("X403262QTAINT", "schedule fires more often than the tenant's min_interval quota")
+
+
+class QueueQuotaExceeded(QuotaExceeded):
+    """A run now, retry or backfill that would take the tenant's waiting items past max_queued."""
+
+    code = _code("X429260QTAQUE", "tenant quota max_queued reached: retry when items have run")
+
+
+def exit_code_of(code: Code) -> int:
+    """The CLI exit code of a declared error code: its class's (the codes table)."""
+    pending: list[type[CronplaneError]] = [CronplaneError]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__dict__.get("code") is code and cls.exit_override is not None:
+            return cls.exit_override
+    return exit_code_for_status(code.status)
 
 
 class InvalidAlertRule(InvalidInput, ValueError):

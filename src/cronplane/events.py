@@ -32,6 +32,10 @@ NEXT_RUN_FAILED = _event("X200900SCHCAL", "next-run computation failed; row disa
 SKIPPED_PAUSED = _event(
     "V200100SKPPAU", "occurrence skipped: schedule paused (detail: note, paused_by, until)"
 )
+SKIPPED_QUOTA = _event(
+    "V200400SKPQTA",
+    "occurrence skipped: its tenant's fire-time quota is used (detail: limit, value)",
+)
 SCHEDULE_ENDED = _event(
     "V200150SCHEND",
     "schedule ended: no occurrence left (end_at passed, max_runs used, one-off done); "
@@ -55,6 +59,10 @@ JOB_REGISTERED = _event("V201008JOBREG", "job registered")
 JOB_UPDATED = _event("V200009JOBUPD", "job updated")
 JOB_DEACTIVATED = _event("V200010JOBDEA", "job deactivated")
 APP_SYNCED = _event("V200011APPSYN", "app sync applied (detail: the plan)")
+
+TENANT_QUOTA_SET = _event(
+    "V200401QTASET", "a tenant's quota set or cleared by a platform admin (detail: changes)"
+)
 
 # Queue items.
 ITEM_SUCCEEDED = _event("V200030ITMSUC", "queue item succeeded")

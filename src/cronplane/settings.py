@@ -9,6 +9,8 @@
 | actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
 | min_interval | —          | CRONPLANE_MIN_INTERVAL   | `1` (seconds)            |
 | —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
+| quota defaults | —        | CRONPLANE_QUOTA_MAX_SCHEDULES, …_MAX_JOBS, …_MAX_FIRES_PER_MINUTE, …_MAX_QUEUED | unlimited |
+| —            | —          | CRONPLANE_METRICS_TENANT_LABEL | on (`0` drops the label) |
 
 A flag wins over its variable; the variable wins over the default.
 `min_interval` is the installation's shortest allowed schedule interval: a
@@ -17,6 +19,9 @@ create, update or sync of a cron that fires more often is refused
 `CRONPLANE_ALLOW_COMMAND_TARGETS=1` lets platform admins create `command:`
 jobs and lets workers run them (:func:`command_targets_enabled`); read by the
 service and the worker where they are made.
+The `CRONPLANE_QUOTA_*` variables are the platform's default tenant quotas
+(:func:`quota_defaults`, core.quotas); the minimum interval's default is
+`CRONPLANE_MIN_INTERVAL`. Read where the service and the dispatcher are made.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
+from cronplane.core.quotas import Quota, checked_limits
 from cronplane.errors import InvalidRequest
 
 # The store's default, spelled here so reading settings imports no database driver
@@ -106,3 +112,41 @@ def load_settings(
         actor=env.get("CRONPLANE_ACTOR") or default_actor(),
         min_interval=min_interval_from(env.get("CRONPLANE_MIN_INTERVAL")),
     )
+
+
+# The platform's default quota per tenant: limit name → variable (unset: unlimited).
+QUOTA_VARIABLES = {
+    "max_schedules": "CRONPLANE_QUOTA_MAX_SCHEDULES",
+    "max_jobs": "CRONPLANE_QUOTA_MAX_JOBS",
+    "max_fires_per_minute": "CRONPLANE_QUOTA_MAX_FIRES_PER_MINUTE",
+    "max_queued": "CRONPLANE_QUOTA_MAX_QUEUED",
+}
+
+
+def quota_defaults(environ: Mapping[str, str] | None = None) -> Quota:
+    """Every tenant's quota unless its own row overrides a limit: the CRONPLANE_QUOTA_*
+    variables (whole numbers; unset or empty: unlimited); InvalidRequest naming a bad one,
+    so a typo stops the process instead of silently lifting a limit."""
+    env = os.environ if environ is None else environ
+    values: dict[str, int | None] = {}
+    for name, variable in QUOTA_VARIABLES.items():
+        text = env.get(variable, "").strip()
+        if not text:
+            continue
+        if not text.isascii() or not text.isdigit():
+            raise InvalidRequest(
+                f"{variable} must be a whole number, not {text[:40]!r}", {"field": variable}
+            )
+        values[name] = int(text)
+    return Quota(**checked_limits(values))
+
+
+METRICS_TENANT_LABEL_VARIABLE = "CRONPLANE_METRICS_TENANT_LABEL"
+
+
+def metrics_tenant_label(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether metrics carry a `tenant` label: on unless CRONPLANE_METRICS_TENANT_LABEL is
+    `0` (or false/no/off), for installations with too many tenants for one series each."""
+    env = os.environ if environ is None else environ
+    value = env.get(METRICS_TENANT_LABEL_VARIABLE, "").strip().lower()
+    return value not in ("0", "false", "no", "off")

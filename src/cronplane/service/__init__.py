@@ -23,16 +23,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cronplane.clock import Clock
+from cronplane.core.quotas import Quota
 from cronplane.service.alerts import AlertService
 from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
 from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
+from cronplane.service.quotas import Tenants
 from cronplane.service.runs import RunService
 from cronplane.service.schedules import NewSchedule, Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
-from cronplane.settings import command_targets_enabled
+from cronplane.settings import command_targets_enabled, quota_defaults
 from cronplane.store.database import Database
 
 
@@ -48,6 +50,7 @@ class ScheduleService:
     CRONPLANE_ALLOW_COMMAND_TARGETS variable) lets platform admins create
     `command:` jobs; `local_admin=False` (the API's service) makes every call
     name its principal for that, instead of being trusted as the database's holder.
+    `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota.
     """
 
     def __init__(
@@ -61,22 +64,26 @@ class ScheduleService:
         min_interval: int = 1,
         allow_commands: bool | None = None,
         local_admin: bool = True,
+        quotas: Quota | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
+        if quotas is None:
+            quotas = quota_defaults()
         self.context = Context(
-            database, clock, on_change, min_interval, allow_commands, local_admin
+            database, clock, on_change, min_interval, allow_commands, local_admin, quotas
         )
         self.database = database
         self.clock = clock
         self.schedules = Schedules(self.context)
         self.jobs = Jobs(self.context)
         self.apps = Apps(self.context)
-        self.runs = RunService(database, clock, on_enqueue=on_enqueue)
+        self.runs = RunService(database, clock, on_enqueue=on_enqueue, quotas=quotas)
         self.controls = Controls(self.context, on_enqueue=on_enqueue)
         self.tokens = TokenService(database, clock, cache_seconds=token_cache_seconds)
         self.audit = AuditLog(database)
         self.alerts = AlertService(self.context)
+        self.tenants = Tenants(self.context)
 
         schedules, jobs, apps, runs = self.schedules, self.jobs, self.apps, self.runs
         self.create_schedule = schedules.create_schedule
@@ -116,6 +123,9 @@ class ScheduleService:
         self.remove_alert_rule = alerts.remove_rule
         self.list_alerts = alerts.list_alerts
         self.ack_alert = alerts.ack_alert
+        self.list_tenants = self.tenants.list_tenants
+        self.tenant_usage = self.tenants.tenant_usage
+        self.set_quota = self.tenants.set_quota
 
 
 __all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]

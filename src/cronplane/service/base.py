@@ -24,6 +24,7 @@ from cronplane.core import cron as cron_engine
 from cronplane.core import validation
 from cronplane.core.access import COMMAND_KIND, Principal, check_command_job
 from cronplane.core.model import Job, JobSpec, Schedule, Scope
+from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
@@ -50,7 +51,8 @@ class Context:
     `min_interval` is the installation's shortest allowed interval in seconds;
     `allow_commands` the CRONPLANE_ALLOW_COMMAND_TARGETS switch; `local_admin`
     whether a call naming no principal is a platform admin's (a process that
-    holds the database, like the local CLI: True; the API's service: False)."""
+    holds the database, like the local CLI: True; the API's service: False);
+    `quotas` the platform's default tenant quota (settings.quota_defaults)."""
 
     database: Database
     clock: Clock
@@ -58,6 +60,7 @@ class Context:
     min_interval: int = 1
     allow_commands: bool = False
     local_admin: bool = True
+    quotas: Quota = UNLIMITED
 
     def caller(self, principal: Principal | None) -> Caller:
         """Who is writing, as the `command:` rule judges it."""

@@ -51,6 +51,7 @@ from cronplane.service.base import (
     existing,
     schedule_event,
 )
+from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import queue
 from cronplane.store import schedules as schedule_store
 from cronplane.store.tables import queue_items
@@ -177,6 +178,8 @@ class Controls(ServiceBase):
         else:
             with self._write() as tx:
                 plan = _plan(tx.conn, scope, name, start, end, tx.now, allow_overlap)
+                quota = tenant_quota(tx.conn, self.context.quotas, scope.tenant)
+                room_in_queue(tx.conn, scope.tenant, quota, len(plan.todo))
                 plan.enqueue(tx, actor)
             if plan.item_ids and self.on_enqueue is not None:
                 self.on_enqueue()

@@ -14,6 +14,7 @@ from cronplane.core.access import Principal
 from cronplane.core.codec import field_names
 from cronplane.core.model import Job, JobPatch, JobSpec, Source
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
+from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value
 from cronplane.store import jobs as job_store
 from cronplane.store.events import append_event
@@ -94,6 +95,9 @@ class Jobs(ServiceBase):
         self.context.caller(principal).check_job(None, spec)
         with self._write() as tx:
             job = new_job(tenant, stack, spec, source, tx)
+            quotas.room_for_jobs(
+                tx.conn, tenant, quotas.tenant_quota(tx.conn, self.context.quotas, tenant), 1
+            )
             if not job_store.insert_job(tx.conn, job):
                 raise JobExists(
                     f"job {spec.name!r} already exists in {tenant}/{stack}",

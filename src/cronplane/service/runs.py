@@ -22,6 +22,7 @@ from cronplane.clock import Clock
 from cronplane.core import validation
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
+from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import (
     InvalidState,
     ItemFinished,
@@ -29,6 +30,7 @@ from cronplane.errors import (
     ScheduleNotFound,
 )
 from cronplane.service.base import active_job
+from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import cancels, queue, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
@@ -45,9 +47,12 @@ class RunService:
         database: Database,
         clock: Clock,
         on_enqueue: Callable[[], None] | None = None,
+        quotas: Quota = UNLIMITED,
     ) -> None:
         self.database = database
         self.clock = clock
+        # The platform's default tenant quota: max_queued refuses a run now or retry (429).
+        self.quotas = quotas
         # In-process workers (serve) pass their wake hook here.
         self.on_enqueue = on_enqueue
 
@@ -71,6 +76,7 @@ class RunService:
                     {"name": name},
                 )
             job = active_job(conn, row.scope, row.job)
+            room_in_queue(conn, row.tenant, tenant_quota(conn, self.quotas, row.tenant), 1)
             if payload is not None:
                 validation.validate_against_schema(payload, job.payload_schema)
             item = _enqueue_manual(
@@ -176,6 +182,7 @@ class RunService:
                     f"queue item {item_id} is {item.status}; only failed or expired items can be retried",
                     {"status": item.status},
                 )
+            room_in_queue(conn, item.tenant, tenant_quota(conn, self.quotas, item.tenant), 1)
             retried = _enqueue_manual(
                 conn,
                 now,

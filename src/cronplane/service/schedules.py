@@ -13,6 +13,9 @@ Rules enforced here and nowhere else:
   leaves it an occurrence (a later end_at, a higher max_runs) revives it, an
   enable recomputes and it stays ended otherwise;
 - every change increments `revision`; a given stale revision is StaleRevision;
+- the tenant's quotas (service.quotas): a create past max_schedules, and a
+  create, cron update or enable faster than the tenant's min_interval, are
+  refused inside the write transaction;
 - on `app` rows an operator may change only what `core.edits` allows, and each
   change of a declarable field is remembered in `overrides`; removal is AppOwned.
 """
@@ -42,6 +45,7 @@ from cronplane.core.model import (
     to_fields,
 )
 from cronplane.core.occurrences import first_run, next_run
+from cronplane.core.quotas import Quota
 from cronplane.core.reconcile import restore_declared
 from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.errors import (
@@ -50,16 +54,17 @@ from cronplane.errors import (
     InvalidState,
     ScheduleExists,
     ScheduleNotFound,
+    ScheduleQuotaExceeded,
     StaleRevision,
 )
 from cronplane.events import Event
 from cronplane.ids import time_ordered_id
+from cronplane.service import quotas
 from cronplane.service.base import (
     ServiceBase,
     Transaction,
     active_job,
     change_event,
-    check_interval,
     check_revision,
     checked_scope,
     existing,
@@ -67,6 +72,7 @@ from cronplane.service.base import (
     schedule_event,
 )
 from cronplane.service.paging import check_limit, decode_cursor, encode_cursor
+from cronplane.store import quotas as quota_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import append_events, list_events
 from cronplane.store.schedules import ScheduleFilter
@@ -94,8 +100,10 @@ class _CheckedCreate:
     values: dict[str, Any]
 
 
-def _check_create(request: NewSchedule, min_interval: int) -> _CheckedCreate:
-    """Validate what needs no database; the coded error of the first bad field otherwise."""
+def _check_create(request: NewSchedule) -> _CheckedCreate:
+    """Validate what needs no database; the coded error of the first bad field otherwise.
+    The minimum interval is the tenant's (a quota may replace the platform's): judged in
+    the transaction."""
     if request.source == "app":
         raise InvalidRequest("app schedules are created by sync, from the app's manifest")
     scope, spec = checked_scope(request.scope), request.spec
@@ -107,7 +115,6 @@ def _check_create(request: NewSchedule, min_interval: int) -> _CheckedCreate:
     values.update(check_fields(given, scope.identity(name)))
     values.update(resolve_window(values, values["timezone"]))
     if values.get("cron") is not None:
-        check_interval(values["cron"], min_interval)
         controls.check_jitter(values["cron"], values.get("jitter"))
     return _CheckedCreate(request, name, values)
 
@@ -150,6 +157,31 @@ def _new_row(
         enabled=spec.enabled,
         jitter_offset=offset,
     )
+
+
+@dataclass(slots=True)
+class _TenantRoom:
+    """One tenant's quota and schedule count within a group of creates."""
+
+    tenant: str
+    quota: Quota
+    held: int
+
+    def check(self) -> None:
+        """ScheduleQuotaExceeded when one more create would pass max_schedules."""
+        limit = self.quota.max_schedules
+        if limit is not None and self.held + 1 > limit:
+            raise ScheduleQuotaExceeded.of(
+                self.tenant,
+                "max_schedules",
+                limit,
+                f"1 more schedule would make {self.held + 1}",
+                held=self.held,
+                adding=1,
+            )
+
+    def take(self) -> None:
+        self.held += 1
 
 
 # The states of a row with no occurrence left.
@@ -200,16 +232,27 @@ class Schedules(ServiceBase):
         checked: list[tuple[int, _CheckedCreate]] = []
         for index, request in enumerate(requests):
             try:
-                checked.append((index, _check_create(request, self.context.min_interval)))
+                checked.append((index, _check_create(request)))
             except CronplaneError as error:
                 results[index] = error
         if checked:
             with self._write() as tx:
                 jobs: dict[tuple[str, str, str], Job | CronplaneError] = {}
                 rows: list[tuple[int, _CheckedCreate, Schedule]] = []
+                tenants: dict[str, _TenantRoom] = {}
                 for index, item in checked:
                     try:
-                        rows.append((index, item, _new_row(tx, item, jobs)))
+                        room = self._room(tx, tenants, item.request.scope.tenant)
+                        if item.values.get("cron") is not None:
+                            quotas.check_interval(
+                                item.values["cron"],
+                                room.quota,
+                                self.context.min_interval,
+                                room.tenant,
+                            )
+                        row = _new_row(tx, item, jobs)
+                        room.take()
+                        rows.append((index, item, row))
                     except CronplaneError as error:
                         results[index] = error
                 inserted = schedule_store.insert_schedules(tx.conn, [row for _, _, row in rows])
@@ -302,20 +345,26 @@ class Schedules(ServiceBase):
         clean = patch.given()
         # The cron is normalized later, with the row's seed; H never makes a gap under 60 s.
         checked = check_fields(clean, "check")
-        if "cron" in checked:
-            check_interval(checked["cron"], self.context.min_interval)
         # The window's clean values (naive bounds are resolved in the row's zone later).
         clean.update({key: checked[key] for key in (*WINDOW_FIELDS, "max_runs") if key in clean})
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
+            if "cron" in checked:
+                self._check_interval(tx, scope.tenant, checked["cron"])
             return self._apply(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
     ) -> Schedule:
-        """Enable; next_run is computed forward from now (no back-fill)."""
+        """Enable; next_run is computed forward from now (no back-fill). A disabled row
+        faster than the tenant's min_interval quota stays disabled (IntervalUnderQuota)."""
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
+            if not row.enabled:
+                quota = quotas.tenant_quota(tx.conn, self.context.quotas, scope.tenant)
+                # Only the tenant's own limit: the platform's judges what a write sets.
+                if quota.min_interval is not None:
+                    quotas.check_interval(row.cron, quota, 1, scope.tenant)
             return self._apply(tx, row, {"enabled": True}, actor, revision, events.SCHEDULE_ENABLED)
 
     def disable_schedule(
@@ -392,6 +441,25 @@ class Schedules(ServiceBase):
             return list_events(
                 conn, tenant=scope.tenant, schedule_id=row.id, before_id=before_id, limit=limit
             )
+
+    # -- quotas ----------------------------------------------------------------
+
+    def _room(self, tx: Transaction, tenants: dict[str, _TenantRoom], tenant: str) -> _TenantRoom:
+        """The tenant's quota and free schedules in this transaction, read once per tenant."""
+        room = tenants.get(tenant)
+        if room is None:
+            quota = quotas.tenant_quota(tx.conn, self.context.quotas, tenant)
+            held = 0
+            if quota.max_schedules is not None:
+                quota_store.lock_tenant(tx.conn, tenant)
+                held = quota_store.count_schedules(tx.conn, tenant, cap=quota.max_schedules + 1)
+            room = tenants[tenant] = _TenantRoom(tenant, quota, held)
+        room.check()
+        return room
+
+    def _check_interval(self, tx: Transaction, tenant: str, cron: str) -> None:
+        quota = quotas.tenant_quota(tx.conn, self.context.quotas, tenant)
+        quotas.check_interval(cron, quota, self.context.min_interval, tenant)
 
     # -- the one update path -------------------------------------------------
 

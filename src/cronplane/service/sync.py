@@ -7,6 +7,9 @@ Steps of one sync, all in one transaction:
    and read its rows;
 3. plan (`core.reconcile.plan_sync`, pure) and check the five-year rule for
    what the plan writes; any problem -> InvalidManifest, nothing written;
+   then the tenant's quotas (service.quotas): a plan that would take the
+   tenant past max_schedules (or an install past max_jobs), or set a cron
+   faster than its min_interval, is refused whole, the plan in the error;
 4. apply: bulk insert (a duplicate key is skipped: idempotent), per-row
    updates, bulk delete (a vanished row is not an error), one event per change
    plus APP_SYNCED. An empty plan writes nothing, not even an event.
@@ -25,6 +28,7 @@ from cronplane.core.access import Principal
 from cronplane.core.codec import to_document
 from cronplane.core.controls import fire_at, jitter_offset
 from cronplane.core.model import CronDeclaration, Job, JobPatch, Scope, new_schedule
+from cronplane.core.quotas import Quota
 from cronplane.core.reconcile import (
     SyncedRow,
     SyncPlan,
@@ -33,9 +37,10 @@ from cronplane.core.reconcile import (
     resolve_declarations,
     rows_to_inspect,
 )
-from cronplane.errors import InvalidManifest
+from cronplane.errors import InvalidManifest, QuotaExceeded
 from cronplane.ids import time_ordered_id
 from cronplane.manifest import Manifest
+from cronplane.service import quotas
 from cronplane.service.alerts import sync_app_rules
 from cronplane.service.base import ServiceBase, Transaction, checked_scope
 from cronplane.service.jobs import (
@@ -95,6 +100,7 @@ class Apps(ServiceBase):
             with self._read() as conn:
                 jobs = _jobs_by_name(conn, scope)
                 plan, _, _ = self._plan(conn, scope, crons, jobs, self.clock.now())
+                self._check_quotas(conn, scope, plan)
                 return plan
         with self._write() as tx:
             plan = self._sync(tx, scope, crons, actor)
@@ -131,12 +137,19 @@ class Apps(ServiceBase):
                         updated.append(name)
                     jobs[name] = job
                 plan, _, _ = self._plan(conn, scope, manifest.crons, jobs, now)
+                quota = self._check_quotas(conn, scope, plan)
+                quotas.room_for_jobs(conn, tenant, quota, len(registered))
             # Names sorted on both paths: a dry run reports exactly what the real one does.
             return AppReport(
                 scope.stack, plan, tuple(registered), tuple(sorted(updated)), dry_run=True
             )
         with self._write() as tx:
             registered, updated = [], []
+            quota = quotas.tenant_quota(tx.conn, self.context.quotas, tenant)
+            adding = sum(
+                job_store.get_job(tx.conn, tenant, scope.stack, name) is None for name in specs
+            )
+            quotas.room_for_jobs(tx.conn, tenant, quota, adding)
             for name, spec in specs.items():
                 current = job_store.get_job(tx.conn, tenant, scope.stack, name, for_update=True)
                 if current is None:
@@ -226,12 +239,31 @@ class Apps(ServiceBase):
         rows: dict[str, SyncedRow] = {head.name: head for head in heads}
         rows.update((row.name, row) for row in full)
         plan = plan_sync(declared, rows.values())
-        fires, problems = check_fires(
-            plan, {row.name: row for row in full}, now, self.context.min_interval
-        )
+        # A tenant's min_interval quota replaces the platform's (judged by _check_quotas).
+        own = quotas.tenant_quota(conn, self.context.quotas, scope.tenant).min_interval
+        minimum = self.context.min_interval if own is None else 1
+        fires, problems = check_fires(plan, {row.name: row for row in full}, now, minimum)
         if problems:
             raise _invalid(problems)
         return plan, rows, fires
+
+    def _check_quotas(self, conn: Connection, scope: Scope, plan: SyncPlan) -> Quota:
+        """Refuse the whole plan (its detail in the error) when it would take the tenant
+        past max_schedules or writes a cron faster than the tenant's min_interval."""
+        quota = quotas.tenant_quota(conn, self.context.quotas, scope.tenant)
+        detail = {"plan": _plan_detail(plan)}
+        if quota.min_interval is not None:
+            wanted = [c.declared.cron for c in plan.created]
+            wanted += [u.changes["cron"] for u in plan.updated if "cron" in u.changes]
+            for cron in wanted:
+                try:
+                    quotas.check_interval(cron, quota, 1, scope.tenant)
+                except QuotaExceeded as error:
+                    error.detail.update(detail)
+                    raise
+        growth = len(plan.created) - len(plan.removed)
+        quotas.room_for_schedules(conn, scope.tenant, quota, growth, **detail)
+        return quota
 
     def _sync(
         self,
@@ -245,6 +277,7 @@ class Apps(ServiceBase):
         plan, rows, fires = self._plan(tx.conn, scope, crons, jobs, tx.now)
         if not plan.writes:
             return plan
+        self._check_quotas(tx.conn, scope, plan)
         now = tx.now
         event_rows: list[dict[str, Any]] = []
 

@@ -376,3 +376,18 @@ Index(
     postgresql_where=text("status = 'running'"),
     sqlite_where=text("status = 'running'"),
 )
+
+# A tenant's own quota (migration 0010): each NULL column keeps the platform's
+# default (settings.quota_defaults); core.quotas names the limits.
+tenant_quotas = Table(
+    "tenant_quotas",
+    metadata,
+    Column("tenant", String(64), primary_key=True),
+    Column("max_schedules", Integer, nullable=True),
+    Column("max_jobs", Integer, nullable=True),
+    Column("min_interval", Integer, nullable=True),
+    Column("max_fires_per_minute", Integer, nullable=True),
+    Column("max_queued", Integer, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("updated_by", String(128), nullable=False),
+)

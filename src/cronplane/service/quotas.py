@@ -1,0 +1,213 @@
+"""Tenant quotas at write time, and the platform admin's use cases over tenants.
+
+Each write that adds to a counted limit judges it inside its own write
+transaction, after `store.quotas.lock_tenant` (PostgreSQL: an advisory lock
+per tenant; SQLite: writes are serialized already), so two creates racing
+for the last free schedule cannot both commit. A refused write raises its
+QuotaExceeded before anything is written (or rolls back what it wrote).
+A limit only refuses growth: a tenant already over a lowered quota may
+still change, disable or remove what it has.
+
+The fire-time limits (max_fires_per_minute, max_queued) are also applied by
+the dispatcher (store.dispatch.quotas); run now, retry and backfill are
+refused here when they would take the queue past max_queued.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Connection
+
+from cronplane import events
+from cronplane.core import cron as cron_engine
+from cronplane.core import validation
+from cronplane.core.model import Scope
+from cronplane.core.quotas import QUOTA_FIELDS, Quota, Usage, checked_limits
+from cronplane.errors import (
+    IntervalTooShort,
+    IntervalUnderQuota,
+    JobQuotaExceeded,
+    QueueQuotaExceeded,
+    ScheduleQuotaExceeded,
+)
+from cronplane.service.base import ServiceBase, checked_scope, json_value
+from cronplane.store import quotas as quota_store
+from cronplane.store.events import append_event
+from cronplane.store.tables import jobs, schedules
+
+# "Fires in the last hour", as the usage views show it.
+USAGE_WINDOW = timedelta(hours=1)
+
+
+def tenant_quota(conn: Connection, defaults: Quota, tenant: str) -> Quota:
+    """The tenant's effective quota: the platform's defaults, overridden by its own row."""
+    return defaults.over(quota_store.override(conn, tenant))
+
+
+def check_interval(cron: str, quota: Quota, platform_minimum: int, tenant: str) -> None:
+    """A cron judged against the tenant's min_interval quota when it has one (replacing the
+    platform's: IntervalUnderQuota), else the platform's minimum (IntervalTooShort)."""
+    if quota.min_interval is None:
+        if platform_minimum > 1:
+            validation.check_min_interval(cron_engine.parse(cron), platform_minimum)
+        return
+    if quota.min_interval <= 1:
+        return
+    try:
+        validation.check_min_interval(cron_engine.parse(cron), quota.min_interval)
+    except IntervalTooShort as error:
+        raise IntervalUnderQuota.of(
+            tenant,
+            "min_interval",
+            quota.min_interval,
+            f"cron {error.detail['cron']!r} can fire {error.detail['interval']} s apart",
+            cron=error.detail["cron"],
+            interval=error.detail["interval"],
+        ) from None
+
+
+def room_for_schedules(
+    conn: Connection, tenant: str, quota: Quota, adding: int, **detail: Any
+) -> int:
+    """The tenant's schedules now; ScheduleQuotaExceeded when `adding` more would pass
+    max_schedules (locks the tenant's counted writes first)."""
+    limit = quota.max_schedules
+    if limit is None or adding <= 0:
+        return 0
+    quota_store.lock_tenant(conn, tenant)
+    held = quota_store.count_schedules(conn, tenant, cap=limit + 1)
+    if held + adding > limit:
+        raise ScheduleQuotaExceeded.of(
+            tenant,
+            "max_schedules",
+            limit,
+            f"{adding} more schedule{'s' if adding != 1 else ''} would make {held + adding}",
+            held=held,
+            adding=adding,
+            **detail,
+        )
+    return held
+
+
+def room_for_jobs(conn: Connection, tenant: str, quota: Quota, adding: int) -> None:
+    """JobQuotaExceeded when `adding` more jobs would pass max_jobs (tenant locked first)."""
+    limit = quota.max_jobs
+    if limit is None or adding <= 0:
+        return
+    quota_store.lock_tenant(conn, tenant)
+    held = quota_store.count_jobs(conn, tenant, cap=limit + 1)
+    if held + adding > limit:
+        raise JobQuotaExceeded.of(
+            tenant,
+            "max_jobs",
+            limit,
+            f"{adding} more job{'s' if adding != 1 else ''} would make {held + adding}",
+            held=held,
+            adding=adding,
+        )
+
+
+def room_in_queue(conn: Connection, tenant: str, quota: Quota, adding: int) -> None:
+    """QueueQuotaExceeded (429) when `adding` more waiting items would pass max_queued."""
+    limit = quota.max_queued
+    if limit is None or adding <= 0:
+        return
+    quota_store.lock_tenant(conn, tenant)
+    queued = quota_store.count_queued(conn, tenant, cap=limit + 1)
+    if queued + adding > limit:
+        raise QueueQuotaExceeded.of(
+            tenant,
+            "max_queued",
+            limit,
+            f"{adding} more waiting item{'s' if adding != 1 else ''} would make {queued + adding}",
+            queued=queued,
+            adding=adding,
+        )
+
+
+class Tenants(ServiceBase):
+    """The platform admin's view of tenants: usage against quotas, and setting quotas.
+    The edges allow these to platform principals only."""
+
+    def list_tenants(self) -> list[Usage]:
+        """Every known tenant (a schedule, a job or a quota row), with usage and quota."""
+        with self._read() as conn:
+            names = quota_store.known_tenants(conn)
+            own = quota_store.overrides(conn)
+            counted = {
+                "schedules": quota_store.tenant_counts(conn, schedules.c.tenant, names),
+                "jobs": quota_store.tenant_counts(conn, jobs.c.tenant, names),
+            }
+            since = self.clock.now() - USAGE_WINDOW
+            return [
+                self._usage(conn, name, own.get(name, Quota()), counted, since) for name in names
+            ]
+
+    def tenant_usage(self, tenant: str) -> Usage:
+        """One tenant's usage against its quota (a tenant with nothing is all zeros)."""
+        validation.validate_name(tenant, "tenant")
+        with self._read() as conn:
+            counted = {
+                "schedules": {tenant: quota_store.count_schedules(conn, tenant)},
+                "jobs": {tenant: quota_store.count_jobs(conn, tenant)},
+            }
+            since = self.clock.now() - USAGE_WINDOW
+            return self._usage(conn, tenant, quota_store.override(conn, tenant), counted, since)
+
+    def set_quota(
+        self,
+        tenant: str,
+        limits: dict[str, Any],
+        *,
+        clear: tuple[str, ...] = (),
+        actor: str,
+    ) -> Usage:
+        """Set the tenant's own limits (`limits`: name → whole number) and clear the named ones
+        back to the platform's default; one event with the changes. Nothing already held is
+        removed: a lowered limit refuses growth only."""
+        checked_scope(Scope(tenant))
+        given = checked_limits({**limits, **dict.fromkeys(clear)})
+        with self._write() as tx:
+            before = quota_store.override(tx.conn, tenant)
+            after = Quota(**{**before.to_dict(), **given})
+            changes = {
+                name: {"from": getattr(before, name), "to": getattr(after, name)}
+                for name in QUOTA_FIELDS
+                if getattr(before, name) != getattr(after, name)
+            }
+            if changes:
+                quota_store.save(tx.conn, tenant, after, now=tx.now, actor=actor)
+                append_event(
+                    tx.conn,
+                    events.TENANT_QUOTA_SET,
+                    tenant=tenant,
+                    actor=actor,
+                    message=f"quota of tenant {tenant} set by {actor}: "
+                    + ", ".join(f"{k}={json_value(v['to'])}" for k, v in changes.items()),
+                    now=tx.now,
+                    detail={"changes": changes},
+                )
+        return self.tenant_usage(tenant)
+
+    def _usage(
+        self,
+        conn: Connection,
+        tenant: str,
+        own: Quota,
+        counted: dict[str, Any],
+        since: Any,
+    ) -> Usage:
+        quota = self.context.quotas.over(own)
+        if quota.min_interval is None and self.context.min_interval > 1:
+            quota = Quota(**{**quota.to_dict(), "min_interval": self.context.min_interval})
+        return Usage(
+            tenant,
+            schedules=counted["schedules"].get(tenant, 0),
+            jobs=counted["jobs"].get(tenant, 0),
+            fires_last_hour=quota_store.count_fires(conn, tenant, since),
+            queued=quota_store.count_queued(conn, tenant),
+            quota=quota,
+            overrides=own,
+        )
