@@ -48,7 +48,9 @@ from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
 from cronplane.core.occurrences import next_run_function
+from cronplane.core.quotas import Quota
 from cronplane.service.housekeeping import SYSTEM_TENANT
+from cronplane.settings import quota_defaults
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (
@@ -144,6 +146,7 @@ class Dispatcher:
         lanes: int | None = None,
         occurrences: Callable[[str, str], NextAfter] = next_run_function,
         on_tick: Callable[[TickReport], None] | None = None,
+        quotas: Quota | None = None,
     ) -> None:
         if ttl <= 0 or batch_size < 1 or max_sleep <= 0 or (lanes is not None and lanes < 1):
             raise ValueError("ttl, batch_size, lanes and max_sleep must be positive")
@@ -161,6 +164,8 @@ class Dispatcher:
             self.lanes = 1
         self._pool: ThreadPoolExecutor | None = None
         self.occurrences = occurrences
+        # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
+        self.quotas = quota_defaults() if quotas is None else quotas
         # Called by `run` with every report (metrics); never by `tick` itself.
         self.on_tick = on_tick
         self.term: int | None = None
@@ -335,7 +340,12 @@ class Dispatcher:
         with self.database.begin() as conn:
             lease.guard(conn, self.ttl, firing=self.group)
             result = fire_batch(
-                conn, fencing=fencing, now=now, limit=limit, occurrences=self.occurrences
+                conn,
+                fencing=fencing,
+                now=now,
+                limit=limit,
+                occurrences=self.occurrences,
+                quotas=self.quotas,
             )
         crash_point("after_commit")
         return result, now + timedelta(seconds=self.clock.monotonic() - started)

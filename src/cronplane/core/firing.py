@@ -55,7 +55,10 @@ Decision order (first match wins)
    - ``cancel_running``: → ``FIRE`` with ``cancels``: the running item is
      asked to stop and a waiting one is cancelled, in the fire's transaction;
    - ``allow``: → ``FIRE``;
-6. otherwise → ``FIRE``.
+6. the tenant's fire-time quota is used (``over_quota``: the fire path
+   judged this row past its tenant's budget, store.dispatch.quotas)
+   → ``SKIPPED_QUOTA`` (next_run advances; not a run);
+7. otherwise → ``FIRE``.
 
 When a schedule comes to an end
 -------------------------------
@@ -95,6 +98,7 @@ class Outcome(enum.Enum):
     SKIPPED_MISFIRE = "skipped_misfire"
     SKIPPED_PAUSED = "skipped_paused"
     JOB_MISSING = "job_missing"
+    SKIPPED_QUOTA = "skipped_quota"
     CALC_FAILED = "calc_failed"
 
 
@@ -245,11 +249,13 @@ def decide(
     next_after: NextAfter,
     job_active: bool,
     previous: Previous,
+    over_quota: bool = False,
 ) -> Decision:
     """Decide one due row's outcome at `now` (see the module docstring for the order).
 
     `job_active`: the job exists in (tenant, stack) and is active.
     `previous`: whether the schedule has an item queued, and one running.
+    `over_quota`: a fire would pass the tenant's fire-time quota (skipped instead).
     """
     if row.next_run > now:
         raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
@@ -302,4 +308,6 @@ def decide(
         row.overlap == "buffer_one" and previous.queued
     ):
         return outcome(Outcome.SKIPPED_OVERLAP)
+    if over_quota:
+        return outcome(Outcome.SKIPPED_QUOTA)
     return outcome(Outcome.FIRE, cancels=row.overlap == "cancel_running" and previous.active)

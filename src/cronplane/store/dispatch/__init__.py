@@ -9,6 +9,8 @@ fires. Its steps, in order (each followed by a crash point, see
     select    due rows by ix_schedules_due (enabled AND next_run <= now),
               locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite)
     lookup    the rows' jobs (status, options) and which schedules have an item active
+    quotas    only when a tenant has a fire-time quota: its budget, and the firing rows
+              past it decided SKIPPED_QUOTA (`quotas`; one empty lookup otherwise)
     decide    core.firing.decide once per distinct input (pure; rows share the result)
     insert    queue items                  (UNIQUE(schedule_id, scheduled_for))
     update    schedules: last_run/next_run, a compare-and-set on the next_run read
@@ -33,7 +35,8 @@ point leaves either all of a batch or none of it.
 
 The modules: `reads` (the scans and lookups), `planner` (the decisions both
 paths share), `sqlite` and `postgresql` (one fire path each), `transaction`
-(its fence, report and written columns), `crash` (the crash points).
+(its fence, report and written columns), `crash` (the crash points), `quotas`
+(tenant fire-time quotas, called from both paths).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from datetime import datetime
 from sqlalchemy import Connection
 
 from cronplane.core.firing import NextAfter
+from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.planner import Occurrences, Planner
@@ -70,16 +74,17 @@ def fire_batch(
     now: datetime,
     limit: int,
     occurrences: Callable[[str, str], NextAfter],
+    quotas: Quota = UNLIMITED,
 ) -> BatchResult:
     """Fire up to `limit` due rows inside the caller's transaction (see module docstring).
 
     Raises lease.Fenced (the caller's transaction must roll back) when our term
-    is no longer current.
+    is no longer current. `quotas` is the platform's default tenant quota.
     """
     lease.fence(conn, fencing.lease_name, fencing.holder, fencing.term, now)
     crash_point("after_fence")
     dialect = dialects.of(conn)
-    planner = Planner(dialect, now, fencing.term, Occurrences(occurrences))
+    planner = Planner(dialect, now, fencing.term, Occurrences(occurrences), quotas)
     return dialect.fire(conn, planner, limit)
 
 

@@ -23,6 +23,7 @@ from cronplane.core.firing import (
 )
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS
+from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
@@ -35,6 +36,7 @@ _LEDGER = {
     Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: past its misfire grace"),
     Outcome.SKIPPED_PAUSED: (ev.SKIPPED_PAUSED, "skipped: schedule paused"),
     Outcome.JOB_MISSING: (ev.JOB_MISSING, "not fired: job missing or inactive"),
+    Outcome.SKIPPED_QUOTA: (ev.SKIPPED_QUOTA, "skipped: tenant quota"),
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
 
@@ -60,6 +62,7 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
     Outcome.SKIPPED_MISFIRE: (("next_run",), ""),
     Outcome.SKIPPED_PAUSED: (("next_run",), ""),
     Outcome.JOB_MISSING: (("next_run",), ""),
+    Outcome.SKIPPED_QUOTA: (("next_run",), ""),
     # Disabling is a definition change (unlike a fire), so it bumps the revision.
     Outcome.CALC_FAILED: (("next_run", "updated_at"), "enabled = false, revision = revision + 1"),
 }
@@ -137,13 +140,22 @@ class Plan:
 class Planner:
     """A batch's decisions, one per distinct input, and its jobs' item options, encoded."""
 
-    def __init__(self, dialect: Dialect, now: datetime, term: int, next_after: Occurrences) -> None:
+    def __init__(
+        self,
+        dialect: Dialect,
+        now: datetime,
+        term: int,
+        next_after: Occurrences,
+        quotas: Quota = UNLIMITED,
+    ) -> None:
         # Values for inserted rows (COPY text on PostgreSQL) and for UPDATE parameters.
         self.enc = dialect.row_encoder
         self.params = dialect.params
         self.now = now
         self.term = term
         self.next_after = next_after
+        # The platform's default tenant quota (store.dispatch.quotas applies it).
+        self.quotas = quotas
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
@@ -151,7 +163,8 @@ class Planner:
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, Any]] = {}
 
     def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for a key: the reads.INPUT_FIELDS, item active, job active."""
+        """The decision for a key: the reads.INPUT_FIELDS, item active, job active, and
+        for a row past its tenant's fire-time quota a last (limit, value)."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
@@ -160,7 +173,7 @@ class Planner:
     def _plan(self, key: tuple[Any, ...]) -> Plan:
         when = DueWhen._make(key[:_WHEN])
         policy = key[_WHEN:_INPUTS]
-        previous, job_active = key[_INPUTS:]
+        previous, job_active, *over = key[_INPUTS:]
         due = _instant(when.next_run)
         inputs: dict[str, Any] = {
             name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
@@ -173,6 +186,7 @@ class Planner:
             next_after=self.next_after.of(when.cron, when.timezone),
             job_active=job_active,
             previous=previous_of(previous),
+            over_quota=bool(over),
         )
         code, message = _LEDGER[decision.outcome]
         if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
@@ -195,6 +209,10 @@ class Planner:
             detail["paused_by"] = row.paused_by
             detail["note"] = row.paused_note
             detail["until"] = None if row.paused_until is None else row.paused_until.isoformat()
+        if decision.outcome is Outcome.SKIPPED_QUOTA:
+            limit, value = over[0]
+            message = f"skipped: tenant quota {limit} ({value}) used"
+            detail["limit"], detail["value"] = limit, value
         if decision.resumes:
             detail["resumed"] = "pause until reached"
         if decision.error is not None:

@@ -6,7 +6,7 @@ insert; the per-row loop (`_Rows.add`) is kept flat for that reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import chain
 from operator import itemgetter
@@ -18,7 +18,7 @@ from cronplane import events as ev
 from cronplane.core.firing import Outcome
 from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, cancels
-from cronplane.store.dispatch import reads
+from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.planner import CLEAR_PAUSE, ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import (
@@ -59,7 +59,11 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
         # The rows' names are now COPY text: look their jobs up the same way.
         escape = bulk.copy_escape
         options = {(escape(t), escape(s), escape(n)): v for (t, s, n), v in options.items()}
-    rows_out.add(safe, options, active)
+    over = quotas.NO_OVER
+    limits = quotas.fire_limits(conn, planner.quotas)
+    if limits is not None:
+        over = _over_quota(conn, planner, limits, safe, options, active)
+    rows_out.add(safe, options, active, over)
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
@@ -91,6 +95,29 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     bulk.pg_copy(conn, events, EVENT_COLUMNS, rows_out.ledger)
     crash_point("after_events")
     return result
+
+
+def _over_quota(
+    conn: Connection,
+    planner: Planner,
+    limits: quotas.FireLimits,
+    rows: Sequence[Any],
+    options: dict[tuple[str, str, str], Any],
+    active: dict[Any, int],
+) -> dict[Any, quotas.OverQuota]:
+    """The firing rows (by id) past their tenant's budget (store.dispatch.quotas)."""
+    budgets = limits.budgets(conn, {row[_TENANT] for row in rows}, planner.now)
+    if not budgets:
+        return {}
+
+    def firing() -> Any:
+        for sid, tenant, stack, _env, _name, job, _payload, _timeout, _key, *inputs in rows:
+            if tenant in budgets:
+                key = (*inputs, active.get(sid, 0), (tenant, stack, job) in options)
+                if planner.plan(key).decision.enqueues:
+                    yield sid, tenant
+
+    return quotas.over_budget(firing(), budgets)
 
 
 def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
@@ -125,8 +152,9 @@ class _Rows:
         rows: Sequence[Any],
         options: dict[tuple[str, str, str], Any],
         active: dict[Any, int],
+        over: Mapping[Any, quotas.OverQuota],
     ) -> None:
-        """Decide and encode every due row.
+        """Decide and encode every due row (`over`: rows past their tenant's quota).
 
         Written as one flat loop over plain locals because it runs once per
         fire: per-row method calls, attribute lookups and encoding were most
@@ -148,6 +176,8 @@ class _Rows:
             job_options = options.get(job_key)
             # The planner's key: the inputs, which items are active, whether the job is.
             key = (*inputs, active.get(sid, 0), job_options is not None)
+            if over and sid in over:
+                key = (*key, over[sid])
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)

@@ -9,6 +9,7 @@ that path tunes, the checkpoint it defers to the end of a burst is the dialect's
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection
@@ -17,7 +18,7 @@ from cronplane import events as ev
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
-from cronplane.store.dispatch import reads
+from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.planner import Planner
 from cronplane.store.dispatch.transaction import (
@@ -143,6 +144,32 @@ SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.en
 """
 
 
+def _mark_over_quota(
+    conn: Connection,
+    planner: Planner,
+    limits: quotas.FireLimits,
+    groups: Sequence[Any],
+    decoded: list[list[Any]],
+    options: dict[tuple[str, str, str], Any],
+    over: dict[str, quotas.OverQuota],
+) -> int:
+    """Mark the batch's firing rows past their tenant's budget (store.dispatch.quotas);
+    fill `over` (tenant → its binding limit); how many rows were marked."""
+    budgets = limits.budgets(conn, {values[-3] for values in decoded}, planner.now)
+    firing = []
+    for (inputs, _count), values in zip(groups, decoded, strict=True):
+        active, tenant, stack, job = values[_INPUTS:]
+        if tenant not in budgets:
+            continue
+        key = (*values[:_INPUTS], int(active), (tenant, stack, job) in options)
+        if planner.plan(key).decision.enqueues:
+            firing.append(inputs)
+    if not firing:
+        return 0
+    over.update((tenant, (b.limit, b.value)) for tenant, b in budgets.items())
+    return quotas.mark_sqlite(conn, firing, budgets, _INPUTS + 1)
+
+
 def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     """The batch's rows copied and written by SQLite itself; Python decides once per group.
 
@@ -176,12 +203,23 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     # Each group's key: _KEY_FIELDS.
     decoded = [json.loads(inputs) for inputs, _count in groups]
     options = reads.job_options(conn, {v[-3] for v in decoded}, {v[-1] for v in decoded})
+    over: dict[str, quotas.OverQuota] = {}
+    limits = quotas.fire_limits(conn, planner.quotas)
+    if limits is not None and _mark_over_quota(
+        conn, planner, limits, groups, decoded, options, over
+    ):
+        # The marked rows now group apart (their inputs start with quotas.MARK).
+        groups = conn.exec_driver_sql(_GROUPS).all()
+        decoded = [json.loads(inputs.removeprefix(quotas.MARK)) for inputs, _ in groups]
     plan_rows = []
     for (inputs, count), values in zip(groups, decoded, strict=True):
         active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
         job_options = options.get(job_key)
-        plan = planner.plan((*values[:_INPUTS], int(active), job_options is not None))
+        key = (*values[:_INPUTS], int(active), job_options is not None)
+        if over and inputs.startswith(quotas.MARK):
+            key = (*key, over[tenant])
+        plan = planner.plan(key)
         decision = plan.decision
         result.counts[decision.outcome] += count
         # priority, expiry, attempts, timeout, max_concurrency
