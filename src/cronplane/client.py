@@ -40,6 +40,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
+from cronplane.core.quotas import Usage, usage_from_dict
 from cronplane.core.reconcile import (
     Drift,
     PlannedCreate,
@@ -435,6 +436,28 @@ class RemoteService(RemoteAlerts):
         """POST …/cancel (the server records the token's actor)."""
         path = f"{self._tenant(tenant)}/queue/items/{item_id}/cancel"
         return from_document(QueueItem, self._request("POST", path))
+
+    # -- tenants (platform tokens only) --------------------------------------------
+
+    def list_tenants(self) -> list[Usage]:
+        """GET /tenants."""
+        return [usage_from_dict(row) for row in self._request("GET", "/tenants")["items"]]
+
+    def tenant_usage(self, tenant: str) -> Usage:
+        """GET /tenants/{tenant}."""
+        return usage_from_dict(self._request("GET", self._tenant(tenant)))
+
+    def set_quota(
+        self,
+        tenant: str,
+        limits: dict[str, Any],
+        *,
+        clear: tuple[str, ...] = (),
+        actor: str,
+    ) -> Usage:
+        """PATCH /tenants/{tenant}/quota (null clears a limit; the token is the actor)."""
+        body = {**limits, **dict.fromkeys(clear)}
+        return usage_from_dict(self._request("PATCH", f"{self._tenant(tenant)}/quota", body=body))
 
 
 def _param(value: Any) -> Any:

@@ -110,6 +110,8 @@ class BatchReport:
     fired_for: tuple[datetime, ...]
     committed_at: datetime
     coalesced: int = 0  # missed occurrences folded into these fires
+    # (tenant, outcome) → rows, computed when asked (the per-tenant metrics).
+    by_tenant: Callable[[], dict[tuple[str, Outcome], int]] = dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +294,7 @@ class Dispatcher:
                                 tuple(result.fired_for),
                                 committed,
                                 result.coalesced,
+                                result.by_tenant,
                             )
                         )
                     full = full or result.selected >= limit

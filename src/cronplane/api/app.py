@@ -33,6 +33,7 @@ from cronplane.api import (
     queue,
     schedules,
     sync,
+    tenants,
 )
 from cronplane.api.auth import check_rules, inventory
 from cronplane.api.context import ApiContext, Limits
@@ -133,7 +134,7 @@ def create_app(
     )
     # Each router straight onto the app (not nested in a /api/v1 router): one
     # level of router matching per request instead of two.
-    for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts):
+    for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants):
         app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
     app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
     app.include_router(health.router)

@@ -103,6 +103,9 @@ CanSync = Annotated[Principal, Depends(Authorizer(Action.SYNC))]
 CanSyncBodyTenant = Annotated[Principal, Depends(Authorizer(Action.SYNC, tenant_in_body=True))]
 # A valid credential, whatever its tenant or role (tenant-free helpers).
 Authenticated = Annotated[Principal, Depends(Authorizer(Action.USE))]
+# Platform tokens only (core.access.PLATFORM_ONLY): tenants' usage, and their quotas.
+CanSeeTenants = Annotated[Principal, Depends(Authorizer(Action.TENANTS))]
+CanSetQuota = Annotated[Principal, Depends(Authorizer(Action.QUOTA))]
 Public = Depends(_public)
 
 

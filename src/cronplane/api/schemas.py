@@ -411,3 +411,53 @@ class RunBody(Request):
     payload: JSONObject | None = Field(
         None, description="Replaces the schedule's payload for this run; checked like one."
     )
+
+
+# -- tenants and quotas (platform tokens only) -------------------------------------------
+
+QuotaLimit = Annotated[int | None, Field(ge=0, le=1_000_000_000)]
+
+
+class QuotaBody(Request):
+    """A tenant's own limits (core.quotas). PUT: every limit, an absent one cleared back to
+    the platform's default. PATCH: only those given; null clears one."""
+
+    max_schedules: QuotaLimit = None
+    max_jobs: QuotaLimit = None
+    min_interval: QuotaLimit = None
+    max_fires_per_minute: QuotaLimit = None
+    max_queued: QuotaLimit = None
+
+
+class QuotaOut(Response):
+    """A tenant's effective limits; null: unlimited (min_interval null: 1 s)."""
+
+    max_schedules: int | None
+    max_jobs: int | None
+    min_interval: int | None
+    max_fires_per_minute: int | None
+    max_queued: int | None
+
+
+class UsageCounts(Response):
+    """What a tenant holds and fires now."""
+
+    schedules: int
+    jobs: int
+    fires_last_hour: int
+    queued: int
+
+
+class TenantOut(Response):
+    """A tenant's usage against its quota, and which limits its own row sets."""
+
+    tenant: str
+    usage: UsageCounts
+    quota: QuotaOut
+    overrides: list[str]
+
+
+class TenantList(Response):
+    """Every known tenant (a schedule, a job or a quota row), by name."""
+
+    items: list[TenantOut]

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "webhook": ("webhook_cmd", "webhook"),
     "queue": ("queue_cmd", "queue"),
     "alert": ("alert_cmd", "alert"),
+    "tenant": ("tenant_cmd", "tenant"),
     "dispatcher": ("process_cmd", "dispatcher"),
     "worker": ("process_cmd", "worker"),
     "serve": ("process_cmd", "serve"),

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from cronplane.core.codec import to_document
 from cronplane.core.model import Job, Schedule
+from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
 from cronplane.events import Event
 
@@ -274,3 +275,60 @@ def plan(result: SyncPlan, as_json: bool, header: dict[str, Any] | None = None) 
         )
     if table.row_count:
         _console().print(table)
+
+
+def _against(used: int, limit: int | None) -> str:
+    """`used / limit`, or `used` alone where there is no limit."""
+    return str(used) if limit is None else f"{used} / {limit}"
+
+
+def tenants(rows: Sequence[Usage], as_json: bool) -> None:
+    """Tenants with usage against quota: Tenant, Schedules, Jobs, Fires/h, Queued, limits."""
+    if as_json:
+        echo_json([row.to_dict() for row in rows])
+        return
+    table = Table()
+    columns = ("Tenant", "Schedules", "Jobs", "Fires (1 h)", "Queued", "Fires/min", "Min interval")
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    for row in rows:
+        quota = row.quota
+        table.add_row(
+            escape(row.tenant),
+            _against(row.schedules, quota.max_schedules),
+            _against(row.jobs, quota.max_jobs),
+            str(row.fires_last_hour),
+            _against(row.queued, quota.max_queued),
+            "-" if quota.max_fires_per_minute is None else str(quota.max_fires_per_minute),
+            "-" if quota.min_interval is None else f"{quota.min_interval} s",
+        )
+    _console().print(table)
+
+
+def tenant(row: Usage, as_json: bool) -> None:
+    """One tenant: each limit, what is used, and whether the tenant's own row sets it."""
+    if as_json:
+        echo_json(row.to_dict())
+        return
+    own = set(row.to_dict()["overrides"])
+    used = {
+        "max_schedules": row.schedules,
+        "max_jobs": row.jobs,
+        "max_queued": row.queued,
+        "max_fires_per_minute": None,
+        "min_interval": None,
+    }
+    table = Table(
+        title=f"tenant {escape(row.tenant)} (fires in the last hour: {row.fires_last_hour})"
+    )
+    for column in ("Limit", "Used", "Quota", "Set by"):
+        table.add_column(column, no_wrap=True)
+    for name, value in row.quota.to_dict().items():
+        count = used[name]
+        table.add_row(
+            name,
+            "-" if count is None else str(count),
+            "unlimited" if value is None else str(value),
+            "tenant" if name in own else "platform",
+        )
+    _console().print(table)

@@ -90,6 +90,8 @@ class Action(enum.Enum):
     RUN = "run"  # run now
     SYNC = "sync"  # apply an app manifest: creates, updates and removes app rows
     USE = "use"  # tenant-free helpers (cron/explain): any valid credential
+    TENANTS = "tenants"  # platform credentials only: tenants' usage and quotas
+    QUOTA = "quota"  # platform admins only: set a tenant's quota
 
 
 NEEDS: Final[Mapping[Action, frozenset[Permission]]] = {
@@ -103,7 +105,11 @@ NEEDS: Final[Mapping[Action, frozenset[Permission]]] = {
     # A sync may remove rows, so it needs everything a hand-made equivalent would.
     Action.SYNC: frozenset({_P.CREATE, _P.UPDATE, _P.DELETE}),
     Action.USE: frozenset(),
+    Action.TENANTS: frozenset({_P.READ}),
+    Action.QUOTA: frozenset(Permission),
 }
+# Actions over the platform itself: a tenant's credential never has them (403).
+PLATFORM_ONLY: Final = frozenset({Action.TENANTS, Action.QUOTA})
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +163,14 @@ def check(principal: Principal, tenant: str | None, action: Action) -> None:
 
     Tenant first, then role: another tenant is TenantNotFound even for a role
     that could not have done the action anyway, so the answer never depends on
-    what the other tenant holds.
+    what the other tenant holds. A platform-only action is refused to a tenant's
+    credential first (403, whichever tenant it names: it reveals none).
     """
+    if action in PLATFORM_ONLY and not principal.is_platform:
+        raise Forbidden(
+            f"only a platform token may {action.value}: this token is tenant {principal.tenant}'s",
+            {"action": action.value, "tenant": principal.tenant},
+        )
     if tenant is not None and not sees(principal, tenant):
         raise TenantNotFound(f"tenant {tenant!r} not found", {"tenant": tenant})
     if not permits(principal.role, action):

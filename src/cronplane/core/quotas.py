@@ -108,6 +108,22 @@ class Usage:
         }
 
 
+def usage_from_dict(document: Mapping[str, Any]) -> Usage:
+    """A Usage from its `to_dict` document (the API's answer)."""
+    counts = document["usage"]
+    own = set(document.get("overrides", ()))
+    quota = Quota(**{name: document["quota"].get(name) for name in QUOTA_FIELDS})
+    return Usage(
+        document["tenant"],
+        schedules=counts["schedules"],
+        jobs=counts["jobs"],
+        fires_last_hour=counts["fires_last_hour"],
+        queued=counts["queued"],
+        quota=quota,
+        overrides=Quota(**{name: getattr(quota, name) for name in QUOTA_FIELDS if name in own}),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class FireBudget:
     """How many more of a tenant's due rows one fire batch may fire, and which limit binds."""

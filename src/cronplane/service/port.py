@@ -24,6 +24,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
+from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
 from cronplane.events import Event
 from cronplane.manifest import Manifest
@@ -180,3 +181,16 @@ class ControlPlane(Protocol):
     ) -> list[Alert]: ...
 
     def ack_alert(self, tenant: str, alert_id: UUID, *, actor: str) -> Alert: ...
+
+    def list_tenants(self) -> list[Usage]: ...
+
+    def tenant_usage(self, tenant: str) -> Usage: ...
+
+    def set_quota(
+        self,
+        tenant: str,
+        limits: dict[str, Any],
+        *,
+        clear: tuple[str, ...] = (),
+        actor: str,
+    ) -> Usage: ...

@@ -30,7 +30,7 @@ from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 _WHEN = len(DueWhen._fields)
 _INPUTS = len(INPUT_FIELDS)
 
-_LEDGER = {
+LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
     Outcome.SKIPPED_OVERLAP: (ev.SKIPPED_OVERLAP, "skipped: previous item still queued or running"),
     Outcome.SKIPPED_MISFIRE: (ev.SKIPPED_MISFIRE, "skipped: past its misfire grace"),
@@ -188,7 +188,7 @@ class Planner:
             previous=previous_of(previous),
             over_quota=bool(over),
         )
-        code, message = _LEDGER[decision.outcome]
+        code, message = LEDGER[decision.outcome]
         if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
             message = "skipped: an item already waits behind the running one (buffer_one)"
         elif decision.cancels:

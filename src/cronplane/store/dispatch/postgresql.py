@@ -20,7 +20,7 @@ from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
-from cronplane.store.dispatch.planner import CLEAR_PAUSE, ROW_CHANGES, Planner
+from cronplane.store.dispatch.planner import CLEAR_PAUSE, LEDGER, ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import (
     ACTOR,
     EVENT_COLUMNS,
@@ -67,6 +67,7 @@ def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResu
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
+    result.by_tenant = lambda: _by_tenant(rows_out.ledger)
     result.coalesced = rows_out.coalesced
 
     # `cancel_running`: the previous items go before the new ones are inserted.
@@ -118,6 +119,17 @@ def _over_quota(
                     yield sid, tenant
 
     return quotas.over_budget(firing(), budgets)
+
+
+def _by_tenant(ledger: Sequence[tuple[Any, ...]]) -> dict[tuple[str, Outcome], int]:
+    """(tenant, outcome) → rows, from the batch's ledger rows (code, tenant, …)."""
+    outcomes = {code.text: outcome for outcome, (code, _message) in LEDGER.items()}
+    counted: dict[tuple[str, Outcome], int] = {}
+    for code, tenant, *_rest in ledger:
+        outcome = outcomes.get(code)
+        if outcome is not None:  # not a V200150SCHEND that follows a ledger row
+            counted[tenant, outcome] = counted.get((tenant, outcome), 0) + 1
+    return counted
 
 
 def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:

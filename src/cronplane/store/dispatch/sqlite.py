@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from cronplane import events as ev
+from cronplane.core.firing import Outcome
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
@@ -212,6 +213,8 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
         groups = conn.exec_driver_sql(_GROUPS).all()
         decoded = [json.loads(inputs.removeprefix(quotas.MARK)) for inputs, _ in groups]
     plan_rows = []
+    by_tenant: dict[tuple[str, Outcome], int] = {}
+    result.by_tenant = lambda: by_tenant
     for (inputs, count), values in zip(groups, decoded, strict=True):
         active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
@@ -222,6 +225,8 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
         plan = planner.plan(key)
         decision = plan.decision
         result.counts[decision.outcome] += count
+        tenant_key = (tenant, decision.outcome)
+        by_tenant[tenant_key] = by_tenant.get(tenant_key, 0) + count
         # priority, expiry, attempts, timeout, max_concurrency
         item_options: tuple[Any, ...] = (None, None, None, None, None)
         if decision.enqueues:

@@ -6,6 +6,7 @@ passes the fencing and reads the result).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -45,3 +46,6 @@ class BatchResult:
     fired_for: list[datetime] = field(default_factory=list)
     # Missed occurrences folded into this batch's fires (a decision's coalesced - 1).
     coalesced: int = 0
+    # (tenant, outcome) → rows, for the per-tenant metrics: computed when asked
+    # (PostgreSQL counts its ledger rows then), so a batch pays nothing without them.
+    by_tenant: Callable[[], dict[tuple[str, Outcome], int]] = dict

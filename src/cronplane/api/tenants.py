@@ -1,0 +1,56 @@
+"""Tenant routes for platform tokens: usage against quotas, and setting a tenant's quota.
+
+A tenant's token gets 403 on every one of them (core.access.PLATFORM_ONLY),
+whichever tenant the path names; reading needs a platform token with READ,
+setting a quota a platform admin.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from cronplane.api.auth import CanSeeTenants, CanSetQuota
+from cronplane.api.context import ApiContext, current_context
+from cronplane.api.schemas import NameSegment, QuotaBody, TenantList, TenantOut
+from cronplane.core.quotas import QUOTA_FIELDS
+
+router = APIRouter(prefix="/tenants", tags=["tenants"])
+Context = Annotated[ApiContext, Depends(current_context)]
+
+
+@router.get("", response_model=TenantList, summary="List tenants with usage and quotas")
+def list_tenants(ctx: Context, _: CanSeeTenants) -> dict[str, Any]:
+    """Every tenant with a schedule, a job or a quota row: usage against its quota."""
+    return {"items": [usage.to_dict() for usage in ctx.service.list_tenants()]}
+
+
+@router.get("/{tenant}", response_model=TenantOut, summary="A tenant's usage and quota")
+def show_tenant(ctx: Context, _: CanSeeTenants, tenant: NameSegment) -> dict[str, Any]:
+    """Schedules, jobs, fires in the last hour and queue depth, against the quota."""
+    return ctx.service.tenant_usage(tenant).to_dict()
+
+
+@router.put("/{tenant}/quota", response_model=TenantOut, summary="Replace a tenant's quota")
+def put_quota(
+    ctx: Context, principal: CanSetQuota, tenant: NameSegment, body: QuotaBody
+) -> dict[str, Any]:
+    """Every limit as given; a limit left out (or null) returns to the platform's default."""
+    given = body.model_dump()
+    limits = {name: value for name, value in given.items() if value is not None}
+    clear = tuple(name for name in QUOTA_FIELDS if given.get(name) is None)
+    usage = ctx.service.set_quota(tenant, limits, clear=clear, actor=principal.actor)
+    return usage.to_dict()
+
+
+@router.patch("/{tenant}/quota", response_model=TenantOut, summary="Change a tenant's quota")
+def patch_quota(
+    ctx: Context, principal: CanSetQuota, tenant: NameSegment, body: QuotaBody
+) -> dict[str, Any]:
+    """Only the limits given change; null clears one back to the platform's default."""
+    given = body.model_dump(exclude_unset=True)
+    limits = {name: value for name, value in given.items() if value is not None}
+    clear = tuple(name for name, value in given.items() if value is None)
+    usage = ctx.service.set_quota(tenant, limits, clear=clear, actor=principal.actor)
+    return usage.to_dict()
