@@ -13,7 +13,9 @@ platform token on `globex`. It checks:
   tenant that does not exist (it learns nothing), and `globex` unchanged;
 - own tenant, role lacks the permission -> 403 and nothing changed;
 - own tenant, role permits -> the route's own answer (EXPECTED status);
-- no `acme` answer ever mentions a `globex` row (cross-tenant canary).
+- no `acme` answer ever mentions a `globex` row (cross-tenant canary);
+- a platform-only route (tenants and their quotas) -> 403 for every tenant
+  token, on its own tenant or another (it learns nothing of either).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from api_support import Api, bearer, make_api, seed_tenant
 from sqlalchemy import select
 
 from cronplane.api.auth import PUBLIC, inventory
-from cronplane.core.access import Action, Role, permits
+from cronplane.core.access import PLATFORM_ONLY, Action, Role, permits
 from cronplane.core.alerts import Alert, RuleSpec
 from cronplane.core.model import JobPatch, ScheduleSpec, Scope
 from cronplane.errors import AlertRuleExists, ChannelExists, ScheduleNotFound
@@ -163,6 +165,11 @@ EXPECTED: dict[tuple[str, str], Op] = {
         Action.SYNC,
         body=lambda t: {"stack": "billing", "environment": "prod", "crons": {}, "tenant": t},
     ),
+    # Platform tokens only (issue 18): tenants' usage, and their quotas.
+    ("GET", "/api/v1/tenants"): Op(Action.TENANTS),
+    ("GET", T): Op(Action.TENANTS),
+    ("PUT", T + "/quota"): Op(Action.QUOTA, body=lambda t: {"max_jobs": 100}),
+    ("PATCH", T + "/quota"): Op(Action.QUOTA, body=lambda t: {"max_jobs": 100}),
 }
 
 
@@ -308,11 +315,12 @@ def test_matrix(database: Database) -> None:
             before = world.snapshot(OWN)
             answer = _call(api, method, url, op, OWN, api.headers(OWN, role))
             allowed = permits(role, op.action) if isinstance(op.action, Action) else True
-            if allowed and answer.status_code != op.ok:
+            platform_only = op.action in PLATFORM_ONLY
+            if allowed and not platform_only and answer.status_code != op.ok:
                 problems.append(
                     f"{method} {template} as {role.value}: {answer.status_code} {answer.text[:200]}"
                 )
-            if not allowed:
+            if not allowed or platform_only:
                 if answer.status_code != 403 or answer.json()["code"] != "X403001FORBID":
                     problems.append(
                         f"{method} {template} as {role.value}: {answer.status_code}, wanted 403"
@@ -332,7 +340,8 @@ def test_matrix(database: Database) -> None:
             before = world.snapshot(OTHER)
             other = _call(api, method, other_url, op, OTHER, api.headers(OWN, role))
             nobody = _call(api, method, nobody_url, op, NOBODY, api.headers(OWN, role))
-            if other.status_code != 404 or other.json()["code"] != "X404906TENNFD":
+            refusal = (403, "X403001FORBID") if platform_only else (404, "X404906TENNFD")
+            if (other.status_code, other.json()["code"]) != refusal:
                 problems.append(
                     f"{method} {template} as {role.value} on globex: {other.status_code} {other.text[:200]}"
                 )
