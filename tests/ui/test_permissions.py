@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
 import pytest
 from ui_support import World, sign_in
 
-from cronplane.core.access import Action, Principal, Role, permits
+from cronplane.core.access import PLATFORM_ONLY, Action, Principal, Role, permits
 from cronplane.ui.session import Permissions, Session
 
 try:
@@ -23,11 +24,13 @@ EDIT_HINT = "may be changed here"
 
 def test_permissions_are_real_attributes_per_action() -> None:
     assert set(Permissions.__dataclass_fields__) == {action.value for action in Action}
-    for role in Role:
-        session = Session(Principal(None, "demo", role, "p"), "demo", "csrf")
+    for role, tenant in itertools.product(Role, ("demo", None)):
+        session = Session(Principal(None, tenant, role, "p"), "demo", "csrf")
         can = session.permissions
         for action in Action:
-            assert getattr(can, action.value) is permits(role, action), (role, action)
+            # Tenants and their quotas are a platform token's only (issue 18).
+            expected = permits(role, action) and (tenant is None or action not in PLATFORM_ONLY)
+            assert getattr(can, action.value) is expected, (role, tenant, action)
 
 
 @pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR])

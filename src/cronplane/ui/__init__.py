@@ -15,7 +15,17 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from cronplane.ui import alerts, controls, editor, feedback, jobs, listing, runs, signin
+from cronplane.ui import (
+    alerts,
+    controls,
+    editor,
+    feedback,
+    jobs,
+    listing,
+    runs,
+    signin,
+    tenants,
+)
 from cronplane.ui.pages import STATIC_DIR, STATIC_PREFIX
 
 __all__ = ["mount"]
@@ -23,6 +33,6 @@ __all__ = ["mount"]
 
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
-    for module in (signin, listing, editor, controls, runs, feedback, jobs, alerts):
+    for module in (signin, listing, editor, controls, runs, feedback, jobs, alerts, tenants):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

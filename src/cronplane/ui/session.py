@@ -32,7 +32,7 @@ from starlette.responses import Response
 
 from cronplane.api.auth import RULE_ATTRIBUTE
 from cronplane.api.context import context_of
-from cronplane.core.access import Action, Principal, check, permits
+from cronplane.core.access import PLATFORM_ONLY, Action, Principal, check, permits
 from cronplane.errors import CronplaneError, Forbidden, Unauthenticated
 
 SESSION_COOKIE: Final = "cronplane_session"
@@ -95,6 +95,8 @@ class Permissions:
     run: bool = False
     sync: bool = False
     use: bool = False
+    tenants: bool = False  # platform tokens only
+    quota: bool = False  # platform admins only
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,10 @@ class Session:
     csrf: str
 
     def can(self, action: Action) -> bool:
-        """True when the role grants `action` (decides which buttons appear)."""
+        """True when the role grants `action` (decides which buttons appear); a platform-only
+        action needs a platform token too."""
+        if action in PLATFORM_ONLY and not self.principal.is_platform:
+            return False
         return permits(self.principal.role, action)
 
     @property
