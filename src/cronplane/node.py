@@ -16,8 +16,9 @@ from typing import Any
 from cronplane.alert_loop import AlertLoop
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
-from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, Dispatcher, TickReport
+from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, BatchReport, Dispatcher, TickReport
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
+from cronplane.settings import metrics_tenant_label
 from cronplane.store.database import Database
 from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 
@@ -146,6 +147,7 @@ _SKIP_REASONS = {
     Outcome.SKIPPED_PAUSED: "paused",
     Outcome.JOB_MISSING: "job_missing",
     Outcome.CALC_FAILED: "next_run_failed",
+    Outcome.SKIPPED_QUOTA: "quota",
 }
 
 
@@ -154,6 +156,8 @@ class _Metrics:
 
     def __init__(self, module: Any) -> None:
         self.m = module
+        # Per-tenant series (CRONPLANE_METRICS_TENANT_LABEL, on unless `0`).
+        self.by_tenant = metrics_tenant_label()
 
     @classmethod
     def load(cls) -> _Metrics | None:
@@ -169,9 +173,23 @@ class _Metrics:
             for scheduled_for in batch.fired_for:
                 self.m.record_fire((batch.committed_at - scheduled_for).total_seconds())
             self.m.record_coalesced(batch.coalesced)
+            if self.by_tenant:
+                self._tenants(batch)
         for outcome, reason in _SKIP_REASONS.items():
             for _ in range(report.counts.get(outcome, 0)):
                 self.m.record_skip(reason)
+
+    def _tenants(self, batch: BatchReport) -> None:
+        fired: dict[str, int] = {}
+        skipped: dict[str, dict[str, int]] = {}
+        for (tenant, outcome), count in batch.by_tenant().items():
+            if outcome is Outcome.FIRE:
+                fired[tenant] = fired.get(tenant, 0) + count
+            elif outcome in _SKIP_REASONS:
+                reasons = skipped.setdefault(tenant, {})
+                reasons[_SKIP_REASONS[outcome]] = reasons.get(_SKIP_REASONS[outcome], 0) + count
+        for tenant in fired.keys() | skipped.keys():
+            self.m.record_tenant(tenant, fired.get(tenant, 0), skipped.get(tenant, {}))
 
     def outcome(self, outcome: str) -> None:
         self.m.record_worker_outcome(outcome)

@@ -105,3 +105,34 @@ def test_platform_default_applies_to_every_tenant_and_a_row_overrides_it(
     dispatcher.tick()
     assert _codes(database, "acme", MINUTE) == {"V200610SCHTRG": 2, "V200400SKPQTA": 3}
     assert _codes(database, "globex", MINUTE) == {"V200610SCHTRG": 3, "V200400SKPQTA": 2}
+
+
+@pytest.mark.parametrize("label", ["1", "0"])
+def test_tenant_metrics_count_fires_and_quota_skips_unless_turned_off(
+    database: Database,
+    clock: FakeClock,
+    service: ScheduleService,
+    monkeypatch: pytest.MonkeyPatch,
+    label: str,
+) -> None:
+    from cronplane.api.metrics import REGISTRY
+    from cronplane.node import Node, NodeOptions
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    monkeypatch.setenv("CRONPLANE_METRICS_TENANT_LABEL", label)
+    _rows(service, "acme", 5)
+    service.set_quota("acme", {"max_fires_per_minute": 2}, actor="admin")
+    node = Node(database, NodeOptions(workers=0, alerts=False), clock)
+    assert node.dispatcher is not None and node.dispatcher.on_tick is not None
+    fires = ("cronplane_tenant_fires_total", {"tenant": "acme"})
+    skips = ("cronplane_tenant_skips_total", {"tenant": "acme", "reason": "quota"})
+    before = sample(fires[0], **fires[1]), sample(skips[0], **skips[1])
+    quota_skips = sample("cronplane_skips_total", reason="quota")
+    clock.set(MINUTE)
+    node.dispatcher.on_tick(node.dispatcher.tick())
+    after = sample(fires[0], **fires[1]), sample(skips[0], **skips[1])
+    expected = (2.0, 3.0) if label == "1" else (0.0, 0.0)
+    assert (after[0] - before[0], after[1] - before[1]) == expected
+    assert sample("cronplane_skips_total", reason="quota") - quota_skips == 3

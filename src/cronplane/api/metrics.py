@@ -4,9 +4,15 @@ Importable without FastAPI: the dispatcher and worker call the small
 functions below (``record_fire``, ``record_skip``, ``set_leader``,
 ``record_worker_outcome``); the API serves everything at ``/metrics``.
 
-No metric carries a tenant label (cardinality, and tenants must not see each
-other's volume through a shared endpoint). Skip reasons and worker outcomes
-are closed sets; an unknown value is counted as ``other``.
+The installation-wide series carry no tenant label. Per tenant there are
+``cronplane_tenant_fires_total{tenant}`` and
+``cronplane_tenant_skips_total{tenant,reason}`` (issue 18: who fires, and
+whose occurrences a quota skipped), fed only while
+CRONPLANE_METRICS_TENANT_LABEL is on (the default; ``0`` for installations
+with too many tenants) and capped at MAX_TENANT_SERIES tenants (later ones
+count as ``other``). /metrics is for the platform's monitoring, not for
+tenants. Skip reasons and worker outcomes are closed sets; an unknown value
+is counted as ``other``.
 
 Two gauges are read from the database at scrape time, so every node reports
 the same truth whoever is leader: ``cronplane_due_backlog`` (enabled
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)
 
-SKIP_REASONS: Final = ("overlap", "misfire", "paused", "job_missing", "next_run_failed")
+SKIP_REASONS: Final = ("overlap", "misfire", "paused", "job_missing", "next_run_failed", "quota")
 WORKER_OUTCOMES: Final = ("succeeded", "failed", "retry", "expired")
 LATENESS_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600)
 
@@ -82,6 +88,22 @@ HTTP_LATENCY: Final = Histogram(
     registry=REGISTRY,
 )
 
+TENANT_FIRES: Final = Counter(
+    "cronplane_tenant_fires",
+    "Occurrences fired, by tenant (CRONPLANE_METRICS_TENANT_LABEL=0 turns it off)",
+    ["tenant"],
+    registry=REGISTRY,
+)
+TENANT_SKIPS: Final = Counter(
+    "cronplane_tenant_skips",
+    "Due occurrences not fired, by tenant and reason (quota: the tenant's fire-time quota)",
+    ["tenant", "reason"],
+    registry=REGISTRY,
+)
+# Tenants with series of their own; the rest are counted as `other`.
+MAX_TENANT_SERIES: Final = 1_000
+_TENANTS_SEEN: Final[set[str]] = set()
+
 for _reason in (*SKIP_REASONS, "other"):
     SKIPS.labels(reason=_reason)
 for _outcome in (*WORKER_OUTCOMES, "other"):
@@ -109,6 +131,26 @@ def record_fire(lateness_seconds: float, coalesced: int = 0) -> None:
 def record_skip(reason: str) -> None:
     """One due occurrence not fired: overlap, misfire, job_missing or next_run_failed."""
     SKIPS.labels(reason=reason if reason in SKIP_REASONS else "other").inc()
+
+
+def _tenant_label(tenant: str) -> str:
+    if tenant in _TENANTS_SEEN:
+        return tenant
+    if len(_TENANTS_SEEN) >= MAX_TENANT_SERIES:
+        return "other"
+    _TENANTS_SEEN.add(tenant)
+    return tenant
+
+
+def record_tenant(tenant: str, fired: int, skipped: dict[str, int]) -> None:
+    """A tenant's fires and skips (reason → count) in one fire batch."""
+    label = _tenant_label(tenant)
+    if fired:
+        TENANT_FIRES.labels(tenant=label).inc(fired)
+    for reason, count in skipped.items():
+        if count:
+            reason = reason if reason in SKIP_REASONS else "other"
+            TENANT_SKIPS.labels(tenant=label, reason=reason).inc(count)
 
 
 def set_leader(leading: bool, term: int | None = None) -> None:
