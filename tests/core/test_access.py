@@ -20,10 +20,11 @@ from cronplane.core.access import (
 )
 from cronplane.errors import Forbidden, InvalidRequest, TenantNotFound
 
-# The matrix as the issue states it, written out independently of GRANTS.
+# The matrix as the issue states it, written out independently of GRANTS. (Reading
+# tenants needs READ, setting a quota everything; both need a platform token too.)
 EXPECTED = {
-    Role.VIEWER: {Action.READ, Action.USE},
-    Role.OPERATOR: {Action.READ, Action.USE, Action.RUN, Action.TOGGLE},
+    Role.VIEWER: {Action.READ, Action.USE, Action.TENANTS},
+    Role.OPERATOR: {Action.READ, Action.USE, Action.RUN, Action.TOGGLE, Action.TENANTS},
     Role.EDITOR: {
         Action.READ,
         Action.USE,
@@ -31,6 +32,7 @@ EXPECTED = {
         Action.TOGGLE,
         Action.CREATE,
         Action.UPDATE,
+        Action.TENANTS,
     },
     Role.ADMIN: set(Action),
 }
@@ -87,3 +89,12 @@ def test_parse_role() -> None:
     assert parse_role(" Editor ") is Role.EDITOR
     with pytest.raises(InvalidRequest):
         parse_role("owner-ish")
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_platform_only_actions_refuse_every_tenant_token(role: Role) -> None:
+    for action, tenant in itertools.product((Action.TENANTS, Action.QUOTA), ("acme", "globex")):
+        with pytest.raises(Forbidden):
+            check(principal(role, "acme"), tenant, action)
+        if permits(role, action):
+            check(principal(role, None), tenant, action)
