@@ -4,9 +4,16 @@ those given; a refusal is 403 or 429 with its code, the limit and its value."""
 
 from __future__ import annotations
 
-from api_support import Api, seed_tenant
+import json
 
+from api_support import Api, seed_tenant
+from live_server import serving
+from test_serve import cronplane
+
+from cronplane.clock import SystemClock
 from cronplane.core.access import Role
+from cronplane.service import ScheduleService
+from cronplane.store.database import Database
 
 S = "/tenants/acme/schedules"
 
@@ -77,3 +84,25 @@ def test_run_now_past_max_queued_is_429(api: Api) -> None:
     assert refused.status_code == 429, refused.text
     assert refused.json()["code"] == "X429260QTAQUE"
     assert refused.json()["detail"]["value"] == 1
+
+
+def test_the_cli_through_a_server_needs_a_platform_token(database: Database) -> None:
+    clock = SystemClock()
+    service = ScheduleService(database, clock)
+    seed_tenant(service, "acme")
+    tenant_token = service.tokens.create(tenant="acme", role="admin", actor="t").secret
+    platform = service.tokens.create(tenant=None, role="admin", actor="t").secret
+    with serving(database) as url:
+        env = {"CRONPLANE_URL": url, "CRONPLANE_DATABASE_URL": "sqlite:////nonexistent/x.db"}
+        refused = cronplane("tenant", "ls", env={**env, "CRONPLANE_TOKEN": tenant_token})
+        assert refused.returncode == 6 and refused.stderr.startswith("X403001FORBID")
+        platform_env = {**env, "CRONPLANE_TOKEN": platform}
+        made = cronplane("tenant", "set-quota", "acme", "--max-queued", "1", env=platform_env)
+        assert made.returncode == 0, made.stderr
+        shown = cronplane("tenant", "show", "acme", "--json", env=platform_env)
+        assert json.loads(shown.stdout)["quota"]["max_queued"] == 1
+        run = ("schedule", "run", "acme-nightly", "--stack", "billing", "--env", "prod")
+        tenant_env = {**env, "CRONPLANE_TOKEN": tenant_token, "CRONPLANE_TENANT": "acme"}
+        assert cronplane(*run, env=tenant_env).returncode == 0
+        again = cronplane(*run, env=tenant_env)
+        assert again.returncode == 9 and again.stderr.startswith("X429260QTAQUE"), again.stderr

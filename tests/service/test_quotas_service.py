@@ -233,3 +233,28 @@ def test_racing_creates_cannot_pass_max_schedules_together(
         created = list(pool.map(create, range(8)))
     assert sum(created) == 3
     assert service.tenant_usage("acme").schedules == 3
+
+
+def test_an_install_past_max_jobs_is_refused_whole(
+    service: ScheduleService, database: Database
+) -> None:
+    from cronplane.manifest import parse_manifest
+
+    service.set_quota("acme", {"max_jobs": 3}, actor="admin")
+    manifest = parse_manifest(
+        """
+name: shop
+jobs:
+  pack: {target: "python:shop:pack"}
+  ship: {target: "python:shop:ship"}
+crons:
+  pack: "0 * * * *"
+"""
+    )
+    before = snapshot(database), counts(database)
+    for dry_run in (True, False):
+        with pytest.raises(JobQuotaExceeded) as caught:
+            service.install_app("acme", "production", manifest, actor="deploy", dry_run=dry_run)
+        assert caught.value.detail["adding"] == 2 and caught.value.detail["held"] == 2
+    assert (snapshot(database), counts(database)) == before
+    assert len(service.list_jobs("acme", "shop")) == 0

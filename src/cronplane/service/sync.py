@@ -146,10 +146,9 @@ class Apps(ServiceBase):
         with self._write() as tx:
             registered, updated = [], []
             quota = quotas.tenant_quota(tx.conn, self.context.quotas, tenant)
-            adding = sum(
-                job_store.get_job(tx.conn, tenant, scope.stack, name) is None for name in specs
-            )
-            quotas.room_for_jobs(tx.conn, tenant, quota, adding)
+            if quota.max_jobs is not None:  # the new jobs are counted only under a limit
+                have = _jobs_by_name(tx.conn, scope)
+                quotas.room_for_jobs(tx.conn, tenant, quota, len(set(specs) - set(have)))
             for name, spec in specs.items():
                 current = job_store.get_job(tx.conn, tenant, scope.stack, name, for_update=True)
                 if current is None:
