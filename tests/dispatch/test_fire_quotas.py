@@ -136,3 +136,21 @@ def test_tenant_metrics_count_fires_and_quota_skips_unless_turned_off(
     expected = (2.0, 3.0) if label == "1" else (0.0, 0.0)
     assert (after[0] - before[0], after[1] - before[1]) == expected
     assert sample("cronplane_skips_total", reason="quota") - quota_skips == 3
+
+
+def test_housekeeping_fires_under_any_platform_default(
+    database: Database, clock: FakeClock, service: ScheduleService
+) -> None:
+    from cronplane.service.housekeeping import SYSTEM_TENANT, ensure_system_schedules
+
+    ensure_system_schedules(database, clock)
+    _rows(service, "acme", 2)
+    dispatcher = Dispatcher(
+        database, clock, holder="a", ttl=10, quotas=Quota(max_fires_per_minute=0)
+    )
+    clock.set(START + timedelta(days=1))
+    dispatcher.tick()
+    fired = Counter((e.tenant, e.code) for e in ledger(database))
+    assert fired[SYSTEM_TENANT, ev.SCHEDULE_FIRED.text] >= 1
+    assert fired[SYSTEM_TENANT, ev.SKIPPED_QUOTA.text] == 0
+    assert fired["acme", ev.SKIPPED_QUOTA.text] == 2 and fired["acme", ev.SCHEDULE_FIRED.text] == 0

@@ -258,3 +258,17 @@ crons:
         assert caught.value.detail["adding"] == 2 and caught.value.detail["held"] == 2
     assert (snapshot(database), counts(database)) == before
     assert len(service.list_jobs("acme", "shop")) == 0
+
+
+def test_the_housekeeping_tenant_is_exempt_and_not_listed(
+    database: Database, clock: FakeClock
+) -> None:
+    from cronplane.core.quotas import EXEMPT_TENANTS
+    from cronplane.service.housekeeping import SYSTEM_TENANT, ensure_system_schedules
+
+    assert {SYSTEM_TENANT} == EXEMPT_TENANTS
+    service = ScheduleService(database, clock, quotas=Quota(max_fires_per_minute=0))
+    ensure_system_schedules(database, clock)
+    assert SYSTEM_TENANT not in {usage.tenant for usage in service.list_tenants()}
+    with pytest.raises(InvalidRequest):
+        service.set_quota(SYSTEM_TENANT, {"max_jobs": 1}, actor="admin")

@@ -49,6 +49,9 @@ class Quota:
         return {name: getattr(self, name) for name in QUOTA_FIELDS}
 
 
+# The platform's own housekeeping tenant (service.housekeeping.SYSTEM_TENANT, a test
+# checks they agree): no quota applies to it, and it is not listed as a tenant.
+EXEMPT_TENANTS: frozenset[str] = frozenset({"_system"})
 # No limit at all (the platform's default when no CRONPLANE_QUOTA_* variable is set).
 UNLIMITED = Quota()
 QUOTA_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(Quota))

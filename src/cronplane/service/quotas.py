@@ -24,10 +24,18 @@ from cronplane import events
 from cronplane.core import cron as cron_engine
 from cronplane.core import validation
 from cronplane.core.model import Scope
-from cronplane.core.quotas import QUOTA_FIELDS, Quota, Usage, checked_limits
+from cronplane.core.quotas import (
+    EXEMPT_TENANTS,
+    QUOTA_FIELDS,
+    UNLIMITED,
+    Quota,
+    Usage,
+    checked_limits,
+)
 from cronplane.errors import (
     IntervalTooShort,
     IntervalUnderQuota,
+    InvalidRequest,
     JobQuotaExceeded,
     QueueQuotaExceeded,
     ScheduleQuotaExceeded,
@@ -42,7 +50,10 @@ USAGE_WINDOW = timedelta(hours=1)
 
 
 def tenant_quota(conn: Connection, defaults: Quota, tenant: str) -> Quota:
-    """The tenant's effective quota: the platform's defaults, overridden by its own row."""
+    """The tenant's effective quota: the platform's defaults, overridden by its own row
+    (none for the platform's own housekeeping tenant)."""
+    if tenant in EXEMPT_TENANTS:
+        return UNLIMITED
     return defaults.over(quota_store.override(conn, tenant))
 
 
@@ -134,7 +145,7 @@ class Tenants(ServiceBase):
     def list_tenants(self) -> list[Usage]:
         """Every known tenant (a schedule, a job or a quota row), with usage and quota."""
         with self._read() as conn:
-            names = quota_store.known_tenants(conn)
+            names = [n for n in quota_store.known_tenants(conn) if n not in EXEMPT_TENANTS]
             own = quota_store.overrides(conn)
             counted = {
                 "schedules": quota_store.tenant_counts(conn, schedules.c.tenant, names),
@@ -168,6 +179,11 @@ class Tenants(ServiceBase):
         back to the platform's default; one event with the changes. Nothing already held is
         removed: a lowered limit refuses growth only."""
         checked_scope(Scope(tenant))
+        if tenant in EXEMPT_TENANTS:
+            raise InvalidRequest(
+                f"{tenant!r} is the platform's own tenant: no quota applies to it",
+                {"field": "tenant"},
+            )
         given = checked_limits({**limits, **dict.fromkeys(clear)})
         with self._write() as tx:
             before = quota_store.override(tx.conn, tenant)

@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from cronplane.core.quotas import FireBudget, Quota, fire_budget
+from cronplane.core.quotas import EXEMPT_TENANTS, FireBudget, Quota, fire_budget
 from cronplane.store import quotas as quota_store
 
 # What a row over its tenant's budget adds to its decision key: (limit, value).
@@ -50,7 +50,7 @@ class FireLimits:
         in name order, so two lanes cannot deadlock)."""
         minute = now.replace(second=0, microsecond=0)
         found: dict[str, FireBudget] = {}
-        for tenant in sorted(set(tenants)):
+        for tenant in sorted(set(tenants) - EXEMPT_TENANTS):
             quota = self.defaults.over(self.own[tenant]) if tenant in self.own else self.defaults
             if not quota.limits_fires:
                 continue
