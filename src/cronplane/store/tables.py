@@ -102,6 +102,16 @@ Index(
 )
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
+# Fair dispatch (store.dispatch.fair): the tenants with due rows by a skip
+# scan, then each tenant's earliest due rows, (next_run, id) as the keyset.
+Index(
+    "ix_schedules_tenant_due",
+    schedules.c.tenant,
+    schedules.c.next_run,
+    schedules.c.id,
+    postgresql_where=text("enabled"),
+    sqlite_where=text("enabled = 1"),
+)
 # Listing a whole tenant (any stack and environment) in the listing's order,
 # so a page is an index range scan instead of a sort of every tenant row.
 Index(

@@ -20,6 +20,7 @@ from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
+from cronplane.store.dispatch.fair import Fairness
 from cronplane.store.dispatch.planner import CLEAR_PAUSE, ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import (
     ACTOR,
@@ -39,10 +40,18 @@ _WRITTEN_TEXT = tuple(
 )
 
 
-def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResult:
-    """The batch's rows built in Python, written by COPY (server CPU is PostgreSQL's limit)."""
+def fire_postgresql(
+    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+) -> BatchResult:
+    """The batch's rows built in Python, written by COPY (server CPU is PostgreSQL's limit).
+
+    With `fairness`, the rows are shared across tenants (store.dispatch.fair).
+    """
     now = planner.now
-    rows = conn.execute(reads.due_query(now, limit)).all()
+    if fairness is None:
+        rows = conn.execute(reads.due_query(now, limit)).all()
+    else:
+        rows = reads.fair_rows(conn, now, limit, fairness)
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
     if not rows:

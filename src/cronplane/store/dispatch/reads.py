@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
+from uuid import UUID
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    DateTime,
+    Integer,
     String,
     Text,
+    Uuid,
+    bindparam,
     cast,
     func,
     literal,
     select,
+    true,
+    tuple_,
     type_coerce,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from cronplane.core.firing import POLICY_FIELDS
 from cronplane.store import bulk
+from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.tables import jobs, schedules
 
 
@@ -72,6 +81,8 @@ _DUE_COLUMNS = tuple(
     (_DUE_EXPRESSIONS[name] if name in _DUE_EXPRESSIONS else schedules.c[name]).label(name)
     for name in DUE_FIELDS
 )
+_TENANT_AT = DUE_FIELDS.index("tenant")
+_NEXT_RUN_AT = DUE_FIELDS.index("next_run")
 
 
 def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
@@ -101,6 +112,96 @@ def due_query(now: datetime, limit: int) -> Any:
     query = select(*_DUE_COLUMNS).where(*_due(now)).order_by(schedules.c.next_run).limit(limit)
     # A row being edited is skipped, not waited for: the next tick sees it.
     return query.with_for_update(skip_locked=True)
+
+
+# The tenants with due rows, earliest due first: a skip scan of
+# ix_schedules_tenant_due (one `min(tenant) > t` probe per tenant with enabled
+# rows), then one probe for each tenant's earliest next_run. No due row is read.
+_DUE_TENANTS = """
+WITH RECURSIVE t(tenant) AS (
+    SELECT min(tenant) FROM schedules WHERE {enabled}
+    UNION ALL
+    SELECT (SELECT min(s.tenant) FROM schedules AS s WHERE s.{enabled} AND s.tenant > t.tenant)
+    FROM t WHERE t.tenant IS NOT NULL
+)
+SELECT tenant FROM (
+    SELECT t.tenant, (SELECT min(s.next_run) FROM schedules AS s
+        WHERE s.{enabled} AND s.tenant = t.tenant) AS first
+    FROM t WHERE t.tenant IS NOT NULL
+) AS f WHERE first <= {now} ORDER BY first, tenant
+"""
+
+
+def due_tenants(conn: Connection, now: Any) -> list[str]:
+    """The tenants with a due row at `now` (as the dialect binds it), earliest due first."""
+    if conn.dialect.name == "postgresql":
+        sql = _DUE_TENANTS.format(enabled="enabled", now="%(now)s")
+    else:
+        sql = _DUE_TENANTS.format(enabled="enabled = 1", now="?")
+        return [row[0] for row in conn.exec_driver_sql(sql, (now,))]
+    return [row[0] for row in conn.exec_driver_sql(sql, {"now": now})]
+
+
+# PostgreSQL's fair round: per offered tenant (unnest of arrays), its earliest
+# due rows after the keyset, locked (SKIP LOCKED), by ix_schedules_tenant_due.
+_OFFER = (
+    func.unnest(
+        bindparam("tenants", type_=ARRAY(Text)),
+        bindparam("counts", type_=ARRAY(Integer)),
+        bindparam("after_runs", type_=ARRAY(DateTime(timezone=True))),
+        bindparam("after_ids", type_=ARRAY(Uuid)),
+    )
+    .table_valued("tenant", "n", "after_run", "after_id")
+    .render_derived(with_types=False)
+    .alias("offer")
+)
+_PICK = schedules.alias("pick")
+_PICKED = (
+    select(_PICK.c.id)
+    .where(
+        _PICK.c.enabled,
+        _PICK.c.tenant == _OFFER.c.tenant,
+        _PICK.c.next_run <= bindparam("now"),
+        tuple_(_PICK.c.next_run, _PICK.c.id) > tuple_(_OFFER.c.after_run, _OFFER.c.after_id),
+    )
+    .order_by(_PICK.c.next_run, _PICK.c.id)
+    .limit(_OFFER.c.n)
+    .with_for_update(skip_locked=True)
+    .correlate(_OFFER)
+    .lateral("picked")
+)
+_FAIR_ROUND = select(*_DUE_COLUMNS, schedules.c.id.label("key")).select_from(
+    _OFFER.join(_PICKED, true()).join(schedules, schedules.c.id == _PICKED.c.id)
+)
+# Before any row: the keyset's start.
+_FIRST = (datetime(1, 1, 2, tzinfo=UTC), UUID(int=0))
+
+
+def fair_rows(conn: Connection, now: datetime, limit: int, fairness: Fairness) -> list[Any]:
+    """PostgreSQL: up to `limit` due rows (DUE_FIELDS) shared fairly across tenants (store.dispatch.fair)."""
+    rows: list[Any] = []
+
+    def take(offer: Offer) -> Taken:
+        names = list(offer)
+        after = [offer[t][1] or _FIRST for t in names]
+        params = {
+            "tenants": names,
+            "counts": [offer[t][0] for t in names],
+            "after_runs": [a[0] for a in after],
+            "after_ids": [a[1] for a in after],
+            "now": now,
+        }
+        got = conn.execute(_FAIR_ROUND, params).all()
+        taken: Taken = {}
+        for row in got:
+            count, last = taken.get(row[_TENANT_AT], (0, None))
+            key = (row[_NEXT_RUN_AT], row[-1])
+            taken[row[_TENANT_AT]] = (count + 1, key if last is None or key > last else last)
+        rows.extend(row[:-1] for row in got)
+        return taken
+
+    fill(limit, due_tenants(conn, now), take, fairness)
+    return rows
 
 
 def active(conn: Connection, ids: Sequence[str]) -> dict[str, int]:

@@ -19,6 +19,7 @@ from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
+from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.dispatch.planner import Planner
 from cronplane.store.dispatch.transaction import (
     ACTOR,
@@ -82,10 +83,23 @@ FROM (
             WHEN 'skip' THEN 3 * EXISTS {_ANY.format("IN ('queued', 'running')")}
             ELSE EXISTS {_ANY.format("= 'queued'")} + 2 * EXISTS {_ANY.format("= 'running'")}
         END AS active
-    FROM schedules WHERE enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit
+    FROM schedules WHERE {{where}}
 )
 ORDER BY id
 """
+_SELECT_DUE_PLAIN = _SELECT_DUE.format(
+    where="enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit"
+)
+# Fair fill (store.dispatch.fair): the rows its rounds picked, by rowid.
+_FIRE_PICK = "CREATE TEMP TABLE IF NOT EXISTS fire_pick (k INTEGER PRIMARY KEY)"
+_SELECT_DUE_PICKED = _SELECT_DUE.format(
+    where="rowid IN (SELECT k FROM temp.fire_pick) AND enabled = 1 AND next_run <= :now"
+)
+# One tenant's earliest due rows after the keyset, by ix_schedules_tenant_due.
+_PICK_TENANT = (
+    "SELECT rowid, next_run, id FROM schedules WHERE enabled = 1 AND tenant = ? "
+    "AND next_run <= ? AND (next_run, id) > (?, ?) ORDER BY next_run, id LIMIT ?"
+)
 _GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
 # CROSS JOIN: SQLite keeps this join order, so the due rows drive (in n order)
 # and each finds its plan and schedule row by key; left to itself the planner
@@ -143,7 +157,35 @@ SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.en
 """
 
 
-def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
+def _pick_fairly(conn: Connection, now: str, limit: int, fairness: Fairness) -> None:
+    """Fill temp.fire_pick with up to `limit` due rows shared across tenants (fair.fill).
+
+    A statement per offered tenant per round (SQLite runs them in-process:
+    no round trip), each an index range of what it takes.
+    """
+    conn.exec_driver_sql(_FIRE_PICK)
+    conn.exec_driver_sql("DELETE FROM temp.fire_pick")
+    cursor = conn.connection.driver_connection
+    assert cursor is not None
+
+    def take(offer: Offer) -> Taken:
+        taken: Taken = {}
+        picked: list[tuple[int]] = []
+        for tenant, (count, after) in offer.items():
+            run, key = after or ("", "")
+            rows = cursor.execute(_PICK_TENANT, (tenant, now, run, key, count)).fetchall()
+            if rows:
+                picked.extend((row[0],) for row in rows)
+                taken[tenant] = (len(rows), (rows[-1][1], rows[-1][2]))
+        cursor.executemany("INSERT INTO temp.fire_pick (k) VALUES (?)", picked)
+        return taken
+
+    fill(limit, reads.due_tenants(conn, now), take, fairness)
+
+
+def fire_sqlite(
+    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+) -> BatchResult:
     """The batch's rows copied and written by SQLite itself; Python decides once per group.
 
     Python reads one row per distinct decision input and job (not one per
@@ -167,7 +209,11 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     conn.exec_driver_sql("DELETE FROM temp.fire_due")
     conn.exec_driver_sql("DELETE FROM temp.fire_plan")
     now = planner.now_value
-    selected = conn.exec_driver_sql(_SELECT_DUE, {"now": now, "limit": limit}).rowcount
+    if fairness is None:
+        selected = conn.exec_driver_sql(_SELECT_DUE_PLAIN, {"now": now, "limit": limit}).rowcount
+    else:
+        _pick_fairly(conn, now, limit, fairness)
+        selected = conn.exec_driver_sql(_SELECT_DUE_PICKED, {"now": now}).rowcount
     crash_point("after_select")
     result = BatchResult(selected=selected)
     if not selected:
