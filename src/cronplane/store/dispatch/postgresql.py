@@ -48,10 +48,12 @@ def fire_postgresql(
     With `fairness`, the rows are shared across tenants (store.dispatch.fair).
     """
     now = planner.now
-    if fairness is None:
+    # Shared across tenants only when more than one has a due row.
+    tenants = [] if fairness is None else reads.due_tenants(conn, now)
+    if fairness is None or len(tenants) < 2:
         rows = conn.execute(reads.due_query(now, limit)).all()
     else:
-        rows = reads.fair_rows(conn, now, limit, fairness)
+        rows = reads.fair_rows(conn, now, limit, fairness, tenants)
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
     if not rows:

@@ -177,7 +177,9 @@ _FAIR_ROUND = select(*_DUE_COLUMNS, schedules.c.id.label("key")).select_from(
 _FIRST = (datetime(1, 1, 2, tzinfo=UTC), UUID(int=0))
 
 
-def fair_rows(conn: Connection, now: datetime, limit: int, fairness: Fairness) -> list[Any]:
+def fair_rows(
+    conn: Connection, now: datetime, limit: int, fairness: Fairness, tenants: list[str]
+) -> list[Any]:
     """PostgreSQL: up to `limit` due rows (DUE_FIELDS) shared fairly across tenants (store.dispatch.fair)."""
     rows: list[Any] = []
 
@@ -200,7 +202,7 @@ def fair_rows(conn: Connection, now: datetime, limit: int, fairness: Fairness) -
         rows.extend(row[:-1] for row in got)
         return taken
 
-    fill(limit, due_tenants(conn, now), take, fairness)
+    fill(limit, tenants, take, fairness)
     return rows
 
 

@@ -157,7 +157,9 @@ SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.en
 """
 
 
-def _pick_fairly(conn: Connection, now: str, limit: int, fairness: Fairness) -> None:
+def _pick_fairly(
+    conn: Connection, now: str, limit: int, fairness: Fairness, tenants: list[str]
+) -> None:
     """Fill temp.fire_pick with up to `limit` due rows shared across tenants (fair.fill).
 
     A statement per offered tenant per round (SQLite runs them in-process:
@@ -180,7 +182,7 @@ def _pick_fairly(conn: Connection, now: str, limit: int, fairness: Fairness) -> 
         cursor.executemany("INSERT INTO temp.fire_pick (k) VALUES (?)", picked)
         return taken
 
-    fill(limit, reads.due_tenants(conn, now), take, fairness)
+    fill(limit, tenants, take, fairness)
 
 
 def fire_sqlite(
@@ -209,10 +211,12 @@ def fire_sqlite(
     conn.exec_driver_sql("DELETE FROM temp.fire_due")
     conn.exec_driver_sql("DELETE FROM temp.fire_plan")
     now = planner.now_value
-    if fairness is None:
+    # Shared across tenants only when more than one has a due row.
+    tenants = [] if fairness is None else reads.due_tenants(conn, now)
+    if fairness is None or len(tenants) < 2:
         selected = conn.exec_driver_sql(_SELECT_DUE_PLAIN, {"now": now, "limit": limit}).rowcount
     else:
-        _pick_fairly(conn, now, limit, fairness)
+        _pick_fairly(conn, now, limit, fairness, tenants)
         selected = conn.exec_driver_sql(_SELECT_DUE_PICKED, {"now": now}).rowcount
     crash_point("after_select")
     result = BatchResult(selected=selected)
