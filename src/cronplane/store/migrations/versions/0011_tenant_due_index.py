@@ -1,4 +1,4 @@
-"""Fair dispatch: a partial index (tenant, next_run, id) of enabled schedules
+"""Fair dispatch: a partial index (tenant, next_run) of enabled schedules
 
 Revision ID: 0011
 Revises: 0009
@@ -22,7 +22,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_schedules_tenant_due",
         "schedules",
-        ["tenant", "next_run", "id"],
+        ["tenant", "next_run"],
         postgresql_where=sa.text("enabled"),
         sqlite_where=sa.text("enabled = 1"),
     )
