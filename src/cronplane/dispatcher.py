@@ -80,6 +80,11 @@ DEFAULT_PG_LANES = 2
 # A lane's least share of a round: below it, a second transaction's fixed
 # cost (fence, lookups, commit) outweighs the overlap.
 LANE_MIN_ROWS = 500
+# A burst's first shared round (store.dispatch.fair) is one transaction of at
+# most this many rows: it holds every small tenant's rows (their fair share
+# is all they have) and commits in a fraction of a full batch's time, so
+# their items are queued, and claimed, ahead of the big tenant's bulk.
+FAIR_HEAD_ROWS = 1000
 
 
 def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
@@ -271,13 +276,15 @@ class Dispatcher:
 
     def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:
         """Run rounds of fire transactions until no due row is left; True when fenced."""
+        head = True
         while True:
             if self._renew_due() and self._lease_step() is not None:
                 return True
             assert self.term is not None
             fencing = Fencing(self.group, self.holder, self.term)
             now = self.clock.now()
-            limits, fairness = self._round_limits(now)
+            limits, fairness = self._round_limits(now, head=head)
+            head = False
             full, fenced = False, False
             failure: Exception | None = None
             outcomes = self._run_lanes(fencing, now, limits, fairness)
@@ -311,14 +318,17 @@ class Dispatcher:
             if not full:
                 return False
 
-    def _round_limits(self, now: datetime) -> tuple[list[int], Fairness | None]:
+    def _round_limits(
+        self, now: datetime, *, head: bool = False
+    ) -> tuple[list[int], Fairness | None]:
         """This round's fire transactions' row limits (one per lane) and how they share rows.
 
         The due rows are counted no further than one past what the round
         takes: when the round takes them all (the common case), the batch is
         the plain range scan in next_run order; when it cannot, the rows are
         shared across tenants (store.dispatch.fair), so one tenant's burst
-        does not fill the batch.
+        does not fill the batch, and the burst's first (`head`) round is one
+        small transaction (FAIR_HEAD_ROWS).
         """
         if self.lanes == 1 and self.fairness is None:
             return [self.batch_size], None
@@ -329,6 +339,8 @@ class Dispatcher:
             limits = [self.batch_size]
         if self.fairness is None or due <= sum(limits):
             return limits, None
+        if head:
+            limits = [min(self.batch_size, FAIR_HEAD_ROWS)]
         return limits, self.fairness(now)
 
     def _run_lanes(

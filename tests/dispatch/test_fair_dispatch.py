@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.dispatcher import FAIR_HEAD_ROWS, Dispatcher
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import Fairness, Fencing, fire_batch
@@ -239,3 +239,15 @@ def test_lanes_share_a_burst_without_firing_twice(pg_database: Database) -> None
     report = node.tick()
     assert report.error is None and report.fired == 3050
     assert check_exactly_once(pg_database)["occurrences"] == 3050
+
+
+def test_a_shared_burst_starts_with_a_small_transaction(database: Database) -> None:
+    # The small tenants' rows commit in the head round, not after a full batch.
+    burst(database, {"tenant-a": 6000, "tenant-b": 10})
+    node = Dispatcher(
+        database, FakeClock(START), holder="a", batch_size=5000, occurrences=occurrences
+    )
+    report = node.tick()
+    assert report.error is None and report.fired == 6010
+    assert report.batches[0].selected == FAIR_HEAD_ROWS
+    assert check_exactly_once(database)["occurrences"] == 6010
