@@ -245,7 +245,7 @@ def test_a_shared_burst_starts_with_a_small_transaction(database: Database) -> N
     # The small tenants' rows commit in the head round, not after a full batch.
     burst(database, {"tenant-a": 6000, "tenant-b": 10})
     node = Dispatcher(
-        database, FakeClock(START), holder="a", batch_size=5000, occurrences=occurrences
+        database, FakeClock(START), holder="a", batch_size=2000, occurrences=occurrences
     )
     report = node.tick()
     assert report.error is None and report.fired == 6010

@@ -23,17 +23,9 @@ LEASE = timedelta(minutes=5)
 def backlog(database: Database, tenant: str, count: int, *, at: int, priority: int = 0) -> None:
     """`count` queued items of `tenant`, available `at` seconds after START."""
     now = START + timedelta(seconds=at)
+    values = {"stack": "default", "environment": "default", "job": "job", "payload": {}}
     rows = [
-        queue.item_values(
-            tenant=tenant,
-            stack="default",
-            environment="default",
-            job="job",
-            payload={},
-            source="api",
-            now=now,
-            priority=priority,
-        )  # fmt: skip
+        queue.item_values(tenant=tenant, source="api", now=now, priority=priority, **values)
         for _ in range(count)
     ]
     with database.begin() as conn:
