@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +22,7 @@ from cronplane.clock import FakeClock
 from cronplane.dispatcher import FAIR_HEAD_ROWS, Dispatcher
 from cronplane.store import lease
 from cronplane.store.database import Database
-from cronplane.store.dispatch import Fairness, Fencing, fire_batch
+from cronplane.store.dispatch import Fairness, Fencing, fire_batch, reads
 from cronplane.store.dispatch.fair import MAX_ROUNDS, Offer, Taken, fill, split
 from cronplane.store.tables import metadata, queue_items
 from firing_support import (
@@ -251,3 +252,25 @@ def test_a_shared_burst_starts_with_a_small_transaction(database: Database) -> N
     assert report.error is None and report.fired == 6010
     assert report.batches[0].selected == FAIR_HEAD_ROWS
     assert check_exactly_once(database)["occurrences"] == 6010
+
+
+def test_a_tenants_rows_are_read_by_the_tenant_index(database: Database) -> None:
+    """The fair round walks ix_schedules_tenant_due from the tenant's first due row,
+    not ix_schedules_due past every other tenant's (no scan of all due rows)."""
+    burst(database, {"tenant-a": 300, "tenant-b": 3})
+    with database.begin() as conn:
+        if database.dialect == "sqlite":
+            from cronplane.store.dispatch.sqlite import _PICK_TENANT
+
+            params: Any = ("tenant-b", "9999", "", 0, 10)
+            plan = " ".join(
+                str(row[-1])
+                for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {_PICK_TENANT}", params)
+            )
+            assert "USING INDEX ix_schedules_tenant_due (tenant=?" in plan, plan
+        else:
+            statement = str(reads._FAIR_ROUND.compile(dialect=conn.dialect))
+            params = {"tenants": ["tenant-b"], "counts": [10], "now": START}
+            plan = " ".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {statement}", params))
+            assert "Index Scan using ix_schedules_tenant_due" in plan, plan
+            assert "Index Cond" in plan and "ROW(" in plan.split("ix_schedules_tenant_due")[1]

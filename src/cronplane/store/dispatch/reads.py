@@ -18,6 +18,7 @@ from sqlalchemy import (
     literal,
     select,
     true,
+    tuple_,
     type_coerce,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -65,18 +66,25 @@ class DueWritten(NamedTuple):
 
 # A PostgreSQL due row: the written columns, then the decision inputs.
 DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
-# Where a due row's columns are not the stored column itself.
-_DUE_EXPRESSIONS: dict[str, Any] = {
-    "id": cast(schedules.c.id, Text),
-    "payload": cast(schedules.c.payload, Text),
-    "row_key": cast(schedules.c.id, Text),
-    "next_run": type_coerce(schedules.c.next_run, String),
-    "runs_left": schedules.c.max_runs - schedules.c.run_count,
-}
-_DUE_COLUMNS = tuple(
-    (_DUE_EXPRESSIONS[name] if name in _DUE_EXPRESSIONS else schedules.c[name]).label(name)
-    for name in DUE_FIELDS
-)
+
+
+def _due_columns(table: Any) -> tuple[Any, ...]:
+    """A due row's columns (DUE_FIELDS) read from `table` (schedules or an alias of it)."""
+    # Where a due row's columns are not the stored column itself.
+    expressions: dict[str, Any] = {
+        "id": cast(table.c.id, Text),
+        "payload": cast(table.c.payload, Text),
+        "row_key": cast(table.c.id, Text),
+        "next_run": type_coerce(table.c.next_run, String),
+        "runs_left": table.c.max_runs - table.c.run_count,
+    }
+    return tuple(
+        (expressions[name] if name in expressions else table.c[name]).label(name)
+        for name in DUE_FIELDS
+    )
+
+
+_DUE_COLUMNS = _due_columns(schedules)
 _TENANT_AT = DUE_FIELDS.index("tenant")
 
 
@@ -153,16 +161,27 @@ _OFFER = (
 )
 _PICK = schedules.alias("pick")
 _PICKED = (
-    select(_PICK.c.id)
-    .where(_PICK.c.enabled, _PICK.c.tenant == _OFFER.c.tenant, _PICK.c.next_run <= bindparam("now"))
-    .order_by(_PICK.c.next_run)
+    select(*_due_columns(_PICK))
+    .where(
+        _PICK.c.enabled,
+        # `tenant = t AND next_run <= now`, written as the range
+        # (t) <= (tenant) and (tenant, next_run) <= (t, now): exactly the
+        # entries of ix_schedules_tenant_due to walk, and an order (tenant,
+        # next_run) only that index gives. Written plainly, the planner takes
+        # the tenant as fixed, cannot know its share of the due rows, and may
+        # walk ix_schedules_due instead, filtering out the other tenants' rows:
+        # reading a whole burst ahead of a small tenant's rows.
+        _PICK.c.tenant >= _OFFER.c.tenant,
+        tuple_(_PICK.c.tenant, _PICK.c.next_run) <= tuple_(_OFFER.c.tenant, bindparam("now")),
+    )
+    .order_by(_PICK.c.tenant, _PICK.c.next_run)
     .limit(_OFFER.c.n)
     .with_for_update(skip_locked=True)
     .correlate(_OFFER)
     .lateral("picked")
 )
-_FAIR_ROUND = select(*_DUE_COLUMNS).select_from(
-    _OFFER.join(_PICKED, true()).join(schedules, schedules.c.id == _PICKED.c.id)
+_FAIR_ROUND = select(*(_PICKED.c[name] for name in DUE_FIELDS)).select_from(
+    _OFFER.join(_PICKED, true())
 )
 _ID_AT = DUE_FIELDS.index("id")
 
