@@ -77,3 +77,12 @@ def test_limited_claims_take_turns_too(database: Database) -> None:
     with database.begin() as conn:
         got = limits.claim(conn, "w1", START + timedelta(seconds=2), LEASE, 32, tenant_limit=100)
     assert Counter(item.tenant for item in got) == {"tenant-a": 27, "tenant-b": 5}
+
+
+def test_a_claim_not_in_turns_takes_the_index_order(database: Database) -> None:
+    # What a worker's claims between its claims in turns take (worker.FAIR_CLAIM_EVERY).
+    backlog(database, "tenant-a", 300, at=0)
+    backlog(database, "tenant-b", 10, at=1)
+    with database.begin() as conn:
+        got = limits.claim(conn, "w1", START + timedelta(seconds=2), LEASE, 128, fair=False)
+    assert Counter(item.tenant for item in got) == {"tenant-a": 128}

@@ -45,11 +45,15 @@ def claim(
     limit: int,
     *,
     tenant_limit: int | None = None,
+    fair: bool = True,
 ) -> list[QueueItem]:
-    """Up to `limit` items for `worker`: unlimited ones first (one UPDATE), then limited ones."""
+    """Up to `limit` items for `worker`: unlimited ones first (one UPDATE), then limited ones.
+
+    `fair`: the unlimited ones in turns by tenant (queue.claim_batch).
+    """
     found: list[QueueItem] = []
     if tenant_limit is None:
-        found = queue.claim_batch(conn, worker, now, lease, limit)
+        found = queue.claim_batch(conn, worker, now, lease, limit, fair=fair)
     if len(found) < limit:
         found += claim_limited(conn, worker, now, lease, limit - len(found), tenant_limit)
     return found

@@ -178,7 +178,10 @@ _OURS = (
 # highest priority then oldest. A tenant's item among the first W = factor ×
 # batch items is taken in the next claim as long as the other tenants in the
 # window do not fill the batch in earlier turns; beyond W it waits until the
-# window reaches it. Measured cost: bench/worker_bench.py (docs/performance.md).
+# window reaches it. The statement costs a claim ~25 % more on SQLite (the
+# window function, whatever the window's size), so the worker claims in
+# turns at its first claim and then every worker.FAIR_CLAIM_EVERY seconds,
+# in index order between (docs/performance.md, "Fairness between tenants").
 CLAIM_WINDOW_FACTOR = 16
 _LIMIT = bindparam("limit", type_=Integer())
 _CLAIMABLE = (
@@ -263,13 +266,21 @@ _HEARTBEAT = (
 
 
 def claim_batch(
-    conn: Connection, worker: str, now: datetime, lease: timedelta, limit: int
+    conn: Connection,
+    worker: str,
+    now: datetime,
+    lease: timedelta,
+    limit: int,
+    *,
+    fair: bool = True,
 ) -> list[QueueItem]:
     """Take up to `limit` available unlimited items for `worker`, in turns by tenant.
 
     Of the window (CLAIM_WINDOW_FACTOR × limit items, highest priority then
     oldest), each tenant's first item, then each one's second, and so on;
-    returned in that order (`in_turns`).
+    returned in that order (`in_turns`). Not `fair`: the first `limit` in
+    the index's order (a cheaper statement; the worker claims in turns only
+    every FAIR_CLAIM_EVERY seconds).
 
     Items under a limit (store.limits) are left to `limits.claim`.
 
@@ -285,8 +296,8 @@ def claim_batch(
         "limit": limit,
         "window": CLAIM_WINDOW_FACTOR * limit,
     }
-    rows = list(conn.execute(_claim_statement(dialect), params).all())
-    if len(rows) < limit and dialect.parallel_fires:
+    rows = list(conn.execute(_claim_statement(dialect, fair), params).all())
+    if fair and len(rows) < limit and dialect.parallel_fires:
         # Another claim held some of the window's items (SKIP LOCKED): the
         # rest in the index's order, so concurrent workers still fill a batch.
         params["limit"] = limit - len(rows)
