@@ -302,7 +302,11 @@ def claim_batch(
         # rest in the index's order, so concurrent workers still fill a batch.
         params["limit"] = limit - len(rows)
         rows += conn.execute(_claim_statement(dialect, fair=False), params).all()
-    return in_turns([item_from_row(row) for row in rows])
+    found = [item_from_row(row) for row in rows]
+    if fair:
+        return in_turns(found)
+    found.sort(key=lambda item: (-item.priority, item.available_at, item.id))
+    return found
 
 
 def in_turns(items: Sequence[QueueItem]) -> list[QueueItem]:
