@@ -7,19 +7,22 @@ ix_schedules_due and this module costs nothing.
 How a batch of `limit` rows is filled (max-min fair, "water filling"):
 
 1. The tenants with due rows, by a skip scan of ix_schedules_tenant_due
-   (tenant, next_run, id) WHERE enabled: one `min(tenant) … tenant > t` probe
+   (tenant, next_run) WHERE enabled: one `min(tenant) … tenant > t` probe
    per tenant with enabled schedules, then one probe for that tenant's
    earliest next_run. O(tenants) index probes; no due row is read.
 2. Rounds. Each open tenant is offered a share of what is left (`split`:
    equal, or in proportion to a weight), at most its cap; one statement takes
-   up to that many of each tenant's earliest due rows (keyset on
-   (next_run, id) after what it already took; SKIP LOCKED on PostgreSQL). A
+   up to that many of each tenant's earliest due rows after what it already
+   took (SQLite: the keyset (next_run, rowid); PostgreSQL: all it took plus
+   the offer, dropping the rows it holds; SKIP LOCKED there). A
    tenant that returns fewer than offered has nothing more due (or another
    lane holds it) and closes. A round in which no tenant closes fills the
    batch, so rounds ≤ 1 + tenants that close, capped at MAX_ROUNDS (a batch
-   may then come back short; the dispatcher's next round takes the rest).
+   may then come back short; the dispatcher's next tick, at once, takes the
+   rest).
 
-Rows read: those taken, plus the probes. Each tenant ends with
+Rows read: those taken, plus the probes (and on PostgreSQL, in a later round,
+a tenant's rows of the earlier rounds again). Each tenant ends with
 min(its due rows, the water level), within 1 of the ideal share.
 """
 
