@@ -12,6 +12,8 @@ A tick:
    rounds; a fenced transaction (our term is gone) commits nothing and we
    become a follower; on SQLite, a PASSIVE WAL checkpoint once the burst is
    committed (the fire transactions defer it);
+   When the due rows are more than a round takes, its batches are shared
+   across tenants (store.dispatch.fair) instead of taken in next_run order;
 4. returns how long to sleep: until the earliest next_run, capped by
    `max_sleep` and by the next renewal.
 
@@ -55,6 +57,7 @@ from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (
     BatchResult,
+    Fairness,
     Fencing,
     checkpoint,
     count_due,
@@ -79,6 +82,11 @@ DEFAULT_PG_LANES = 2
 # A lane's least share of a round: below it, a second transaction's fixed
 # cost (fence, lookups, commit) outweighs the overlap.
 LANE_MIN_ROWS = 500
+# A burst's first shared round (store.dispatch.fair) is one transaction of at
+# most this many rows: it holds every small tenant's rows (their fair share
+# is all they have) and commits in a fraction of a full batch's time, so
+# their items are queued, and claimed, ahead of the big tenant's bulk.
+FAIR_HEAD_ROWS = 1000
 
 
 def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
@@ -94,6 +102,11 @@ def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
     share = min(batch_size, max(-(-due // lanes), least))
     count = min(lanes, -(-due // share))
     return [batch_size] if count == 1 else [share] * count
+
+
+def equal_shares(now: datetime) -> Fairness:
+    """Every tenant the same share of a batch (no weights, no caps)."""
+    return Fairness()
 
 
 def default_holder() -> str:
@@ -149,6 +162,7 @@ class Dispatcher:
         occurrences: Callable[[str, str], NextAfter] = next_run_function,
         on_tick: Callable[[TickReport], None] | None = None,
         quotas: Quota | None = None,
+        fairness: Callable[[datetime], Fairness] | None = equal_shares,
     ) -> None:
         if ttl <= 0 or batch_size < 1 or max_sleep <= 0 or (lanes is not None and lanes < 1):
             raise ValueError("ttl, batch_size, lanes and max_sleep must be positive")
@@ -168,6 +182,9 @@ class Dispatcher:
         self.occurrences = occurrences
         # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
         self.quotas = quota_defaults() if quotas is None else quotas
+        # How a round that cannot take every due row shares it across tenants
+        # (store.dispatch.fair), asked once per such round; None: next_run order.
+        self.fairness = fairness
         # Called by `run` with every report (metrics); never by `tick` itself.
         self.on_tick = on_tick
         self.term: int | None = None
@@ -266,16 +283,19 @@ class Dispatcher:
 
     def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:
         """Run rounds of fire transactions until no due row is left; True when fenced."""
+        head = True
         while True:
             if self._renew_due() and self._lease_step() is not None:
                 return True
             assert self.term is not None
             fencing = Fencing(self.group, self.holder, self.term)
             now = self.clock.now()
-            limits = self._round_limits(now)
+            limits, fairness = self._round_limits(now, head=head)
+            head = False
             full, fenced = False, False
             failure: Exception | None = None
-            for limit, outcome in zip(limits, self._run_lanes(fencing, now, limits), strict=True):
+            outcomes = self._run_lanes(fencing, now, limits, fairness)
+            for limit, outcome in zip(limits, outcomes, strict=True):
                 if isinstance(outcome, lease.Fenced):
                     log.warning("dispatcher %s fenced: %s", self.holder, outcome)
                     fenced = True
@@ -306,16 +326,33 @@ class Dispatcher:
             if not full:
                 return False
 
-    def _round_limits(self, now: datetime) -> list[int]:
-        """The row limits of this round's fire transactions (one per lane)."""
-        if self.lanes == 1:
-            return [self.batch_size]
+    def _round_limits(
+        self, now: datetime, *, head: bool = False
+    ) -> tuple[list[int], Fairness | None]:
+        """This round's fire transactions' row limits (one per lane) and how they share rows.
+
+        The due rows are counted no further than one past what the round
+        takes: when the round takes them all (the common case), the batch is
+        the plain range scan in next_run order; when it cannot, the rows are
+        shared across tenants (store.dispatch.fair), so one tenant's burst
+        does not fill the batch, and the burst's first (`head`) round is one
+        small transaction (FAIR_HEAD_ROWS).
+        """
+        if self.lanes == 1 and self.fairness is None:
+            return [self.batch_size], None
         with self.database.read() as conn:
-            due = count_due(conn, now, cap=self.lanes * self.batch_size)
-        return lane_plan(due, lanes=self.lanes, batch_size=self.batch_size)
+            due = count_due(conn, now, cap=self.lanes * self.batch_size + 1)
+        limits = lane_plan(due, lanes=self.lanes, batch_size=self.batch_size)
+        if self.lanes == 1:
+            limits = [self.batch_size]
+        if self.fairness is None or due <= sum(limits):
+            return limits, None
+        if head:
+            limits = [min(self.batch_size, FAIR_HEAD_ROWS)]
+        return limits, self.fairness(now)
 
     def _run_lanes(
-        self, fencing: Fencing, now: datetime, limits: list[int]
+        self, fencing: Fencing, now: datetime, limits: list[int], fairness: Fairness | None
     ) -> list[tuple[BatchResult, datetime] | Exception]:
         """Run one fire transaction per limit, all at once; each one's result or error."""
         futures: list[Future[tuple[BatchResult, datetime]]] = []
@@ -324,19 +361,23 @@ class Dispatcher:
                 self._pool = ThreadPoolExecutor(
                     max_workers=self.lanes - 1, thread_name_prefix="cronplane-lane"
                 )
-            futures = [self._pool.submit(self._fire_one, fencing, now, n) for n in limits[1:]]
+            futures = [
+                self._pool.submit(self._fire_one, fencing, now, n, fairness) for n in limits[1:]
+            ]
         outcomes: list[tuple[BatchResult, datetime] | Exception] = []
         for n, limit in enumerate(limits):
             try:
                 outcomes.append(
-                    self._fire_one(fencing, now, limit) if n == 0 else futures[n - 1].result()
+                    self._fire_one(fencing, now, limit, fairness)
+                    if n == 0
+                    else futures[n - 1].result()
                 )
             except Exception as error:  # reported after every lane has ended
                 outcomes.append(error)
         return outcomes
 
     def _fire_one(
-        self, fencing: Fencing, now: datetime, limit: int
+        self, fencing: Fencing, now: datetime, limit: int, fairness: Fairness | None
     ) -> tuple[BatchResult, datetime]:
         """One fire transaction; its result and when it committed."""
         started = self.clock.monotonic()
@@ -349,6 +390,7 @@ class Dispatcher:
                 limit=limit,
                 occurrences=self.occurrences,
                 quotas=self.quotas,
+                fairness=fairness,
             )
         crash_point("after_commit")
         return result, now + timedelta(seconds=self.clock.monotonic() - started)

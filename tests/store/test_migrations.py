@@ -80,11 +80,11 @@ def test_0004_puts_the_claim_index_in_the_claim_order_and_back(tmp_path: Path) -
     assert "ix_queue_items_claimable" in indexes and "ix_queue_items_claim" not in indexes
 
 
-def test_the_claim_walks_its_index_without_sorting(database: Database) -> None:
-    """EXPLAIN: no sort step (SQLite's temp B-tree, PostgreSQL's Sort) in the claim."""
-    statement = queue._claim_statement(dialects.by_name(database.engine.dialect.name))
+def claim_plan(database: Database, *, fair: bool) -> str:
+    """EXPLAIN of the claim statement (in turns by tenant or in the index's order)."""
+    statement = queue._claim_statement(dialects.by_name(database.engine.dialect.name), fair)
     now = datetime(2026, 3, 2, tzinfo=UTC)
-    params = {"worker": "w", "now": now, "until": now, "limit": 10}
+    params = {"worker": "w", "now": now, "until": now, "limit": 10, "window": 160}
     with database.begin() as conn:
         compiled = statement.compile(conn)
         bound = compiled.construct_params(params)
@@ -99,9 +99,19 @@ def test_the_claim_walks_its_index_without_sorting(database: Database) -> None:
             ]
         else:
             plan = [r[0] for r in conn.exec_driver_sql(f"EXPLAIN {compiled}", bound)]
-    text_plan = "\n".join(plan)
+    return "\n".join(plan)
+
+
+def test_the_claim_walks_its_index_without_sorting(database: Database) -> None:
+    """EXPLAIN: no sort step (SQLite's temp B-tree, PostgreSQL's Sort) in the claim."""
+    text_plan = claim_plan(database, fair=False)
     assert "ix_queue_items_claim" in text_plan, text_plan
     assert "TEMP B-TREE" not in text_plan and "Sort" not in text_plan, text_plan
+
+
+def test_the_claim_in_turns_reads_its_window_by_the_claim_index(database: Database) -> None:
+    """In turns: the window is the claim index's first entries (its sorts are the window's)."""
+    assert "ix_queue_items_claim" in claim_plan(database, fair=True)
 
 
 def test_0005_adds_the_control_columns_and_the_backfill_source_and_back(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ they are serialized (`lock_scope`: a transaction-level advisory lock on
 PostgreSQL; SQLite's BEGIN IMMEDIATE already serializes writers). Inside
 the lock it reads the first `SCAN_FACTOR × limit` waiting limited items in
 the claim's order, counts the running items of their jobs, tenants and
-schedules, and takes, in order, those that fit; the rest wait, in order.
+schedules, and takes, in turns by tenant (each tenant's first, then each
+one's second, …, as `queue.claim_batch`), those that fit; the rest wait.
 Finishing never needs the lock: it only lowers the counts.
 """
 
@@ -44,11 +45,15 @@ def claim(
     limit: int,
     *,
     tenant_limit: int | None = None,
+    fair: bool = True,
 ) -> list[QueueItem]:
-    """Up to `limit` items for `worker`: unlimited ones first (one UPDATE), then limited ones."""
+    """Up to `limit` items for `worker`: unlimited ones first (one UPDATE), then limited ones.
+
+    `fair`: the unlimited ones in turns by tenant (queue.claim_batch).
+    """
     found: list[QueueItem] = []
     if tenant_limit is None:
-        found = queue.claim_batch(conn, worker, now, lease, limit)
+        found = queue.claim_batch(conn, worker, now, lease, limit, fair=fair)
     if len(found) < limit:
         found += claim_limited(conn, worker, now, lease, limit - len(found), tenant_limit)
     return found
@@ -97,7 +102,15 @@ def claim_limited(
     # Counted after the lock: every limited claim before ours has committed.
     jobs, tenants, schedules = _running(conn, candidates, tenant_limit is not None)
     chosen = []
-    for c in candidates:
+    # In turns by tenant, as the unlimited claim (queue.claim_batch) takes
+    # them; the sort is stable, so each turn keeps the claim's order.
+    turns: Counter[str] = Counter()
+
+    def turn(c: Any) -> int:
+        turns[c.tenant] += 1
+        return turns[c.tenant]
+
+    for c in sorted(candidates, key=turn):
         job = (c.tenant, c.stack, c.job)
         if (
             (c.max_concurrency is not None and jobs[job] >= c.max_concurrency)
@@ -129,8 +142,7 @@ def claim_limited(
         .returning(*queue_items.c)
     ).all()
     found = [queue.item_from_row(row) for row in rows]
-    found.sort(key=lambda item: (-item.priority, item.available_at, item.id))
-    return found
+    return queue.in_turns(found)
 
 
 def _running(

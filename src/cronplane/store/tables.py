@@ -102,6 +102,17 @@ Index(
 )
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
+# Fair dispatch (store.dispatch.fair): the tenants with due rows by a skip
+# scan, then each tenant's earliest due rows. No id: on SQLite the rowid
+# orders ties (and a fire's update of next_run rewrites a smaller entry: with
+# the id, this index cost a 10,000-row burst 14 %, without it 4 %).
+Index(
+    "ix_schedules_tenant_due",
+    schedules.c.tenant,
+    schedules.c.next_run,
+    postgresql_where=text("enabled"),
+    sqlite_where=text("enabled = 1"),
+)
 # Listing a whole tenant (any stack and environment) in the listing's order,
 # so a page is an index range scan instead of a sort of every tenant row.
 Index(

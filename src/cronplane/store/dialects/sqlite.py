@@ -17,6 +17,7 @@ from cronplane.store.dialects.base import Dialect
 
 if TYPE_CHECKING:
     from cronplane.store.database import Database
+    from cronplane.store.dispatch.fair import Fairness
     from cronplane.store.dispatch.planner import Planner
     from cronplane.store.dispatch.transaction import BatchResult
 
@@ -80,10 +81,12 @@ class SQLite(Dialect):
     def now(self, engine: Engine) -> datetime:
         return SystemClock().now()
 
-    def fire(self, conn: Connection, planner: Planner, limit: int) -> BatchResult:
+    def fire(
+        self, conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+    ) -> BatchResult:
         from cronplane.store.dispatch.sqlite import fire_sqlite
 
-        return fire_sqlite(conn, planner, limit)
+        return fire_sqlite(conn, planner, limit, fairness)
 
     def after_burst(self, conn: Connection) -> None:
         """Move the WAL into the database file (PASSIVE: never waits)."""

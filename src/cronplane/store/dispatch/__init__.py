@@ -7,7 +7,10 @@ fires. Its steps, in order (each followed by a crash point, see
     fence     SELECT leases … WHERE holder, term current and unexpired FOR SHARE
               (shared by the leader's lanes, waited for by a takeover) → else Fenced, roll back
     select    due rows by ix_schedules_due (enabled AND next_run <= now),
-              locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite)
+              locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite);
+              when the round cannot take every due row, shared across tenants
+              instead (`fair`: a skip scan of ix_schedules_tenant_due, then each
+              tenant's earliest due rows, same locks)
     lookup    the rows' jobs (status, options) and which schedules have an item active
     quotas    only when a tenant has a fire-time quota: its budget, and the firing rows
               past it decided SKIPPED_QUOTA (`quotas`; one empty lookup otherwise)
@@ -50,6 +53,7 @@ from cronplane.core.firing import NextAfter
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
+from cronplane.store.dispatch.fair import Fairness
 from cronplane.store.dispatch.planner import Occurrences, Planner
 from cronplane.store.dispatch.reads import count_due, earliest_next_run
 from cronplane.store.dispatch.transaction import BatchResult, Fencing
@@ -58,6 +62,7 @@ __all__ = [
     "CRASH_ENV",
     "CRASH_POINTS",
     "BatchResult",
+    "Fairness",
     "Fencing",
     "checkpoint",
     "count_due",
@@ -75,6 +80,7 @@ def fire_batch(
     limit: int,
     occurrences: Callable[[str, str], NextAfter],
     quotas: Quota = UNLIMITED,
+    fairness: Fairness | None = None,
 ) -> BatchResult:
     """Fire up to `limit` due rows inside the caller's transaction (see module docstring).
 
@@ -85,7 +91,7 @@ def fire_batch(
     crash_point("after_fence")
     dialect = dialects.of(conn)
     planner = Planner(dialect, now, fencing.term, Occurrences(occurrences), quotas)
-    return dialect.fire(conn, planner, limit)
+    return dialect.fire(conn, planner, limit, fairness)
 
 
 def checkpoint(conn: Connection) -> None:

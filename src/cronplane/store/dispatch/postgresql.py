@@ -20,6 +20,7 @@ from cronplane.ids import time_ordered_hexes
 from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
+from cronplane.store.dispatch.fair import Fairness
 from cronplane.store.dispatch.planner import CLEAR_PAUSE, LEDGER, ROW_CHANGES, Planner
 from cronplane.store.dispatch.transaction import (
     ACTOR,
@@ -39,10 +40,20 @@ _WRITTEN_TEXT = tuple(
 )
 
 
-def fire_postgresql(conn: Connection, planner: Planner, limit: int) -> BatchResult:
-    """The batch's rows built in Python, written by COPY (server CPU is PostgreSQL's limit)."""
+def fire_postgresql(
+    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+) -> BatchResult:
+    """The batch's rows built in Python, written by COPY (server CPU is PostgreSQL's limit).
+
+    With `fairness`, the rows are shared across tenants (store.dispatch.fair).
+    """
     now = planner.now
-    rows = conn.execute(reads.due_query(now, limit)).all()
+    # Shared across tenants only when more than one has a due row.
+    tenants = [] if fairness is None else reads.due_tenants(conn, now)
+    if fairness is None or len(tenants) < 2:
+        rows = conn.execute(reads.due_query(now, limit)).all()
+    else:
+        rows = reads.fair_rows(conn, now, limit, fairness, tenants)
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
     if not rows:

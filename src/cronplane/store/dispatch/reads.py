@@ -9,17 +9,23 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Integer,
     String,
     Text,
+    bindparam,
     cast,
     func,
     literal,
     select,
+    true,
+    tuple_,
     type_coerce,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from cronplane.core.firing import POLICY_FIELDS
 from cronplane.store import bulk
+from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.tables import jobs, schedules
 
 
@@ -60,18 +66,26 @@ class DueWritten(NamedTuple):
 
 # A PostgreSQL due row: the written columns, then the decision inputs.
 DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
-# Where a due row's columns are not the stored column itself.
-_DUE_EXPRESSIONS: dict[str, Any] = {
-    "id": cast(schedules.c.id, Text),
-    "payload": cast(schedules.c.payload, Text),
-    "row_key": cast(schedules.c.id, Text),
-    "next_run": type_coerce(schedules.c.next_run, String),
-    "runs_left": schedules.c.max_runs - schedules.c.run_count,
-}
-_DUE_COLUMNS = tuple(
-    (_DUE_EXPRESSIONS[name] if name in _DUE_EXPRESSIONS else schedules.c[name]).label(name)
-    for name in DUE_FIELDS
-)
+
+
+def _due_columns(table: Any) -> tuple[Any, ...]:
+    """A due row's columns (DUE_FIELDS) read from `table` (schedules or an alias of it)."""
+    # Where a due row's columns are not the stored column itself.
+    expressions: dict[str, Any] = {
+        "id": cast(table.c.id, Text),
+        "payload": cast(table.c.payload, Text),
+        "row_key": cast(table.c.id, Text),
+        "next_run": type_coerce(table.c.next_run, String),
+        "runs_left": table.c.max_runs - table.c.run_count,
+    }
+    return tuple(
+        (expressions[name] if name in expressions else table.c[name]).label(name)
+        for name in DUE_FIELDS
+    )
+
+
+_DUE_COLUMNS = _due_columns(schedules)
+_TENANT_AT = DUE_FIELDS.index("tenant")
 
 
 def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
@@ -101,6 +115,108 @@ def due_query(now: datetime, limit: int) -> Any:
     query = select(*_DUE_COLUMNS).where(*_due(now)).order_by(schedules.c.next_run).limit(limit)
     # A row being edited is skipped, not waited for: the next tick sees it.
     return query.with_for_update(skip_locked=True)
+
+
+# The tenants with due rows, earliest due first: a skip scan of
+# ix_schedules_tenant_due (one `min(tenant) > t` probe per tenant with enabled
+# rows), then one probe for each tenant's earliest next_run. No due row is read.
+_DUE_TENANTS = """
+WITH RECURSIVE t(tenant) AS (
+    SELECT min(tenant) FROM schedules WHERE {enabled}
+    UNION ALL
+    SELECT (SELECT min(s.tenant) FROM schedules AS s WHERE s.{enabled} AND s.tenant > t.tenant)
+    FROM t WHERE t.tenant IS NOT NULL
+)
+SELECT tenant FROM (
+    SELECT t.tenant, (SELECT min(s.next_run) FROM schedules AS s
+        WHERE s.{enabled} AND s.tenant = t.tenant) AS first
+    FROM t WHERE t.tenant IS NOT NULL
+) AS f WHERE first <= {now} ORDER BY first, tenant
+"""
+
+
+def due_tenants(conn: Connection, now: Any) -> list[str]:
+    """The tenants with a due row at `now` (as the dialect binds it), earliest due first."""
+    if conn.dialect.name == "postgresql":
+        sql = _DUE_TENANTS.format(enabled="enabled", now="%(now)s")
+    else:
+        sql = _DUE_TENANTS.format(enabled="enabled = 1", now="?")
+        return [row[0] for row in conn.exec_driver_sql(sql, (now,))]
+    return [row[0] for row in conn.exec_driver_sql(sql, {"now": now})]
+
+
+# PostgreSQL's fair round: per offered tenant (unnest of two arrays), its
+# earliest due rows by ix_schedules_tenant_due, locked (SKIP LOCKED). A later
+# round asks a tenant again for all it has taken plus its new offer: the rows
+# it already holds come back (they are locked by us, not skipped) and are
+# dropped in Python, so ties on next_run need no keyset column in the index.
+_OFFER = (
+    func.unnest(
+        bindparam("tenants", type_=ARRAY(Text)),
+        bindparam("counts", type_=ARRAY(Integer)),
+    )
+    .table_valued("tenant", "n")
+    .render_derived(with_types=False)
+    .alias("offer")
+)
+_PICK = schedules.alias("pick")
+_PICKED = (
+    select(*_due_columns(_PICK))
+    .where(
+        _PICK.c.enabled,
+        # `tenant = t AND next_run <= now`, written as the range
+        # (t) <= (tenant) and (tenant, next_run) <= (t, now): exactly the
+        # entries of ix_schedules_tenant_due to walk, and an order (tenant,
+        # next_run) only that index gives. Written plainly, the planner takes
+        # the tenant as fixed, cannot know its share of the due rows, and may
+        # walk ix_schedules_due instead, filtering out the other tenants' rows:
+        # reading a whole burst ahead of a small tenant's rows.
+        _PICK.c.tenant >= _OFFER.c.tenant,
+        tuple_(_PICK.c.tenant, _PICK.c.next_run) <= tuple_(_OFFER.c.tenant, bindparam("now")),
+    )
+    .order_by(_PICK.c.tenant, _PICK.c.next_run)
+    .limit(_OFFER.c.n)
+    .with_for_update(skip_locked=True)
+    .correlate(_OFFER)
+    .lateral("picked")
+)
+_FAIR_ROUND = select(*(_PICKED.c[name] for name in DUE_FIELDS)).select_from(
+    _OFFER.join(_PICKED, true())
+)
+_ID_AT = DUE_FIELDS.index("id")
+
+
+def fair_rows(
+    conn: Connection, now: datetime, limit: int, fairness: Fairness, tenants: list[str]
+) -> list[Any]:
+    """PostgreSQL: up to `limit` due rows (DUE_FIELDS) shared fairly across tenants (store.dispatch.fair)."""
+    rows: list[Any] = []
+    held: set[str] = set()
+
+    def take(offer: Offer) -> Taken:
+        names = list(offer)
+        # `after` is how many rows the tenant holds already.
+        params = {
+            "tenants": names,
+            "counts": [offer[t][0] + (offer[t][1] or 0) for t in names],
+            "now": now,
+        }
+        new: dict[str, list[Any]] = {t: [] for t in names}
+        for row in conn.execute(_FAIR_ROUND, params):
+            if row[_ID_AT] not in held:
+                new[row[_TENANT_AT]].append(row)
+        taken: Taken = {}
+        for tenant, found in new.items():
+            # Past a tie, a scan may return other rows than the last round's:
+            # those past the offer stay locked and unused (they fire next round).
+            found = found[: offer[tenant][0]]
+            held.update(row[_ID_AT] for row in found)
+            rows.extend(found)
+            taken[tenant] = (len(found), len(found) + (offer[tenant][1] or 0))
+        return taken
+
+    fill(limit, tenants, take, fairness)
+    return rows
 
 
 def active(conn: Connection, ids: Sequence[str]) -> dict[str, int]:

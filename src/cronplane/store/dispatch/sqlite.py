@@ -21,6 +21,7 @@ from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
+from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.dispatch.planner import Planner
 from cronplane.store.dispatch.transaction import (
     ACTOR,
@@ -84,10 +85,23 @@ FROM (
             WHEN 'skip' THEN 3 * EXISTS {_ANY.format("IN ('queued', 'running')")}
             ELSE EXISTS {_ANY.format("= 'queued'")} + 2 * EXISTS {_ANY.format("= 'running'")}
         END AS active
-    FROM schedules WHERE enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit
+    FROM schedules WHERE {{where}}
 )
 ORDER BY id
 """
+_SELECT_DUE_PLAIN = _SELECT_DUE.format(
+    where="enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit"
+)
+# Fair fill (store.dispatch.fair): the rows its rounds picked, by rowid.
+_FIRE_PICK = "CREATE TEMP TABLE IF NOT EXISTS fire_pick (k INTEGER PRIMARY KEY)"
+_SELECT_DUE_PICKED = _SELECT_DUE.format(
+    where="rowid IN (SELECT k FROM temp.fire_pick) AND enabled = 1 AND next_run <= :now"
+)
+# One tenant's earliest due rows after the keyset, by ix_schedules_tenant_due.
+_PICK_TENANT = (
+    "SELECT rowid, next_run FROM schedules WHERE enabled = 1 AND tenant = ? "
+    "AND next_run <= ? AND (next_run, rowid) > (?, ?) ORDER BY next_run, rowid LIMIT ?"
+)
 _GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
 # CROSS JOIN: SQLite keeps this join order, so the due rows drive (in n order)
 # and each finds its plan and schedule row by key; left to itself the planner
@@ -171,7 +185,37 @@ def _mark_over_quota(
     return quotas.mark_sqlite(conn, firing, budgets, _INPUTS + 1)
 
 
-def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
+def _pick_fairly(
+    conn: Connection, now: str, limit: int, fairness: Fairness, tenants: list[str]
+) -> None:
+    """Fill temp.fire_pick with up to `limit` due rows shared across tenants (fair.fill).
+
+    A statement per offered tenant per round (SQLite runs them in-process:
+    no round trip), each an index range of what it takes.
+    """
+    conn.exec_driver_sql(_FIRE_PICK)
+    conn.exec_driver_sql("DELETE FROM temp.fire_pick")
+    cursor = conn.connection.driver_connection
+    assert cursor is not None
+
+    def take(offer: Offer) -> Taken:
+        taken: Taken = {}
+        picked: list[tuple[int]] = []
+        for tenant, (count, after) in offer.items():
+            run, key = after or ("", 0)
+            rows = cursor.execute(_PICK_TENANT, (tenant, now, run, key, count)).fetchall()
+            if rows:
+                picked.extend((row[0],) for row in rows)
+                taken[tenant] = (len(rows), (rows[-1][1], rows[-1][0]))
+        cursor.executemany("INSERT INTO temp.fire_pick (k) VALUES (?)", picked)
+        return taken
+
+    fill(limit, tenants, take, fairness)
+
+
+def fire_sqlite(
+    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+) -> BatchResult:
     """The batch's rows copied and written by SQLite itself; Python decides once per group.
 
     Python reads one row per distinct decision input and job (not one per
@@ -195,7 +239,13 @@ def fire_sqlite(conn: Connection, planner: Planner, limit: int) -> BatchResult:
     conn.exec_driver_sql("DELETE FROM temp.fire_due")
     conn.exec_driver_sql("DELETE FROM temp.fire_plan")
     now = planner.now_value
-    selected = conn.exec_driver_sql(_SELECT_DUE, {"now": now, "limit": limit}).rowcount
+    # Shared across tenants only when more than one has a due row.
+    tenants = [] if fairness is None else reads.due_tenants(conn, now)
+    if fairness is None or len(tenants) < 2:
+        selected = conn.exec_driver_sql(_SELECT_DUE_PLAIN, {"now": now, "limit": limit}).rowcount
+    else:
+        _pick_fairly(conn, now, limit, fairness, tenants)
+        selected = conn.exec_driver_sql(_SELECT_DUE_PICKED, {"now": now}).rowcount
     crash_point("after_select")
     result = BatchResult(selected=selected)
     if not selected:
