@@ -160,6 +160,8 @@ class Dispatcher:
         else:
             self.lanes = 1
         self._pool: ThreadPoolExecutor | None = None
+        # The term whose lanes are ready (connections open, statements prepared).
+        self._ready_term: int | None = None
         self.occurrences = occurrences
         # Called by `run` with every report (metrics); never by `tick` itself.
         self.on_tick = on_tick
@@ -243,6 +245,8 @@ class Dispatcher:
                     self._failures = 0
                     return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
                 now, earliest = self._earliest()
+            elif self.lanes > 1 and self._ready_term != self.term:
+                self._ready_lanes(now)
             sleep = self._leader_sleep(now, earliest)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
@@ -297,6 +301,21 @@ class Dispatcher:
                 raise failure
             if not full:
                 return False
+
+    def _ready_lanes(self, now: datetime) -> None:
+        """A new term with nothing due yet: an empty fire transaction on every lane.
+
+        It opens the lanes' connections and prepares their statements (the
+        fence, the due select), so the term's first burst does not pay for
+        them inside its fire transactions. Nothing is selected or written;
+        a failure here is left to the first real fire to meet.
+        """
+        assert self.term is not None
+        self._ready_term = self.term
+        fencing = Fencing(self.group, self.holder, self.term)
+        for outcome in self._run_lanes(fencing, now, [0] * self.lanes):
+            if isinstance(outcome, Exception):
+                log.debug("readying the fire lanes failed: %s", outcome)
 
     def _round_limits(self, now: datetime) -> list[int]:
         """The row limits of this round's fire transactions (one per lane)."""
