@@ -306,12 +306,19 @@ class Dispatcher:
         """A new term with nothing due yet: an empty fire transaction on every lane.
 
         It opens the lanes' connections and prepares their statements (the
-        fence, the due select), so the term's first burst does not pay for
-        them inside its fire transactions. Nothing is selected or written;
-        a failure here is left to the first real fire to meet.
+        fence, the due select), and loads the occurrence machinery once (the
+        zone list is read from disk on first use: tens of milliseconds under
+        the GIL, which stalled every lane of a process's first burst), so the
+        term's first burst does not pay for them inside its fire transactions.
+        Nothing is selected or written; a failure here is left to the first
+        real fire to meet.
         """
         assert self.term is not None
         self._ready_term = self.term
+        try:
+            self.occurrences("* * * * *", "UTC")(now)
+        except Exception as error:  # only a warm-up: the fire path reports its own
+            log.debug("loading the occurrence functions failed: %s", error)
         fencing = Fencing(self.group, self.holder, self.term)
         for outcome in self._run_lanes(fencing, now, [0] * self.lanes):
             if isinstance(outcome, Exception):
