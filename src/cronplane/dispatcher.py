@@ -21,7 +21,10 @@ disjoint due rows (FOR UPDATE SKIP LOCKED): the server runs each on its own
 process, so a burst uses more than one core, and a fire transaction's time is
 mostly the server's (index maintenance), not ours. The lanes share the fence
 (a shared lock on the lease row), so a takeover still waits for all of them.
-SQLite has one writer: there `lanes` is always 1.
+A new term with nothing due yet readies its lanes (an empty fire transaction
+each, and the occurrence functions loaded once), so its first burst does not
+open connections or read the zone list. SQLite has one writer: there `lanes`
+is always 1.
 
 `run` sleeps through the clock, woken early by :meth:`wake` (the service's
 `on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
