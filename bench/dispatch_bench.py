@@ -355,6 +355,11 @@ def main() -> None:
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument(
+        "--only",
+        default="",
+        help="burst systems to run, comma-separated (e.g. cronplane-postgres); default all",
+    )
+    parser.add_argument(
         "--aps-sqlalchemy-max",
         type=int,
         default=1_000,
@@ -379,7 +384,10 @@ def main() -> None:
             runs.append(
                 ("apscheduler-sqlalchemy-sqlite", lambda n=n: burst_apscheduler("sql", n, workdir))
             )
+        only = {name for name in args.only.split(",") if name}
         for name, run in runs:
+            if only and name not in only:
+                continue
             f = run()
             print(
                 f"| {name} | {n:,} | {f['fires_per_s']:,.0f} | {f['p50']:.3f} | "

@@ -23,7 +23,10 @@ disjoint due rows (FOR UPDATE SKIP LOCKED): the server runs each on its own
 process, so a burst uses more than one core, and a fire transaction's time is
 mostly the server's (index maintenance), not ours. The lanes share the fence
 (a shared lock on the lease row), so a takeover still waits for all of them.
-SQLite has one writer: there `lanes` is always 1.
+A new term with nothing due yet readies its lanes (an empty fire transaction
+each, and the occurrence functions loaded once), so its first burst does not
+open connections or read the zone list. SQLite has one writer: there `lanes`
+is always 1.
 
 `run` sleeps through the clock, woken early by :meth:`wake` (the service's
 `on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
@@ -179,6 +182,8 @@ class Dispatcher:
         else:
             self.lanes = 1
         self._pool: ThreadPoolExecutor | None = None
+        # The term whose lanes are ready (connections open, statements prepared).
+        self._ready_term: int | None = None
         self.occurrences = occurrences
         # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
         self.quotas = quota_defaults() if quotas is None else quotas
@@ -267,6 +272,8 @@ class Dispatcher:
                     self._failures = 0
                     return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
                 now, earliest = self._earliest()
+            elif self.lanes > 1 and self._ready_term != self.term:
+                self._ready_lanes(now)
             sleep = self._leader_sleep(now, earliest)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
@@ -325,6 +332,28 @@ class Dispatcher:
                 raise failure
             if not full:
                 return False
+
+    def _ready_lanes(self, now: datetime) -> None:
+        """A new term with nothing due yet: an empty fire transaction on every lane.
+
+        It opens the lanes' connections and prepares their statements (the
+        fence, the due select), and loads the occurrence machinery once (the
+        zone list is read from disk on first use: tens of milliseconds under
+        the GIL, which stalled every lane of a process's first burst), so the
+        term's first burst does not pay for them inside its fire transactions.
+        Nothing is selected or written; a failure here is left to the first
+        real fire to meet.
+        """
+        assert self.term is not None
+        self._ready_term = self.term
+        try:
+            self.occurrences("* * * * *", "UTC")(now)
+        except Exception as error:  # only a warm-up: the fire path reports its own
+            log.debug("loading the occurrence functions failed: %s", error)
+        fencing = Fencing(self.group, self.holder, self.term)
+        for outcome in self._run_lanes(fencing, now, [0] * self.lanes, None):
+            if isinstance(outcome, Exception):
+                log.debug("readying the fire lanes failed: %s", outcome)
 
     def _round_limits(
         self, now: datetime, *, head: bool = False

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from cronplane.clock import FakeClock
 from cronplane.core.firing import NextAfter
@@ -144,3 +145,32 @@ def test_a_deposed_leader_s_lanes_commit_nothing(database: Database) -> None:
     report = a.tick()
     assert report.fenced and report.fired == 0
     assert items(database) == []
+
+
+@pytest.mark.postgres
+def test_a_new_leader_readies_its_lanes_before_the_first_burst(pg_database: Database) -> None:
+    due_rows(pg_database, 300)
+    clock = FakeClock(START - timedelta(seconds=30))
+    fences: list[str] = []
+
+    def count_fences(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("SELECT leases.term") and "FOR SHARE" in statement:
+            fences.append(threading.current_thread().name)
+
+    event.listen(pg_database.engine, "before_cursor_execute", count_fences)
+    node = Dispatcher(
+        pg_database, clock, holder="a", batch_size=100, lanes=2, occurrences=occurrences
+    )
+    # Nothing is due: the new term runs one empty fire transaction per lane,
+    # so both lanes' connections are open before the burst.
+    report = node.tick()
+    assert report.leader and report.fired == 0 and report.batches == ()
+    assert len(fences) == 2 and len(set(fences)) == 2
+    assert pg_database.engine.pool.checkedin() >= 2  # type: ignore[attr-defined]
+    assert items(pg_database) == []
+    # Once per term: a later idle tick runs none.
+    assert node.tick().fired == 0 and len(fences) == 2
+    clock.advance(30)
+    report = node.tick()
+    assert report.error is None and report.fired == 300
+    check_exactly_once(pg_database)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain
@@ -179,14 +180,38 @@ def pg_copy(
     batch. Constraints hold exactly as for INSERT: a second item for one
     occurrence still raises a unique violation and the whole batch rolls back.
     """
-    if not rows:
-        return
-    data = "\n".join(["\t".join(row) for row in rows]) + "\n"
+    if rows:
+        with pg_copy_stream(conn, table, columns) as write:
+            write(copy_text(rows))
+
+
+def copy_text(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of COPY text fields (`RowText`) as COPY's text format: tab-joined lines."""
+    return "\n".join(["\t".join(row) for row in rows]) + "\n" if rows else ""
+
+
+@contextmanager
+def pg_copy_stream(
+    conn: Connection, table: Table, columns: tuple[str, ...]
+) -> Iterator[Callable[[str], None]]:
+    """PostgreSQL: an open COPY … FROM STDIN; `write(text)` sends `copy_text` lines.
+
+    Lines written while the caller builds the next ones are inserted by the
+    server meanwhile (psycopg sends every 32 KB): the client's work and the
+    server's overlap instead of taking turns. An exception inside the block
+    aborts the COPY (the server discards it; the transaction is in error and
+    must roll back); a constraint violation raises as `pg_copy`'s does.
+    """
     raw: Any = conn.connection.dbapi_connection
     statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
     try:
         with raw.cursor() as cursor, cursor.copy(statement) as copy:
-            copy.write(data)
+
+            def write(text: str) -> None:
+                if text:
+                    copy.write(text)
+
+            yield write
     except psycopg.Error as error:
         # The raw cursor bypasses SQLAlchemy's wrapping; wrap as any statement's
         # error is (IntegrityError, OperationalError …) so callers see one kind.

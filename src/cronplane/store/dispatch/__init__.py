@@ -15,7 +15,8 @@ fires. Its steps, in order (each followed by a crash point, see
     quotas    only when a tenant has a fire-time quota: its budget, and the firing rows
               past it decided SKIPPED_QUOTA (`quotas`; one empty lookup otherwise)
     decide    core.firing.decide once per distinct input (pure; rows share the result)
-    insert    queue items                  (UNIQUE(schedule_id, scheduled_for))
+    insert    queue items                  (UNIQUE(schedule_id, scheduled_for));
+              on PostgreSQL decided and inserted together, chunk by chunk
     update    schedules: last_run/next_run, a compare-and-set on the next_run read
     events    the occurrence ledger
     commit
@@ -30,6 +31,9 @@ The two databases take one path each, after the fence (chosen by store.dialects)
 - PostgreSQL (`postgresql.py`): the due rows come to Python, which builds
   the items and events as COPY text; one UPDATE per decision. There the
   server's CPU, not Python, is the limit, and COPY is its cheapest insert.
+  The items' COPY streams: rows are decided 500 at a time and each chunk is
+  sent as it is ready, so the server inserts while Python builds (rows that
+  may cancel are decided, and cancelled, before the COPY opens).
 
 Reading the due rows inside the fire transaction *is* the re-read SPEC §6
 asks for: a row disabled, removed or rescheduled since the last look is simply

@@ -34,6 +34,10 @@ from cronplane.store.tables import events, queue_items, schedules
 # Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
 # than indexing).
 _ID, _TENANT, _JOB, _OVERLAP = map(reads.DUE_FIELDS.index, ("id", "tenant", "job", "overlap"))
+# Due rows decided per chunk of the items' COPY: big enough that each write
+# is a few of psycopg's 32 KB sends, small enough that the server starts
+# inserting soon after the batch is read.
+_STREAM_CHUNK = 500
 # Its strings that are written to items and events.
 _WRITTEN_TEXT = tuple(
     map(reads.DUE_FIELDS.index, ("tenant", "stack", "environment", "name", "job", "payload"))
@@ -60,7 +64,7 @@ def fire_postgresql(
         return result
     options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
     active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
-    rows_out = _Rows(planner)
+    rows_out = _Rows(planner, len(rows))
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
     # walk each index in order instead of landing on random pages.
@@ -74,16 +78,30 @@ def fire_postgresql(
     limits = quotas.fire_limits(conn, planner.quotas)
     if limits is not None:
         over = _over_quota(conn, planner, limits, safe, options, active)
-    rows_out.add(safe, options, active, over)
+    # `cancel_running`: the previous items go before the new ones are inserted,
+    # so the rows that may cancel (their schedule has an item active) are
+    # decided first; the rest are decided while their items stream out.
+    cancelling = [row for row in safe if row[_OVERLAP] == "cancel_running" and active.get(row[_ID])]
+    if cancelling:
+        rows_out.add(cancelling, options, active, over)
+        chosen = {row[_ID] for row in cancelling}
+        safe = [row for row in safe if row[_ID] not in chosen]
+    cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=now)
+    # The ledger's COPY text is made alongside, sent after the UPDATE.
+    ledger_text = [bulk.copy_text(rows_out.ledger)]
+    with bulk.pg_copy_stream(conn, queue_items, ITEM_COLUMNS) as write:
+        write(bulk.copy_text(rows_out.items))
+        # The server inserts one chunk's items while the next chunk is decided.
+        for start in range(0, len(safe), _STREAM_CHUNK):
+            items, ledger = len(rows_out.items), len(rows_out.ledger)
+            rows_out.add(safe[start : start + _STREAM_CHUNK], options, active, over)
+            write(bulk.copy_text(rows_out.items[items:]))
+            ledger_text.append(bulk.copy_text(rows_out.ledger[ledger:]))
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
     result.by_tenant = lambda: _by_tenant(rows_out.ledger)
     result.coalesced = rows_out.coalesced
-
-    # `cancel_running`: the previous items go before the new ones are inserted.
-    cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=now)
-    bulk.pg_copy(conn, queue_items, ITEM_COLUMNS, rows_out.items)
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
@@ -104,7 +122,8 @@ def fire_postgresql(
         if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
     crash_point("after_update")
-    bulk.pg_copy(conn, events, EVENT_COLUMNS, rows_out.ledger)
+    with bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
+        write("".join(ledger_text))
     crash_point("after_events")
     return result
 
@@ -162,8 +181,11 @@ def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
 class _Rows:
     """PostgreSQL: a batch's item and event rows, as COPY text, built as they are decided."""
 
-    def __init__(self, planner: Planner) -> None:
+    def __init__(self, planner: Planner, count: int) -> None:
         self.planner = planner
+        # One ascending run for the whole batch (however many `add` calls):
+        # the items' primary key is appended to at one place.
+        self.item_ids = iter(time_ordered_hexes(planner.now, count))
         self.items: list[tuple[Any, ...]] = []
         self.ledger: list[tuple[Any, ...]] = []
         self.fired_for: list[datetime] = []
@@ -177,7 +199,8 @@ class _Rows:
         active: dict[Any, int],
         over: Mapping[Any, quotas.OverQuota],
     ) -> None:
-        """Decide and encode every due row (`over`: rows past their tenant's quota).
+        """Decide and encode due rows, one chunk of the batch per call (`over`: rows past
+        their tenant's quota).
 
         Written as one flat loop over plain locals because it runs once per
         fire: per-row method calls, attribute lookups and encoding were most
@@ -187,7 +210,7 @@ class _Rows:
         now_value, zero, null = planner.now_value, planner.enc.int(0), planner.enc.null
         plans, plan_for, job_plan_for = planner.plans, planner.plan, planner.job_plan
         items, ledger, fired_for = self.items, self.ledger, self.fired_for
-        item_ids = iter(time_ordered_hexes(planner.now, len(rows)))
+        item_ids = self.item_ids
         fire = Outcome.FIRE
         cancelling = self.cancelling
         overlap_at = _OVERLAP - len(reads.DueWritten._fields)
