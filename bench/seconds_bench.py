@@ -434,6 +434,10 @@ def fire_run(
         "events_twice": events_twice,
         "succeeded": succeeded,
         "committed": summary(committed),
+        # The last item of each instant, in order: drift or one bad instant?
+        "instant_max_ms": [
+            round(1000 * max(samples[t]), 1) if samples[t] else None for t in window
+        ],
         "decided": summary(decided),
         "first_minute_p99_ms": summary([late for t in window[:per_minute] for late in samples[t]])[
             "p99_ms"
