@@ -1,4 +1,4 @@
-"""`schedule history` for people: coalesced counts, and item ids by their tails."""
+"""`schedule history` for people: coalesced counts, lateness, and item ids by their tails."""
 
 from __future__ import annotations
 
@@ -32,9 +32,12 @@ def test_history_shows_coalesced_counts_and_distinct_item_tails(
     out = cronplane("schedule", "history", "every-minute")
     assert out.code == 0, out.stderr
     assert out.stdout.count("coalesced 6") == 1 and "coalesced 1" not in out.stdout
+    # Each fire came 1 s after its occurrence (the clock sits at :01).
+    assert out.stdout.count("1,000 ms late") == 3
     tails = [word.strip("…") for word in out.stdout.split() if word.startswith("…")]
     assert len(tails) == 3 and len(set(tails)) == 3 and all(len(t) >= 8 for t in tails)
     assert sorted(next(i for i in ids if i.endswith(t)) for t in tails) == sorted(ids)
     document = cronplane("schedule", "history", "every-minute", "--json").json()
     assert isinstance(document, list)
     assert sorted(e["detail"]["coalesced"] for e in document if e["detail"]) == [1, 1, 6]
+    assert [e["detail"]["late_ms"] for e in document if e["detail"]] == [1000] * 3

@@ -40,6 +40,8 @@ def test_history_shows_fired_occurrences_with_coalesced_counts(sqlite_database: 
     assert "fired" in ledger
     assert re.search(r"<td>3 <span class=\"muted\">\(2 missed\)</span></td>", ledger), ledger
     assert "V200610SCHTRG" in ledger
+    # 09:30 fired at 09:35:30: the lateness beside the fire instant.
+    assert '<span class="muted">(330,000 ms late)</span>' in ledger, ledger
     items = page.text[page.text.index('id="items"') : page.text.index('id="changes"')]
     assert "queued" in items and "schedule" in items
 

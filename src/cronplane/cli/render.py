@@ -218,7 +218,7 @@ def events(rows: Sequence[Event], as_json: bool) -> None:
     shown = distinct_tails([str(e.item_id) for e in rows if e.item_id is not None])
     for e in rows:
         item = "-" if e.item_id is None else shown[str(e.item_id)]
-        message = e.message + coalesced_note(e.detail)
+        message = e.message + coalesced_note(e.detail) + late_note(e.detail)
         table.add_row(
             when(e.created_at), e.code, e.actor, when(e.scheduled_for), item, escape(message)
         )
@@ -231,6 +231,12 @@ def coalesced_note(detail: dict[str, Any] | None) -> str:
     if not isinstance(count, int) or count < 2:
         return ""
     return f", coalesced {count}{'+' if (detail or {}).get('coalesced_at_least') else ''}"
+
+
+def late_note(detail: dict[str, Any] | None) -> str:
+    """`, 12 ms late`: how long after its fire instant the dispatcher decided an occurrence."""
+    late = (detail or {}).get("late_ms")
+    return f", {late:,} ms late" if isinstance(late, int) else ""
 
 
 MIN_TAIL = 8

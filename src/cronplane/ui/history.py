@@ -67,6 +67,8 @@ class Occurrence:
     outcome: str
     tone: str
     coalesced: int | None
+    # Milliseconds after its fire instant the dispatcher decided it (detail.late_ms).
+    late_ms: int | None = None
 
     @property
     def missed(self) -> int:
@@ -153,6 +155,7 @@ def history_of(events: list[Event], items: list[QueueItem]) -> History:
                 outcome=outcome,
                 tone=label[1],
                 coalesced=coalesced if isinstance(coalesced, int) else None,
+                late_ms=late if isinstance(late := event.detail.get("late_ms"), int) else None,
             )
         )
     return History(occurrences, items, changes)

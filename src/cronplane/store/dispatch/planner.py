@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
@@ -28,6 +28,7 @@ from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
 _WHEN = len(DueWhen._fields)
+_MILLISECOND = timedelta(milliseconds=1)
 _INPUTS = len(INPUT_FIELDS)
 
 LEDGER = {
@@ -199,6 +200,10 @@ class Planner:
             "next_run": None if decision.next_run is None else decision.next_run.isoformat(),
             # The leader term that fired: audits which leader wrote each occurrence.
             "term": self.term,
+            # How late the decision came after the instant the occurrence was
+            # meant to fire (nominal + jitter offset). Per plan, so per due
+            # instant, not per row: the batch shares one `now`.
+            "late_ms": round((self.now - decision.fire_at) / _MILLISECOND),
         }
         if not decision.coalesced_exact:
             detail["coalesced_at_least"] = True
