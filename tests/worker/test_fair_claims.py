@@ -46,7 +46,9 @@ def test_a_later_tenant_is_in_the_first_claimed_batch(database: Database) -> Non
 def test_turns_keep_priority_within_a_tenant(database: Database) -> None:
     backlog(database, "tenant-a", 5, at=0)
     backlog(database, "tenant-a", 2, at=1, priority=9)
-    backlog(database, "tenant-b", 3, at=0)
+    # Later than A's plain items, so no turn holds two items equal in priority and
+    # age (their ids, random within one instant, would order them).
+    backlog(database, "tenant-b", 3, at=1)
     with database.begin() as conn:
         got = queue.claim_batch(conn, "w1", START + timedelta(seconds=2), LEASE, 6)
     assert [(i.tenant, i.priority) for i in got] == [
