@@ -31,6 +31,14 @@ def test_ids_of_one_instant_are_unique() -> None:
     assert len({time_ordered_id(NOW) for _ in range(10_000)}) == 10_000
 
 
+@given(instants, st.integers(min_value=2, max_value=200))
+def test_ids_of_one_instant_ascend_in_the_order_they_were_made(now: datetime, count: int) -> None:
+    made = [time_ordered_id(now) for _ in range(count)]
+    assert made == sorted(made)
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in made)
+    assert {u.int >> 80 for u in made} == {int(now.timestamp() * 1000)}
+
+
 def test_item_hexes_are_sorted_uuid7_with_the_time_prefix() -> None:
     ids = time_ordered_hexes(NOW, 2_000)
     parsed = [uuid.UUID(hex=value) for value in ids]
