@@ -90,6 +90,10 @@ LANE_MIN_ROWS = 500
 # is all they have) and commits in a fraction of a full batch's time, so
 # their items are queued, and claimed, ahead of the big tenant's bulk.
 FAIR_HEAD_ROWS = 1000
+# Firing ahead: a node's dispatcher fires an instant's rows this long before
+# it, as of the instant (`Dispatcher.fire_ahead`), so a burst's commit time
+# is not its lateness. Below the shortest interval a schedule may have (1 s).
+DEFAULT_FIRE_AHEAD = 0.25
 
 
 def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
@@ -128,6 +132,8 @@ class BatchReport:
     coalesced: int = 0  # missed occurrences folded into these fires
     # (tenant, outcome) → rows, computed when asked (the per-tenant metrics).
     by_tenant: Callable[[], dict[tuple[str, Outcome], int]] = dict
+    # The instant it was decided as of: its items are claimable from then.
+    decided_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +172,10 @@ class Dispatcher:
         on_tick: Callable[[TickReport], None] | None = None,
         quotas: Quota | None = None,
         fairness: Callable[[datetime], Fairness] | None = equal_shares,
+        fire_ahead: float = 0.0,
     ) -> None:
+        if not 0 <= fire_ahead < 1:
+            raise ValueError("fire_ahead must be at least 0 and below 1 second")
         if ttl <= 0 or batch_size < 1 or max_sleep <= 0 or (lanes is not None and lanes < 1):
             raise ValueError("ttl, batch_size, lanes and max_sleep must be positive")
         self.database = database
@@ -176,6 +185,8 @@ class Dispatcher:
         self.ttl = timedelta(seconds=ttl)
         self.batch_size = batch_size
         self.max_sleep = max_sleep
+        # Rows due within this of now are fired as of their instant (see tick).
+        self.fire_ahead = timedelta(seconds=fire_ahead)
         # SQLite serializes writers: parallel fire transactions would only queue.
         if database.backend.parallel_fires:
             self.lanes = DEFAULT_PG_LANES if lanes is None else lanes
@@ -262,9 +273,9 @@ class Dispatcher:
             # A read first: when nothing is due (most ticks) no write
             # transaction, and so no lock or commit, is needed at all.
             now, earliest = self._earliest()
-            if earliest is not None and earliest <= now:
+            if earliest is not None and earliest <= now + self.fire_ahead:
                 try:
-                    fenced = self._fire_all(counts, batches)
+                    fenced = self._fire_all(counts, batches, not_before=earliest)
                 finally:
                     if batches:
                         self._checkpoint()
@@ -288,15 +299,24 @@ class Dispatcher:
             log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches))
 
-    def _fire_all(self, counts: dict[Outcome, int], batches: list[BatchReport]) -> bool:
-        """Run rounds of fire transactions until no due row is left; True when fenced."""
+    def _fire_all(
+        self, counts: dict[Outcome, int], batches: list[BatchReport], *, not_before: datetime
+    ) -> bool:
+        """Run rounds of fire transactions until no due row is left; True when fenced.
+
+        Each round decides as of now, or as of `not_before` (the earliest
+        next_run) while that is still ahead: firing ahead, the rows due at
+        that instant are selected, decided, queued (claimable from the
+        instant) and recorded exactly as at the instant, only committed
+        before it. Rows due later are not selected.
+        """
         head = True
         while True:
             if self._renew_due() and self._lease_step() is not None:
                 return True
             assert self.term is not None
             fencing = Fencing(self.group, self.holder, self.term)
-            now = self.clock.now()
+            now = max(self.clock.now(), not_before)
             limits, fairness = self._round_limits(now, head=head)
             head = False
             full, fenced = False, False
@@ -322,6 +342,7 @@ class Dispatcher:
                                 committed,
                                 result.coalesced,
                                 result.by_tenant,
+                                decided_at=now,
                             )
                         )
                     full = full or result.selected >= limit
@@ -408,8 +429,9 @@ class Dispatcher:
     def _fire_one(
         self, fencing: Fencing, now: datetime, limit: int, fairness: Fairness | None
     ) -> tuple[BatchResult, datetime]:
-        """One fire transaction; its result and when it committed."""
-        started = self.clock.monotonic()
+        """One fire transaction; its result and when it committed (by the clock, not `now`,
+        which is ahead of it when firing ahead)."""
+        started_at, started = self.clock.now(), self.clock.monotonic()
         with self.database.begin() as conn:
             lease.guard(conn, self.ttl, firing=self.group)
             result = fire_batch(
@@ -422,7 +444,7 @@ class Dispatcher:
                 fairness=fairness,
             )
         crash_point("after_commit")
-        return result, now + timedelta(seconds=self.clock.monotonic() - started)
+        return result, started_at + timedelta(seconds=self.clock.monotonic() - started)
 
     def _checkpoint(self) -> None:
         """Once a burst is committed, the SQLite checkpoint its batches deferred."""
@@ -443,7 +465,7 @@ class Dispatcher:
     def _leader_sleep(self, now: datetime, earliest: datetime | None) -> float:
         sleep = self.max_sleep
         if earliest is not None:
-            sleep = min(sleep, max(0.0, (earliest - now).total_seconds()))
+            sleep = min(sleep, max(0.0, (earliest - self.fire_ahead - now).total_seconds()))
         if self._renewed_mono is not None:
             renew_in = self.ttl.total_seconds() / 3 - (self.clock.monotonic() - self._renewed_mono)
             sleep = min(sleep, max(0.0, renew_in))

@@ -11,12 +11,20 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from cronplane.alert_loop import AlertLoop
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
-from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL, BatchReport, Dispatcher, TickReport
+from cronplane.dispatcher import (
+    DEFAULT_BATCH,
+    DEFAULT_FIRE_AHEAD,
+    DEFAULT_TTL,
+    BatchReport,
+    Dispatcher,
+    TickReport,
+)
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.settings import metrics_tenant_label
 from cronplane.store.database import Database
@@ -40,6 +48,8 @@ class NodeOptions:
     batch_size: int = DEFAULT_BATCH
     # Parallel fire transactions (PostgreSQL; None: the dispatcher's default).
     lanes: int | None = None
+    # Seconds before an instant its rows are fired, as of it (Dispatcher.fire_ahead).
+    fire_ahead: float = DEFAULT_FIRE_AHEAD
     retention_days: int = DEFAULT_RETENTION_DAYS
     # Per worker thread: targets run at once (a thread pool) and items per claim.
     concurrency: int = 1
@@ -70,6 +80,7 @@ class Node:
                 batch_size=options.batch_size,
                 lanes=options.lanes,
                 on_tick=self._on_tick,
+                fire_ahead=options.fire_ahead,
             )
             if options.dispatcher
             else None
@@ -93,18 +104,21 @@ class Node:
         if self._metrics is not None:
             self._metrics.tick(report)
         if report.fired:
-            # Items were just enqueued: this process's workers need not wait a poll.
-            self.wake_workers()
+            # Items were just enqueued: this process's workers need not wait a poll,
+            # nor one past the instant they become claimable (firing ahead).
+            at = min((b.decided_at for b in report.batches if b.decided_at), default=None)
+            self.wake_workers(at)
 
     def wake(self) -> None:
         """A schedule changed in this process: wake the dispatcher (the service's on_change)."""
         if self.dispatcher is not None:
             self.dispatcher.wake()
 
-    def wake_workers(self) -> None:
-        """An item was enqueued in this process (run now): wake the workers."""
+    def wake_workers(self, at: datetime | None = None) -> None:
+        """An item was enqueued in this process (run now, a fire): wake the workers
+        (claimable from `at`, when given)."""
         for worker in self.workers:
-            worker.wake()
+            worker.wake(at)
 
     def start(self) -> None:
         """Register housekeeping and start every part in its own daemon thread."""

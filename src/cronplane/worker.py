@@ -180,6 +180,8 @@ class Worker:
         # One stop flag per held item, set when its cancel request is seen.
         self._stops: dict[UUID, threading.Event] = {}
         self._fair_after = float("-inf")  # monotonic: the next claim in turns
+        # When items fired ahead become claimable (wake(at=…)); None: no such wait.
+        self._wake_at: datetime | None = None
 
     # -- one step ----------------------------------------------------------------
 
@@ -404,9 +406,23 @@ class Worker:
 
     # -- the loop ----------------------------------------------------------------
 
-    def wake(self) -> None:
-        """Cut the idle wait short (an item was enqueued in-process)."""
+    def wake(self, at: datetime | None = None) -> None:
+        """Cut the idle wait short: an item was enqueued in-process, claimable now or `at`
+        (a dispatcher firing ahead queues an instant's items before it)."""
+        if at is not None and (self._wake_at is None or at < self._wake_at):
+            self._wake_at = at
         self._wake.set()
+
+    def idle_wait(self) -> float:
+        """How long an idle step waits: a poll, or less when items become claimable sooner."""
+        wait = self.poll
+        at = self._wake_at
+        if at is not None:
+            until = (at - self.clock.now()).total_seconds()
+            if until < 0:
+                self._wake_at = None  # passed: the claim after it found what there was
+            wait = min(wait, max(0.0, until))
+        return wait
 
     def stop(self) -> None:
         """Ask `run` to return after the items in flight (unstarted claims are given back)."""
@@ -443,6 +459,6 @@ class Worker:
                     self.clock.wait(delay, self._wake)
                     continue
                 if not worked:
-                    self.clock.wait(self.poll, self._wake)
+                    self.clock.wait(self.idle_wait(), self._wake)
         finally:
             self.close()

@@ -15,7 +15,7 @@ from types import FrameType
 import click
 
 from cronplane.cli.options import database, json_option, scope_options, settings
-from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_TTL
+from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_FIRE_AHEAD, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.store.database import Database
@@ -83,6 +83,13 @@ LANES = click.option(
     default=None,
     help="Fire transactions run at once on PostgreSQL [default: 2]; SQLite always runs one.",
 )
+FIRE_AHEAD = click.option(
+    "--fire-ahead",
+    type=click.FloatRange(min=0, max=1, max_open=True),
+    default=DEFAULT_FIRE_AHEAD,
+    show_default=True,
+    help="Seconds before an instant its rows are fired, as of it (claimable at it); 0: at it.",
+)
 CONCURRENCY = click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -130,6 +137,7 @@ VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Log at INFO.")
 @TTL
 @BATCH
 @LANES
+@FIRE_AHEAD
 @RETENTION
 @VERBOSE
 @json_option
@@ -141,6 +149,7 @@ def dispatcher(
     ttl: float,
     batch_size: int,
     lanes: int | None,
+    fire_ahead: float,
     retention_days: int,
     verbose: bool,
     as_json: bool,
@@ -156,6 +165,7 @@ def dispatcher(
             ttl=ttl,
             batch_size=batch_size,
             lanes=lanes,
+            fire_ahead=fire_ahead,
             retention_days=retention_days,
         ),
     )
@@ -234,6 +244,7 @@ def worker(
 @TTL
 @BATCH
 @LANES
+@FIRE_AHEAD
 @RETENTION
 @CONCURRENCY
 @CLAIM_BATCH
@@ -253,6 +264,7 @@ def serve(
     ttl: float,
     batch_size: int,
     lanes: int | None,
+    fire_ahead: float,
     retention_days: int,
     concurrency: int,
     claim_batch: int,
@@ -275,6 +287,7 @@ def serve(
         ttl=ttl,
         batch_size=batch_size,
         lanes=lanes,
+        fire_ahead=fire_ahead,
         retention_days=retention_days,
         concurrency=concurrency,
         claim_batch=claim_batch,
