@@ -14,8 +14,13 @@ A tick:
    committed (the fire transactions defer it);
    When the due rows are more than a round takes, its batches are shared
    across tenants (store.dispatch.fair) instead of taken in next_run order;
-4. returns how long to sleep: until the earliest next_run, capped by
-   `max_sleep` and by the next renewal.
+4. returns how long to sleep: until the earliest next_run (less
+   `fire_ahead`), capped by `max_sleep` and by the next renewal.
+
+**Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), rows due
+within that of now are fired as of their instant: decided, queued
+(claimable from the instant) and recorded exactly as at it, committed
+before it, so a burst's commit time is not its lateness (docs/cron.md).
 
 **Lanes.** On PostgreSQL a round of a large burst is several fire
 transactions at once (`lanes`, default 2), each on its own connection over
