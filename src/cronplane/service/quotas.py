@@ -15,6 +15,8 @@ refused here when they would take the queue past max_queued.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -38,6 +40,7 @@ from cronplane.errors import (
     InvalidRequest,
     JobQuotaExceeded,
     QueueQuotaExceeded,
+    QuotaExceeded,
     ScheduleQuotaExceeded,
 )
 from cronplane.service.base import ServiceBase, checked_scope, json_value
@@ -79,63 +82,66 @@ def check_interval(cron: str, quota: Quota, platform_minimum: int, tenant: str) 
         ) from None
 
 
-def room_for_schedules(
-    conn: Connection, tenant: str, quota: Quota, adding: int, **detail: Any
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """A limit on how many of something a tenant holds: its Quota field, count and refusal."""
+
+    limit: str
+    count: Callable[..., int]
+    refusal: type[QuotaExceeded]
+    noun: str
+    held_as: str  # the refusal's detail key for the count
+
+
+_SCHEDULES = _Counted(
+    "max_schedules", quota_store.count_schedules, ScheduleQuotaExceeded, "schedule", "held"
+)
+_JOBS = _Counted("max_jobs", quota_store.count_jobs, JobQuotaExceeded, "job", "held")
+_QUEUED = _Counted(
+    "max_queued", quota_store.count_queued, QueueQuotaExceeded, "waiting item", "queued"
+)
+
+
+def _room(
+    conn: Connection, tenant: str, quota: Quota, adding: int, counted: _Counted, **detail: Any
 ) -> int:
-    """The tenant's schedules now; ScheduleQuotaExceeded when `adding` more would pass
-    max_schedules (locks the tenant's counted writes first)."""
-    limit = quota.max_schedules
+    """The tenant's count now (0 when unlimited); its refusal when `adding` more would pass
+    the limit. The tenant's counted writes are locked first, so two cannot both pass."""
+    limit: int | None = getattr(quota, counted.limit)
     if limit is None or adding <= 0:
         return 0
     quota_store.lock_tenant(conn, tenant)
-    held = quota_store.count_schedules(conn, tenant, cap=limit + 1)
+    held = counted.count(conn, tenant, cap=limit + 1)
     if held + adding > limit:
-        raise ScheduleQuotaExceeded.of(
+        plural = "s" if adding != 1 else ""
+        raise counted.refusal.of(
             tenant,
-            "max_schedules",
+            counted.limit,
             limit,
-            f"{adding} more schedule{'s' if adding != 1 else ''} would make {held + adding}",
-            held=held,
+            f"{adding} more {counted.noun}{plural} would make {held + adding}",
+            **{counted.held_as: held},
             adding=adding,
             **detail,
         )
     return held
 
 
+def room_for_schedules(
+    conn: Connection, tenant: str, quota: Quota, adding: int, **detail: Any
+) -> int:
+    """The tenant's schedules now; ScheduleQuotaExceeded when `adding` more would pass
+    max_schedules (locks the tenant's counted writes first)."""
+    return _room(conn, tenant, quota, adding, _SCHEDULES, **detail)
+
+
 def room_for_jobs(conn: Connection, tenant: str, quota: Quota, adding: int) -> None:
     """JobQuotaExceeded when `adding` more jobs would pass max_jobs (tenant locked first)."""
-    limit = quota.max_jobs
-    if limit is None or adding <= 0:
-        return
-    quota_store.lock_tenant(conn, tenant)
-    held = quota_store.count_jobs(conn, tenant, cap=limit + 1)
-    if held + adding > limit:
-        raise JobQuotaExceeded.of(
-            tenant,
-            "max_jobs",
-            limit,
-            f"{adding} more job{'s' if adding != 1 else ''} would make {held + adding}",
-            held=held,
-            adding=adding,
-        )
+    _room(conn, tenant, quota, adding, _JOBS)
 
 
 def room_in_queue(conn: Connection, tenant: str, quota: Quota, adding: int) -> None:
     """QueueQuotaExceeded (429) when `adding` more waiting items would pass max_queued."""
-    limit = quota.max_queued
-    if limit is None or adding <= 0:
-        return
-    quota_store.lock_tenant(conn, tenant)
-    queued = quota_store.count_queued(conn, tenant, cap=limit + 1)
-    if queued + adding > limit:
-        raise QueueQuotaExceeded.of(
-            tenant,
-            "max_queued",
-            limit,
-            f"{adding} more waiting item{'s' if adding != 1 else ''} would make {queued + adding}",
-            queued=queued,
-            adding=adding,
-        )
+    _room(conn, tenant, quota, adding, _QUEUED)
 
 
 class Tenants(ServiceBase):
