@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import controls, validation, window
 from cronplane.core.model import Overlap
+from cronplane.core.quotas import MAX_LIMIT
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -415,7 +416,9 @@ class RunBody(Request):
 
 # -- tenants and quotas (platform tokens only) -------------------------------------------
 
-QuotaLimit = Annotated[int | None, Field(ge=0, le=1_000_000_000)]
+# The bounds core.quotas.checked_limits enforces, stated in the OpenAPI document too.
+QuotaLimit = Annotated[int | None, Field(ge=0, le=MAX_LIMIT)]
+IntervalLimit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]
 
 
 class QuotaBody(Request):
@@ -424,7 +427,7 @@ class QuotaBody(Request):
 
     max_schedules: QuotaLimit = None
     max_jobs: QuotaLimit = None
-    min_interval: QuotaLimit = None
+    min_interval: IntervalLimit = None
     max_fires_per_minute: QuotaLimit = None
     max_queued: QuotaLimit = None
 
