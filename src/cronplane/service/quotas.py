@@ -15,7 +15,7 @@ refused here when they would take the queue past max_queued.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -46,7 +46,7 @@ from cronplane.errors import (
 from cronplane.service.base import ServiceBase, checked_scope, json_value
 from cronplane.store import quotas as quota_store
 from cronplane.store.events import append_event
-from cronplane.store.tables import jobs, schedules
+from cronplane.store.tables import jobs, queue_items, schedules
 
 # "Fires in the last hour", as the usage views show it.
 USAGE_WINDOW = timedelta(hours=1)
@@ -152,26 +152,15 @@ class Tenants(ServiceBase):
         """Every known tenant (a schedule, a job or a quota row), with usage and quota."""
         with self._read() as conn:
             names = [n for n in quota_store.known_tenants(conn) if n not in EXEMPT_TENANTS]
-            own = quota_store.overrides(conn)
-            counted = {
-                "schedules": quota_store.tenant_counts(conn, schedules.c.tenant, names),
-                "jobs": quota_store.tenant_counts(conn, jobs.c.tenant, names),
-            }
-            since = self.clock.now() - USAGE_WINDOW
-            return [
-                self._usage(conn, name, own.get(name, Quota()), counted, since) for name in names
-            ]
+            return self._usages(conn, names, quota_store.overrides(conn))
 
     def tenant_usage(self, tenant: str) -> Usage:
         """One tenant's usage against its quota (a tenant with nothing is all zeros)."""
         validation.validate_name(tenant, "tenant")
         with self._read() as conn:
-            counted = {
-                "schedules": {tenant: quota_store.count_schedules(conn, tenant)},
-                "jobs": {tenant: quota_store.count_jobs(conn, tenant)},
-            }
-            since = self.clock.now() - USAGE_WINDOW
-            return self._usage(conn, tenant, quota_store.override(conn, tenant), counted, since)
+            own = quota_store.override(conn, tenant)
+            [usage] = self._usages(conn, [tenant], {tenant: own})
+            return usage
 
     def set_quota(
         self,
@@ -213,23 +202,30 @@ class Tenants(ServiceBase):
                 )
         return self.tenant_usage(tenant)
 
-    def _usage(
-        self,
-        conn: Connection,
-        tenant: str,
-        own: Quota,
-        counted: dict[str, Any],
-        since: Any,
-    ) -> Usage:
-        quota = self.context.quotas.over(own)
-        if quota.min_interval is None and self.context.min_interval > 1:
-            quota = Quota(**{**quota.to_dict(), "min_interval": self.context.min_interval})
-        return Usage(
-            tenant,
-            schedules=counted["schedules"].get(tenant, 0),
-            jobs=counted["jobs"].get(tenant, 0),
-            fires_last_hour=quota_store.count_fires(conn, tenant, since),
-            queued=quota_store.count_queued(conn, tenant),
-            quota=quota,
-            overrides=own,
-        )
+    def _usages(self, conn: Connection, names: list[str], own: Mapping[str, Quota]) -> list[Usage]:
+        """`names`' usage against their effective quotas: one grouped count per measure."""
+        since = self.clock.now() - USAGE_WINDOW
+        count = quota_store.tenant_counts
+        items = queue_items.c.tenant
+        schedules_held = count(conn, schedules.c.tenant, names)
+        jobs_held = count(conn, jobs.c.tenant, names)
+        fired = count(conn, items, names, *quota_store.fired_since(since))
+        queued = count(conn, items, names, *quota_store.QUEUED)
+        usages = []
+        for tenant in names:
+            mine = own.get(tenant, Quota())
+            quota = self.context.quotas.over(mine)
+            if quota.min_interval is None and self.context.min_interval > 1:
+                quota = Quota(**{**quota.to_dict(), "min_interval": self.context.min_interval})
+            usages.append(
+                Usage(
+                    tenant,
+                    schedules=schedules_held.get(tenant, 0),
+                    jobs=jobs_held.get(tenant, 0),
+                    fires_last_hour=fired.get(tenant, 0),
+                    queued=queued.get(tenant, 0),
+                    quota=quota,
+                    overrides=mine,
+                )
+            )
+        return usages

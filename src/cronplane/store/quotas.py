@@ -75,22 +75,26 @@ def count_jobs(conn: Connection, tenant: str, *, cap: int | None = None) -> int:
     return _count(conn, select(literal(1)).where(jobs.c.tenant == tenant), cap)
 
 
+# What `max_queued` counts: items waiting to run.
+QUEUED = (queue_items.c.status == "queued",)
+
+
+def fired_since(since: datetime) -> tuple[Any, ...]:
+    """What `max_fires_per_minute` and "fires in the last hour" count: the items the
+    dispatcher enqueued (not manual runs) created at or after `since`."""
+    return (queue_items.c.created_at >= since, queue_items.c.source == "schedule")
+
+
 def count_queued(conn: Connection, tenant: str, *, cap: int | None = None) -> int:
     """The tenant's items waiting to run (`queued`), counting no further than `cap`."""
-    query = select(literal(1)).where(
-        queue_items.c.tenant == tenant, queue_items.c.status == "queued"
-    )
+    query = select(literal(1)).where(queue_items.c.tenant == tenant, *QUEUED)
     return _count(conn, query, cap)
 
 
 def count_fires(conn: Connection, tenant: str, since: datetime, *, cap: int | None = None) -> int:
     """The tenant's scheduled fires (items the dispatcher enqueued) created at or after
     `since`, counting no further than `cap`."""
-    query = select(literal(1)).where(
-        queue_items.c.tenant == tenant,
-        queue_items.c.created_at >= since,
-        queue_items.c.source == "schedule",
-    )
+    query = select(literal(1)).where(queue_items.c.tenant == tenant, *fired_since(since))
     return _count(conn, query, cap)
 
 
@@ -109,7 +113,13 @@ def known_tenants(conn: Connection) -> list[str]:
     return sorted({row[0] for row in conn.execute(query)})
 
 
-def tenant_counts(conn: Connection, column: Any, tenants: Iterable[str]) -> Mapping[str, int]:
-    """Rows per tenant of the table `column` belongs to (its tenant column)."""
-    query = select(column, func.count()).where(column.in_(sorted(set(tenants)))).group_by(column)
+def tenant_counts(
+    conn: Connection, column: Any, tenants: Iterable[str], *where: Any
+) -> Mapping[str, int]:
+    """Rows per tenant of the table `column` belongs to (its tenant column), matching `where`."""
+    query = (
+        select(column, func.count())
+        .where(column.in_(sorted(set(tenants))), *where)
+        .group_by(column)
+    )
     return {row[0]: int(row[1]) for row in conn.execute(query)}
