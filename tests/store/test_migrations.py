@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from uuid import uuid4
 
 import pytest
 from alembic import command
@@ -14,6 +15,7 @@ from sqlalchemy import insert, inspect, select
 from cronplane.store import dialects, queue
 from cronplane.store.database import Database, alembic_config
 from cronplane.store.tables import leases, metadata
+from firing_support import enqueue_items, item_row
 
 
 def test_migrations_match_the_table_definitions(database: Database) -> None:
@@ -135,3 +137,43 @@ def test_0005_adds_the_control_columns_and_the_backfill_source_and_back(tmp_path
     columns = {column["name"] for column in inspect(database.engine).get_columns("schedules")}
     assert "jitter" not in columns and "paused_at" not in columns
     assert "ix_queue_items_claim" in queue_indexes(database)
+
+
+def _queue_schema(database: Database) -> tuple[list[str], dict[str, str]]:
+    """The occurrence key's columns in order, and every other queue_items index's SQL."""
+    with database.read() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'queue_items'"
+        ).all()
+    (key,) = [
+        c["column_names"]
+        for c in inspect(database.engine).get_unique_constraints("queue_items")
+        if c["name"] == "uq_queue_items_occurrence"
+    ]
+    return list(key), {name: sql for name, sql in rows if sql is not None}
+
+
+def test_0012_puts_the_occurrence_key_in_time_order_keeping_items_and_indexes(
+    tmp_path: Path,
+) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'key.db'}")
+    database.upgrade("0011")
+    now = datetime(2026, 12, 3, 12, tzinfo=UTC)
+    occurrence = {"schedule_id": uuid4(), "scheduled_for": now}
+    enqueue_items(database, [item_row(now=now, source="schedule", **occurrence)])
+    key, indexes = _queue_schema(database)
+    assert key == ["schedule_id", "scheduled_for"]
+    database.upgrade()
+    key_after, indexes_after = _queue_schema(database)
+    assert key_after == ["scheduled_for", "schedule_id"]
+    # The rebuild keeps every other index as it was (the claim index with its DESC).
+    assert indexes_after == indexes
+    with database.read() as conn:
+        (count,) = conn.exec_driver_sql("SELECT count(*) FROM queue_items").one()
+    assert count == 1
+    # Still one item per occurrence.
+    with pytest.raises(Exception, match="UNIQUE constraint failed"):
+        enqueue_items(database, [item_row(now=now, source="schedule", **occurrence)])
+    with database.begin() as conn:
+        command.downgrade(alembic_config(conn), "0011")
+    assert _queue_schema(database) == (key, indexes)

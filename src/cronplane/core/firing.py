@@ -20,7 +20,7 @@ into one fire whose ``scheduled_for`` is the **latest** due occurrence
   decision stands for, >= 1) and ``first_due`` (the row's ``next_run``), so
   "did 10:00 run?" is still one query.
 
-The unique key ``(schedule_id, scheduled_for)`` forbids a second item for one
+The unique key ``(scheduled_for, schedule_id)`` forbids a second item for one
 occurrence; the fire transaction also compares ``next_run`` with the value it
 read, so two fires of one window cannot both commit either.
 

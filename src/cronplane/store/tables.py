@@ -207,8 +207,9 @@ queue_items = Table(
     Column("cancel_requested_at", UTCDateTime, nullable=True),
     Column("cancelled_by", String(128), nullable=True),
     # One queue item per occurrence, whatever the leaders do. Manual runs carry
-    # a NULL scheduled_for, and NULLs never collide.
-    UniqueConstraint("schedule_id", "scheduled_for", name="uq_queue_items_occurrence"),
+    # a NULL scheduled_for, and NULLs never collide. Time first, so a burst
+    # (one scheduled_for, many schedules) appends to it (migration 0012).
+    UniqueConstraint("scheduled_for", "schedule_id", name="uq_queue_items_occurrence"),
     CheckConstraint(
         "status IN ('queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled')",
         name="status",

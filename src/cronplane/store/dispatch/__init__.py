@@ -15,7 +15,7 @@ fires. Its steps, in order (each followed by a crash point, see
     quotas    only when a tenant has a fire-time quota: its budget, and the firing rows
               past it decided SKIPPED_QUOTA (`quotas`; one empty lookup otherwise)
     decide    core.firing.decide once per distinct input (pure; rows share the result)
-    insert    queue items                  (UNIQUE(schedule_id, scheduled_for));
+    insert    queue items                  (UNIQUE(scheduled_for, schedule_id));
               on PostgreSQL decided and inserted together, chunk by chunk
     update    schedules: last_run/next_run, a compare-and-set on the next_run read
     events    the occurrence ledger

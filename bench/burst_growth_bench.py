@@ -1,0 +1,109 @@
+"""A burst's fire time as the tables grow: the sustained drift, without waiting for it.
+
+Run by hand (not part of the test suite)::
+
+    .venv/bin/python bench/burst_growth_bench.py                    # SQLite, 60 bursts
+    .venv/bin/python bench/burst_growth_bench.py --bursts 120 --pg
+    .venv/bin/python bench/burst_growth_bench.py --without ix_events_schedule
+
+N schedules `@every 10s` (the seconds bench's seeding: all due at each
+instant, overlap allow, the worker bench's no-op job) in a fresh SQLite file
+(or, with --pg, a fresh PostgreSQL database `cronplane_growth_bench` on
+--pg-admin). A `FakeClock` steps 10 s at a time and the real
+`Dispatcher.tick()` fires each instant's N rows, so --bursts instants (the
+seconds bench's 10 minutes are 60) run back to back as fast as the machine
+goes: no sleeping, no workers, the items and ledger events pile up as in
+`seconds_bench.py --sustained`. Printed: each burst's wall time (the tick,
+checkpoint included), the mean of the first and the last ten, and the table
+sizes at the end.
+
+--without NAME drops an index after migrating (a what-if: which index makes
+the drift; the product needs them all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+from sqlalchemy import text
+
+import machine
+from cronplane.clock import FakeClock
+from cronplane.dispatcher import Dispatcher
+from cronplane.store.database import Database
+from seconds_bench import seed
+from worker_bench import PG_ADMIN, register_noop
+
+PG_NAME = "cronplane_growth_bench"
+START = datetime(2026, 12, 3, 12, tzinfo=UTC)
+
+
+def fresh_url(args: argparse.Namespace, workdir: Path) -> str:
+    if not args.pg:
+        return f"sqlite:///{workdir / 'growth.db'}"
+    plain = args.pg_admin.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{PG_NAME}"')
+    return args.pg_admin.rsplit("/", 1)[0] + "/" + PG_NAME
+
+
+def sizes(database: Database) -> str:
+    with database.read() as conn:
+        if database.dialect == "sqlite":
+            (pages,) = conn.exec_driver_sql("PRAGMA page_count").one()
+            (size,) = conn.exec_driver_sql("PRAGMA page_size").one()
+            return f"{pages * size / 1e6:,.0f} MB"
+        (total,) = conn.exec_driver_sql("SELECT pg_database_size(current_database())").one()
+        return f"{total / 1e6:,.0f} MB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--schedules", type=int, default=10_000)
+    parser.add_argument("--bursts", type=int, default=60)
+    parser.add_argument("--pg", action="store_true", help="PostgreSQL instead of SQLite")
+    parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
+    parser.add_argument("--without", action="append", default=[], metavar="INDEX")
+    args = parser.parse_args()
+    print(machine.header("burst growth bench"))
+    workdir = Path(tempfile.mkdtemp(prefix="cronplane-growth-"))
+    url = fresh_url(args, workdir)
+    register_noop(url)
+    database = Database(url)
+    for name in args.without:
+        with database.begin() as conn:
+            conn.execute(text(f"DROP INDEX {name}"))
+    seed(database, args.schedules, START)
+    clock = FakeClock(START - timedelta(seconds=1))
+    dispatcher = Dispatcher(database, clock, holder="bench")
+    dispatcher.tick()  # the lease first, as a running leader has it
+    took: list[float] = []
+    for k in range(args.bursts):
+        clock.set(START + timedelta(seconds=10 * k))
+        started = time.perf_counter()
+        report = dispatcher.tick()
+        took.append(time.perf_counter() - started)
+        assert report.fired == args.schedules, (report.fired, report.error)
+        print(f"burst {k:3d}: {took[-1] * 1000:7.1f} ms", flush=True)
+    first, last = statistics.mean(took[:10]), statistics.mean(took[-10:])
+    kind = "postgres" if args.pg else "sqlite"
+    without = ", ".join(args.without) or "-"
+    print("\n| database | without | schedules | bursts | first 10 (ms) | last 10 (ms) | size |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    print(
+        f"| {kind} | {without} | {args.schedules:,} | {args.bursts} | {first * 1000:,.0f} | "
+        f"{last * 1000:,.0f} | {sizes(database)} |"
+    )
+    database.dispose()
+
+
+if __name__ == "__main__":
+    main()
