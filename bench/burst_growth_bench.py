@@ -36,7 +36,7 @@ from sqlalchemy import text
 
 import machine
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.dispatcher import DEFAULT_BATCH, Dispatcher
 from cronplane.store.database import Database
 from seconds_bench import seed
 from worker_bench import PG_ADMIN, register_noop
@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--pg", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--without", action="append", default=[], metavar="INDEX")
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="the dispatcher's batch")
     args = parser.parse_args()
     print(machine.header("burst growth bench"))
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-growth-"))
@@ -83,7 +84,7 @@ def main() -> None:
             conn.execute(text(f"DROP INDEX {name}"))
     seed(database, args.schedules, START)
     clock = FakeClock(START - timedelta(seconds=1))
-    dispatcher = Dispatcher(database, clock, holder="bench")
+    dispatcher = Dispatcher(database, clock, holder="bench", batch_size=args.batch)
     dispatcher.tick()  # the lease first, as a running leader has it
     took: list[float] = []
     for k in range(args.bursts):
