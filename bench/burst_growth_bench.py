@@ -12,10 +12,11 @@ instant, overlap allow, the worker bench's no-op job) in a fresh SQLite file
 --pg-admin). A `FakeClock` steps 10 s at a time and the real
 `Dispatcher.tick()` fires each instant's N rows, so --bursts instants (the
 seconds bench's 10 minutes are 60) run back to back as fast as the machine
-goes: no sleeping, no workers, the items and ledger events pile up as in
+goes (--gap sleeps between them, as a real 10 s would), no workers, the items and ledger events pile up as in
 `seconds_bench.py --sustained`. Printed: each burst's wall time (the tick,
 checkpoint included), the mean of the first and the last ten, and the table
-sizes at the end.
+sizes at the end; --profile adds the last burst's time per statement
+(and in the commits).
 
 --without NAME drops an index after migrating (a what-if: which index makes
 the drift; the product needs them all).
@@ -28,11 +29,13 @@ import os
 import statistics
 import tempfile
 import time
+from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 import machine
 from cronplane.clock import FakeClock
@@ -72,6 +75,12 @@ def main() -> None:
     parser.add_argument("--pg", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--without", action="append", default=[], metavar="INDEX")
+    parser.add_argument(
+        "--profile", action="store_true", help="time each statement of the last burst"
+    )
+    parser.add_argument(
+        "--gap", type=float, default=0.0, help="real seconds to sleep between bursts"
+    )
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="the dispatcher's batch")
     args = parser.parse_args()
     print(machine.header("burst growth bench"))
@@ -87,13 +96,17 @@ def main() -> None:
     dispatcher = Dispatcher(database, clock, holder="bench", batch_size=args.batch)
     dispatcher.tick()  # the lease first, as a running leader has it
     took: list[float] = []
+    spent: dict[str, float] = {}
     for k in range(args.bursts):
         clock.set(START + timedelta(seconds=10 * k))
+        if args.profile and k == args.bursts - 1:
+            spent = statement_times(database)
         started = time.perf_counter()
         report = dispatcher.tick()
         took.append(time.perf_counter() - started)
         assert report.fired == args.schedules, (report.fired, report.error)
         print(f"burst {k:3d}: {took[-1] * 1000:7.1f} ms", flush=True)
+        time.sleep(args.gap)
     first, last = statistics.mean(took[:10]), statistics.mean(took[-10:])
     kind = "postgres" if args.pg else "sqlite"
     without = ", ".join(args.without) or "-"
@@ -103,7 +116,36 @@ def main() -> None:
         f"| {kind} | {without} | {args.schedules:,} | {args.bursts} | {first * 1000:,.0f} | "
         f"{last * 1000:,.0f} | {sizes(database)} |"
     )
+    if args.profile:
+        print("\nThe last burst, by statement (ms):\n")
+        for statement, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:8]:
+            print(f"- {seconds * 1000:,.1f}  {statement}")
     database.dispose()
+
+
+def statement_times(database: Database) -> dict[str, float]:
+    """Wall time per statement (by its first words) and of the commits, from now on."""
+    spent: dict[str, float] = defaultdict(float)
+
+    @event.listens_for(database.engine, "before_cursor_execute")
+    def started(conn: Any, *_: Any) -> None:
+        conn.info["bench_started"] = time.perf_counter()
+
+    @event.listens_for(database.engine, "after_cursor_execute")
+    def finished(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        key = " ".join(statement.split()[:4])
+        spent[key] += time.perf_counter() - conn.info.pop("bench_started")
+
+    dialect = database.engine.dialect
+    commit = dialect.do_commit
+
+    def timed_commit(dbapi_connection: Any) -> None:
+        began = time.perf_counter()
+        commit(dbapi_connection)
+        spent["COMMIT"] += time.perf_counter() - began
+
+    dialect.do_commit = timed_commit  # type: ignore[method-assign]
+    return spent
 
 
 if __name__ == "__main__":

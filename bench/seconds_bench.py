@@ -40,7 +40,8 @@ it), running the worker bench's no-op `python:` job.
   worker CPU would measure the worker instead; --sustained-serve runs
   `cronplane serve` with its workers). Lateness as above (--poll-ms
   coarser); "no drift": the last minute's committed-lateness p99 is no worse
-  than the first minute's. Dispatcher CPU (user+sys, /proc, its process
+  than the first minute's; the trend is the least-squares slope of each
+  instant's last item (ms per minute), which one slow instant hardly moves. Dispatcher CPU (user+sys, /proc, its process
   tree) and RSS (VmHWM, VmRSS at the end). Target: p99 <= 1 s.
 - **--idle**: 10,000 schedules whose earliest next_run is a minute after the
   window ends (so at least a minute away throughout) in `cronplane
@@ -60,6 +61,7 @@ import os
 import shlex
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,6 +94,18 @@ def percentile(values: Sequence[float], q: float) -> float:
         return math.nan
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def trend(lasts: Sequence[float | None], every: int = EVERY) -> float:
+    """The least-squares slope of each instant's last item, in ms per minute.
+
+    Drift shows as a slope; one slow instant in the first or the last minute
+    moves the minutes' p99 (a maximum of six instants) but hardly the slope.
+    """
+    points = [(i * every / 60, 1000 * late) for i, late in enumerate(lasts) if late is not None]
+    if len(points) < 2:
+        return math.nan
+    return statistics.linear_regression(*zip(*points, strict=True)).slope
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
@@ -453,6 +467,7 @@ def fire_run(
         "last_minute_p99_ms": summary([late for t in window[-per_minute:] for late in samples[t]])[
             "p99_ms"
         ],
+        "trend_ms_per_min": trend([max(samples[t]) if samples[t] else None for t in window]),
         "cpu_s": cpu,
         "cpu_pct": 100 * cpu / elapsed,
         "server_cpu_s": server if kind == "postgres" else None,
@@ -584,8 +599,8 @@ QUIET_HEAD = (
 SUSTAINED_HEAD = (
     "| system | N | window (min) | occurrences | missing | twice "
     "| committed − due p50 / p99 / max (ms) | first-minute p99 (ms) | last-minute p99 (ms) "
-    "| no drift | dispatcher CPU s (% of a core) [+ PostgreSQL backends s] | RSS MB peak / end | load 1/5/15 at end |\n"
-    "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|"
+    "| no drift | trend (ms/min) | dispatcher CPU s (% of a core) [+ PostgreSQL backends s] | RSS MB peak / end | load 1/5/15 at end |\n"
+    "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|"
 )
 IDLE_HEAD = (
     "| system | schedules | window (min) | CPU s | CPU % of a core | RSS MB | load 1/5/15 at end |\n"
@@ -621,7 +636,7 @@ def row(run: Run) -> str:
     first, last = f["first_minute_p99_ms"], f["last_minute_p99_ms"]
     drift = "yes" if last <= first else "no"
     return (
-        f"{common} {ms(first)} | {ms(last)} | {drift} | {cpu} | "
+        f"{common} {ms(first)} | {ms(last)} | {drift} | {f['trend_ms_per_min']:+.1f} | {cpu} | "
         f"{f['rss_peak_mb']:.0f} / {f['rss_end_mb']:.0f} | {f['load']} |"
     )
 

@@ -64,3 +64,15 @@ def test_missing_and_twice_are_counted_per_schedule_and_instant() -> None:
 def test_timestamps_read_from_either_database_compare_equal(raw: object) -> None:
     assert bench.as_utc(raw) == T0
     assert bench.sqlite_text(T0) == "2026-03-02 10:00:00.000000"
+
+
+def test_the_trend_is_the_instants_slope_in_ms_per_minute() -> None:
+    # Six instants a minute; the last item 10 ms later each instant is +60 ms a minute.
+    rising = [0.010 * i for i in range(60)]
+    assert bench.trend(rising) == pytest.approx(60.0)
+    assert bench.trend([0.2] * 60) == pytest.approx(0.0)
+    # One slow instant at the end moves the last minute's maximum, hardly the slope;
+    # an instant with no item yet counts for nothing.
+    flat = [0.2] * 59 + [0.9]
+    assert abs(bench.trend(flat)) < 10.0  # against +700 ms in the last minute's maximum
+    assert bench.trend([0.1, None, 0.3]) == pytest.approx(0.2 * 1000 / (20 / 60))
