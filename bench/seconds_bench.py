@@ -41,8 +41,9 @@ it), running the worker bench's no-op `python:` job.
   `cronplane serve` with its workers). Lateness as above (--poll-ms
   coarser); "no drift": the last minute's committed-lateness p99 is no worse
   than the first minute's; the trend is the least-squares slope of each
-  instant's last item (ms per minute), which one slow instant hardly moves. Dispatcher CPU (user+sys, /proc, its process
-  tree) and RSS (VmHWM, VmRSS at the end). Target: p99 <= 1 s.
+  instant's last item (ms per minute), which one slow instant hardly moves.
+  Dispatcher CPU (user+sys, /proc, its process tree) and RSS (VmHWM, VmRSS
+  at the end). Target: p99 <= 1 s.
 - **--idle**: 10,000 schedules whose earliest next_run is a minute after the
   window ends (so at least a minute away throughout) in `cronplane
   dispatcher`; its CPU over the window as a share of one core. Target < 1 %.
