@@ -15,7 +15,7 @@ seconds bench's 10 minutes are 60) run back to back as fast as the machine
 goes (--gap sleeps between them, as a real 10 s would), no workers, the items and ledger events pile up as in
 `seconds_bench.py --sustained`. Printed: each burst's wall time (the tick,
 checkpoint included), the mean of the first and the last ten, and the table
-sizes at the end; --profile adds the last burst's time per statement
+sizes at the end; --cache-mib sets the fire connection's page cache; --profile adds the last burst's time per statement
 (and in the commits).
 
 --without NAME drops an index after migrating (a what-if: which index makes
@@ -41,6 +41,7 @@ import machine
 from cronplane.clock import FakeClock
 from cronplane.dispatcher import DEFAULT_BATCH, Dispatcher
 from cronplane.store.database import Database
+from cronplane.store.dispatch import sqlite as fire_sqlite
 from seconds_bench import seed
 from worker_bench import PG_ADMIN, register_noop
 
@@ -81,9 +82,14 @@ def main() -> None:
     parser.add_argument(
         "--gap", type=float, default=0.0, help="real seconds to sleep between bursts"
     )
+    parser.add_argument(
+        "--cache-mib", type=int, help="the SQLite fire connection's page cache (default 64)"
+    )
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="the dispatcher's batch")
     args = parser.parse_args()
     print(machine.header("burst growth bench"))
+    if args.cache_mib:
+        fire_sqlite.SQLITE_CACHE_KIB = args.cache_mib * 1024
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-growth-"))
     url = fresh_url(args, workdir)
     register_noop(url)
