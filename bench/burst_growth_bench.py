@@ -12,11 +12,12 @@ instant, overlap allow, the worker bench's no-op job) in a fresh SQLite file
 --pg-admin). A `FakeClock` steps 10 s at a time and the real
 `Dispatcher.tick()` fires each instant's N rows, so --bursts instants (the
 seconds bench's 10 minutes are 60) run back to back as fast as the machine
-goes (--gap sleeps between them, as a real 10 s would), no workers, the items and ledger events pile up as in
-`seconds_bench.py --sustained`. Printed: each burst's wall time (the tick,
-checkpoint included), the mean of the first and the last ten, and the table
-sizes at the end; --cache-mib sets the fire connection's page cache; --profile adds the last burst's time per statement
-(and in the commits).
+goes (--gap sleeps between them, as a real 10 s would). No workers: the
+items and ledger events pile up as in `seconds_bench.py --sustained`.
+Printed: each burst's wall time (the tick, checkpoint included), the mean
+of the first and the last ten, and the database's size at the end.
+--profile adds the last burst's time per statement (and in the commits);
+--cache-mib sets the SQLite fire connection's page cache.
 
 --without NAME drops an index after migrating (a what-if: which index makes
 the drift; the product needs them all).
