@@ -40,7 +40,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
-from cronplane.core.quotas import Usage, usage_from_dict
+from cronplane.core.quotas import Usage, quota_change, usage_from_dict
 from cronplane.core.reconcile import (
     Drift,
     PlannedCreate,
@@ -456,7 +456,7 @@ class RemoteService(RemoteAlerts):
         actor: str,
     ) -> Usage:
         """PATCH /tenants/{tenant}/quota (null clears a limit; the token is the actor)."""
-        body = {**limits, **dict.fromkeys(clear)}
+        body = quota_change(limits, clear)
         return usage_from_dict(self._request("PATCH", f"{self._tenant(tenant)}/quota", body=body))
 
 

@@ -201,6 +201,10 @@ def test_set_quota_checks_values_and_clear_returns_to_the_default(
     assert usage.quota.max_schedules == 50 and usage.quota.max_queued == 7
     event = service.audit.list("acme", codes=["V200401QTASET"])[0]  # newest first
     assert event.detail["changes"] == {"max_schedules": {"from": 5, "to": None}}
+    # A limit both set and cleared is refused, and changes nothing.
+    with pytest.raises(InvalidRequest, match="both set and cleared"):
+        service.set_quota("acme", {"max_queued": 9}, clear=("max_queued",), actor="admin")
+    assert service.tenant_usage("acme").quota.max_queued == 7
 
 
 def test_tenant_listing_shows_usage_against_quota(service: ScheduleService) -> None:

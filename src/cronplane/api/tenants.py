@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends
 from cronplane.api.auth import CanSeeTenants, CanSetQuota
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import NameSegment, QuotaBody, TenantList, TenantOut
-from cronplane.core.quotas import QUOTA_FIELDS
+from cronplane.core.access import Principal
 
 router = APIRouter(prefix="/tenants", tags=["tenants"])
 Context = Annotated[ApiContext, Depends(current_context)]
@@ -37,11 +37,7 @@ def put_quota(
     ctx: Context, principal: CanSetQuota, tenant: NameSegment, body: QuotaBody
 ) -> dict[str, Any]:
     """Every limit as given; a limit left out (or null) returns to the platform's default."""
-    given = body.model_dump()
-    limits = {name: value for name, value in given.items() if value is not None}
-    clear = tuple(name for name in QUOTA_FIELDS if given.get(name) is None)
-    usage = ctx.service.set_quota(tenant, limits, clear=clear, actor=principal.actor)
-    return usage.to_dict()
+    return _set_quota(ctx, principal, tenant, body.model_dump())
 
 
 @router.patch("/{tenant}/quota", response_model=TenantOut, summary="Change a tenant's quota")
@@ -49,8 +45,13 @@ def patch_quota(
     ctx: Context, principal: CanSetQuota, tenant: NameSegment, body: QuotaBody
 ) -> dict[str, Any]:
     """Only the limits given change; null clears one back to the platform's default."""
-    given = body.model_dump(exclude_unset=True)
+    return _set_quota(ctx, principal, tenant, body.model_dump(exclude_unset=True))
+
+
+def _set_quota(
+    ctx: ApiContext, principal: Principal, tenant: str, given: dict[str, Any]
+) -> dict[str, Any]:
+    """The body's limits set, its nulls cleared back to the platform's default."""
     limits = {name: value for name, value in given.items() if value is not None}
     clear = tuple(name for name, value in given.items() if value is None)
-    usage = ctx.service.set_quota(tenant, limits, clear=clear, actor=principal.actor)
-    return usage.to_dict()
+    return ctx.service.set_quota(tenant, limits, clear=clear, actor=principal.actor).to_dict()

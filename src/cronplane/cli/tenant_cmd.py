@@ -92,9 +92,6 @@ def set_quota(
     if not given and not clear:
         flags = ", ".join(_OPTIONS.values())
         raise InvalidRequest(f"nothing to set: give one of {flags}, or --clear NAME")
-    both = sorted(set(given) & set(clear))
-    if both:
-        raise InvalidRequest(f"{both[0]} is both set and cleared", {"field": both[0]})
     s = settings(ctx)
     usage = client(ctx, writes=True).set_quota(name, given, clear=tuple(clear), actor=s.actor)
     render.tenant(usage, as_json)

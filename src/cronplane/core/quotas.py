@@ -17,7 +17,7 @@ default). Nothing here reads a database or a clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -59,6 +59,17 @@ QUOTA_FIELDS: tuple[str, ...] = tuple(field.name for field in fields(Quota))
 _MINIMUM = {"min_interval": 1}
 # A limit above this is a typo, not a plan.
 MAX_LIMIT = 1_000_000_000
+
+
+def quota_change(limits: Mapping[str, Any], clear: Iterable[str]) -> dict[str, Any]:
+    """Limits to set and names to clear as one change (name → value; None clears).
+
+    InvalidRequest for a name both set and cleared: neither wins silently.
+    """
+    both = sorted(set(limits) & set(clear))
+    if both:
+        raise InvalidRequest(f"{both[0]} is both set and cleared", {"field": both[0]})
+    return {**limits, **dict.fromkeys(clear)}
 
 
 def checked_limits(values: Mapping[str, Any]) -> dict[str, int | None]:

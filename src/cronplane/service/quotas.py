@@ -33,6 +33,7 @@ from cronplane.core.quotas import (
     Quota,
     Usage,
     checked_limits,
+    quota_change,
 )
 from cronplane.errors import (
     IntervalTooShort,
@@ -179,7 +180,7 @@ class Tenants(ServiceBase):
                 f"{tenant!r} is the platform's own tenant: no quota applies to it",
                 {"field": "tenant"},
             )
-        given = checked_limits({**limits, **dict.fromkeys(clear)})
+        given = checked_limits(quota_change(limits, clear))
         with self._write() as tx:
             before = quota_store.override(tx.conn, tenant)
             after = Quota(**{**before.to_dict(), **given})
