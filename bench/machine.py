@@ -8,10 +8,14 @@ the same invocation for the same reason.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 LOOP = 10_000_000
 
@@ -35,3 +39,14 @@ def header(name: str) -> str:
         f"python {platform.python_version()}\n"
         f"# load average at start: {load}; 10M-step Python loop: {loop_seconds():.2f} s"
     )
+
+
+def in_child(script: str, *args: str) -> dict[str, Any]:
+    """Run `script` with `args` in a fresh interpreter; the JSON of its last output line."""
+    out = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, check=False
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    figures: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
