@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -194,14 +195,13 @@ class _Metrics:
                 self.m.record_skip(reason)
 
     def _tenants(self, batch: BatchReport) -> None:
-        fired: dict[str, int] = {}
-        skipped: dict[str, dict[str, int]] = {}
+        fired: Counter[str] = Counter()
+        skipped: defaultdict[str, Counter[str]] = defaultdict(Counter)
         for (tenant, outcome), count in batch.by_tenant().items():
             if outcome is Outcome.FIRE:
-                fired[tenant] = fired.get(tenant, 0) + count
+                fired[tenant] += count
             elif outcome in _SKIP_REASONS:
-                reasons = skipped.setdefault(tenant, {})
-                reasons[_SKIP_REASONS[outcome]] = reasons.get(_SKIP_REASONS[outcome], 0) + count
+                skipped[tenant][_SKIP_REASONS[outcome]] += count
         for tenant in fired.keys() | skipped.keys():
             self.m.record_tenant(tenant, fired.get(tenant, 0), skipped.get(tenant, {}))
 
