@@ -70,3 +70,19 @@ def test_changes_are_their_own_list_with_old_new_and_actor(admin: Any, world: Wo
     expect(admin.locator("#changes")).not_to_contain_text("succeeded")
     expect(admin.locator("#changes")).not_to_contain_text("run now")
     expect(admin.locator("#items")).to_contain_text("succeeded")
+
+
+def test_the_run_poll_announces_each_state_the_page_has_not_shown(admin: Any, world: World) -> None:
+    """A failed attempt waiting for its retry is a new state too: the History tab reloads."""
+    add_job(world, "billing", "flaky-poll", "python:ui_handlers:broken", SLOW_RETRY)
+    add_schedule(world, "flaky-poll", job="flaky-poll")
+    admin.goto("/schedules/billing/prod/flaky-poll?tab=history")
+    _run_now(admin)
+    card = admin.locator("#run-card")
+    expect(card).to_contain_text("attempt 1/3 failed", timeout=15_000)
+    item = card.locator("code").first.inner_text()
+    poll = f"/ui/items/{item}?zone=UTC&label=flaky-poll&seen="
+    # The page last showed it queued before its first attempt: changed.
+    assert admin.request.get(poll + "queued/0").headers.get("hx-trigger") == "run-changed"
+    # It already shows the retry (queued after one attempt): nothing to reload.
+    assert "hx-trigger" not in admin.request.get(poll + "queued/1").headers

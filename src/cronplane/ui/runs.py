@@ -5,7 +5,9 @@
 `RunService.run_now` (the API's run-now: source manual, priority 5, expires
 in 5 h) and answer the item's partial; while the item is queued or running
 that partial asks htmx to poll `GET /ui/items/{id}` every second, and stops
-once it finished. The answer that shows an item queued or finished carries
+once it finished. An answer that shows the item in a state the page had not
+shown yet (queued, running, a failed attempt waiting for its retry,
+finished; the poll carries the state it last saw) carries
 `HX-Trigger: run-changed`, so the History tab reloads itself
 (`GET .../history`).
 """
@@ -44,6 +46,11 @@ def history(request: Request, scope: Scope, name: str) -> History:
     return history_of(events, items)
 
 
+def run_state(item: QueueItem) -> str:
+    """What the History tab shows of a run: its status and how many attempts it made."""
+    return f"{item.status}/{item.attempts}"
+
+
 def _item(
     request: Request,
     item: QueueItem | None,
@@ -63,6 +70,7 @@ def _item(
             "error": error_context(error),
             "zone": zone,
             "label": label,
+            "seen": run_state(item) if item else "",
         },
     )
     if announce:
@@ -120,13 +128,16 @@ def item_status(
     item_id: UUID,
     zone: Annotated[str, Query(max_length=64)] = "UTC",
     label: Annotated[str, Query(max_length=128)] = "",
+    seen: Annotated[str, Query(max_length=64)] = "",
 ) -> Response:
-    """One queue item's status (polled while it is queued or running)."""
+    """One queue item's status (polled while it is queued or running); `seen`: the
+    state the page shows, so a change of it reloads the History tab."""
     try:
         item = context_of(request).service.runs.get_item(session.tenant, item_id)
     except CronplaneError as error:
         return _item(request, None, error)
-    return _item(request, item, None, zone=zone, label=label, announce=item.finished)
+    changed = run_state(item) != seen
+    return _item(request, item, None, zone=zone, label=label, announce=changed)
 
 
 @router.get("/schedules/{stack}/{environment}/{name}/history")
