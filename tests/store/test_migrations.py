@@ -163,7 +163,7 @@ def test_0012_puts_the_occurrence_key_in_time_order_keeping_items_and_indexes(
     enqueue_items(database, [item_row(now=now, source="schedule", **occurrence)])
     key, indexes = _queue_schema(database)
     assert key == ["schedule_id", "scheduled_for"]
-    database.upgrade()
+    database.upgrade("0012")
     key_after, indexes_after = _queue_schema(database)
     assert key_after == ["scheduled_for", "schedule_id"]
     # The rebuild keeps every other index as it was (the claim index with its DESC).
@@ -177,3 +177,60 @@ def test_0012_puts_the_occurrence_key_in_time_order_keeping_items_and_indexes(
     with database.begin() as conn:
         command.downgrade(alembic_config(conn), "0011")
     assert _queue_schema(database) == (key, indexes)
+
+
+def _schema_sql(database: Database) -> dict[str, str]:
+    with database.read() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT name, sql FROM sqlite_master WHERE tbl_name IN ('queue_items', 'events')"
+        ).all()
+    return {name: sql for name, sql in rows if sql is not None}
+
+
+def test_0013_files_every_existing_row_and_puts_filed_first_in_the_schedule_indexes(
+    tmp_path: Path,
+) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'filed.db'}")
+    database.upgrade("0012")
+    now = datetime(2026, 12, 3, 12, tzinfo=UTC)
+    schedule_id = uuid4()
+    enqueue_items(
+        database, [item_row(now=now, source="schedule", schedule_id=schedule_id, scheduled_for=now)]
+    )
+    with database.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO events (code, tenant, schedule_id, actor, message, created_at, detail) "
+            f"VALUES ('V200100FIRED', 'acme', '{schedule_id.hex}', 'x', 'm', '{now.isoformat()}', '{{}}')"
+        )
+    before = _schema_sql(database)
+    database.upgrade("0013")
+    with database.read() as conn:
+        filed = {
+            table: conn.exec_driver_sql(f"SELECT filed FROM {table}").scalars().all()
+            for table in ("queue_items", "events")
+        }
+        plans = [
+            " ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+            for sql in (
+                "SELECT id FROM queue_items WHERE filed IN (0, 1) AND schedule_id = 'x' "
+                "AND status = 'queued'",
+                "SELECT id FROM events WHERE filed = 1 AND schedule_id = 'x' ORDER BY id DESC",
+            )
+        ]
+    assert filed == {"queue_items": [1], "events": [1]}
+    after = _schema_sql(database)
+    assert "(filed, schedule_id, status)" in after["ix_queue_items_schedule"]
+    assert "(filed, schedule_id, id)" in after["ix_events_schedule"]
+    # Readers reach both sections by the index (no scan, no sort of a schedule's history).
+    assert "INDEX ix_queue_items_schedule (filed=? AND schedule_id=? AND status=?)" in plans[0]
+    assert "INDEX ix_events_schedule (filed=? AND schedule_id=?)" in plans[1]
+    assert "TEMP B-TREE" not in plans[1]
+    # Nothing else changed: every other index and the claim index's DESC are kept.
+    changed = {name for name in before if before[name] != after.get(name)}
+    assert changed == {"queue_items", "events", "ix_queue_items_schedule", "ix_events_schedule"}
+    with database.begin() as conn:
+        command.downgrade(alembic_config(conn), "0012")
+    assert _schema_sql(database).keys() == before.keys()
+    assert {k: v.replace('"', "") for k, v in _schema_sql(database).items()} == {
+        k: v.replace('"', "") for k, v in before.items()
+    }

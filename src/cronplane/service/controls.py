@@ -54,6 +54,7 @@ from cronplane.service.base import (
 from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import queue
 from cronplane.store import schedules as schedule_store
+from cronplane.store.filing import schedule_is
 from cronplane.store.tables import queue_items
 
 # Backfill items are claimed in order: each is available this much after the previous.
@@ -289,7 +290,7 @@ def _plan(
     if plan.todo and not allow_overlap and row.overlap == "skip":
         active = conn.execute(
             select(queue_items.c.id, queue_items.c.status)
-            .where(queue_items.c.schedule_id == row.id, queue_items.c.status.in_(ACTIVE))
+            .where(schedule_is(queue_items, row.id), queue_items.c.status.in_(ACTIVE))
             .limit(1)
         ).first()
         if active is not None:

@@ -24,6 +24,7 @@ from cronplane import events as ev
 from cronplane.core.model import QueueItem
 from cronplane.store import queue
 from cronplane.store.events import append_events, event_values
+from cronplane.store.filing import schedule_in
 from cronplane.store.tables import queue_items
 
 
@@ -60,7 +61,7 @@ def cancel_schedules(
     if not schedule_ids:
         return []
     ids = [sid if isinstance(sid, UUID) else UUID(sid) for sid in schedule_ids]
-    return _cancel_where(conn, queue_items.c.schedule_id.in_(ids), actor=actor, now=now)
+    return _cancel_where(conn, schedule_in(queue_items, ids), actor=actor, now=now)
 
 
 def _cancel_where(conn: Connection, where: Any, *, actor: str, now: datetime) -> list[QueueItem]:

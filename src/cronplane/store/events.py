@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, insert, select
+from sqlalchemy import ColumnElement, Connection, Row, Select, insert, select, union_all
 
 from cronplane.codes import Code
 from cronplane.events import Event
@@ -92,13 +92,27 @@ def list_events(
     limit: int = 100,
 ) -> list[Event]:
     """Events newest first, filtered; `before_id` pages backwards (keyset)."""
-    query = select(events).order_by(events.c.id.desc()).limit(limit)
+    where: list[ColumnElement[bool]] = []
     if tenant is not None:
-        query = query.where(events.c.tenant == tenant)
-    if schedule_id is not None:
-        query = query.where(events.c.schedule_id == schedule_id)
+        where.append(events.c.tenant == tenant)
     if codes is not None:
-        query = query.where(events.c.code.in_(list(codes)))
+        where.append(events.c.code.in_(list(codes)))
     if before_id is not None:
-        query = query.where(events.c.id < before_id)
+        where.append(events.c.id < before_id)
+    query: Select[Any]
+    if schedule_id is None:
+        query = select(events).where(*where).order_by(events.c.id.desc()).limit(limit)
+    else:
+        # Each section of ix_events_schedule newest first (store.filing), then
+        # the newest of both: never a sort of the schedule's whole ledger.
+        sections = [
+            select(events)
+            .where(*where, events.c.filed == filed, events.c.schedule_id == schedule_id)
+            .order_by(events.c.id.desc())
+            .limit(limit)
+            .subquery()
+            for filed in (False, True)
+        ]
+        both = union_all(*(select(section) for section in sections)).subquery()
+        query = select(both).order_by(both.c.id.desc()).limit(limit)
     return [event_from_row(row) for row in conn.execute(query)]

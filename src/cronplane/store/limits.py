@@ -28,6 +28,7 @@ from sqlalchemy import Connection, func, or_, select, update
 
 from cronplane.core.model import QueueItem
 from cronplane.store import dialects, queue
+from cronplane.store.filing import schedule_in
 from cronplane.store.tables import queue_items
 
 # A limited claim looks this many times its batch size ahead (at least
@@ -178,7 +179,7 @@ def _running(
         schedules = set(
             conn.execute(
                 select(queue_items.c.schedule_id)
-                .where(running, queue_items.c.schedule_id.in_(exclusive))
+                .where(running, schedule_in(queue_items, exclusive))
                 .distinct()
             ).scalars()
         )

@@ -53,6 +53,7 @@ from cronplane.core.items import ItemOptions
 from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
 from cronplane.store import dialects, outcomes
+from cronplane.store.filing import schedule_is
 from cronplane.store.tables import events, queue_items
 from cronplane.store.types import UTCDateTime
 
@@ -153,7 +154,7 @@ def list_items(
     if status is not None:
         query = query.where(queue_items.c.status == status)
     if schedule_id is not None:
-        query = query.where(queue_items.c.schedule_id == schedule_id)
+        query = query.where(schedule_is(queue_items, schedule_id))
     return [item_from_row(row) for row in conn.execute(query)]
 
 

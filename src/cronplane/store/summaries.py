@@ -8,6 +8,7 @@ from uuid import UUID
 from sqlalchemy import Connection, and_, func, select, union
 
 from cronplane.core.model import QueueItem
+from cronplane.store.filing import schedule_in
 from cronplane.store.queue import item_from_row
 from cronplane.store.tables import events, queue_items
 
@@ -20,7 +21,7 @@ def latest_by_schedule(
         return {}
     newest = (
         select(queue_items.c.schedule_id, func.max(queue_items.c.created_at).label("at"))
-        .where(queue_items.c.tenant == tenant, queue_items.c.schedule_id.in_(schedule_ids))
+        .where(queue_items.c.tenant == tenant, schedule_in(queue_items, schedule_ids))
         .group_by(queue_items.c.schedule_id)
         .subquery()
     )
@@ -50,11 +51,11 @@ def fired_schedules(
     by_item = select(queue_items.c.schedule_id).where(
         queue_items.c.tenant == tenant,
         queue_items.c.source == "schedule",
-        queue_items.c.schedule_id.in_(schedule_ids),
+        schedule_in(queue_items, schedule_ids),
     )
     by_event = select(events.c.schedule_id).where(
         events.c.tenant == tenant,
         events.c.code == fired_code,
-        events.c.schedule_id.in_(schedule_ids),
+        schedule_in(events, schedule_ids),
     )
     return {row[0] for row in conn.execute(union(by_item, by_event)) if row[0] is not None}

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Uuid,
     false,
     text,
+    true,
 )
 
 from cronplane.store.types import JSONDocument, UTCDateTime
@@ -163,9 +164,13 @@ events = Table(
     Column("fired_at", UTCDateTime, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("detail", JSONDocument, nullable=False),
+    # Filed in the schedule's section of ix_events_schedule yet (store.filing).
+    Column("filed", Boolean, nullable=False, server_default=true()),
 )
-# "Did it run, and if not, why?": a schedule's ledger, newest first.
-Index("ix_events_schedule", events.c.schedule_id, events.c.id)
+# "Did it run, and if not, why?": a schedule's ledger, newest first. Two
+# sections: rows a fire wrote on SQLite wait in the small unfiled one until the
+# dispatcher files them (store.filing; migration 0013).
+Index("ix_events_schedule", events.c.filed, events.c.schedule_id, events.c.id)
 Index("ix_events_tenant", events.c.tenant, events.c.id)
 # No index on created_at: pruning deletes an id range (ids grow with time, see
 # queue.prune), and each event, a fire's ledger row among them, writes one
@@ -206,6 +211,8 @@ queue_items = Table(
     Column("exclusive", Boolean, nullable=False, server_default=false()),
     Column("cancel_requested_at", UTCDateTime, nullable=True),
     Column("cancelled_by", String(128), nullable=True),
+    # Filed in the schedule's section of ix_queue_items_schedule yet (store.filing).
+    Column("filed", Boolean, nullable=False, server_default=true()),
     # One queue item per occurrence, whatever the leaders do. Manual runs carry
     # a NULL scheduled_for, and NULLs never collide. Time first, so a burst
     # (one scheduled_for, many schedules) appends to it (migration 0012).
@@ -236,8 +243,13 @@ Index(
     postgresql_where=text("status = 'running'"),
     sqlite_where=text("status = 'running'"),
 )
-# Overlap checks and a schedule's item history.
-Index("ix_queue_items_schedule", queue_items.c.schedule_id, queue_items.c.status)
+# Overlap checks and a schedule's item history, in two sections as ix_events_schedule.
+Index(
+    "ix_queue_items_schedule",
+    queue_items.c.filed,
+    queue_items.c.schedule_id,
+    queue_items.c.status,
+)
 Index("ix_queue_items_tenant", queue_items.c.tenant, queue_items.c.created_at)
 
 leases = Table(

@@ -88,6 +88,8 @@ class Dialect:
     zoneless_datetimes: ClassVar[bool]
     # Fire transactions defer a checkpoint to the end of a burst (`after_burst`).
     defers_checkpoint: ClassVar[bool]
+    # A fire writes its rows unfiled; the dispatcher files them after (store.filing).
+    files_later: ClassVar[bool]
     # Bulk values: rows for `insert_rows` and parameters for `update_in`.
     row_encoder: Encoder | RowText
     params: Encoder

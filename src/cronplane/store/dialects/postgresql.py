@@ -39,6 +39,7 @@ class PostgreSQL(Dialect):
     migrates_when_behind = False  # a database in use is upgraded by `cronplane db upgrade`
     zoneless_datetimes = False
     defers_checkpoint = False
+    files_later = False
     row_encoder = bulk.RowText()  # COPY text
     params = bulk.PG_VALUES
 

@@ -35,6 +35,7 @@ class SQLite(Dialect):
     migrates_when_behind = True
     zoneless_datetimes = True
     defers_checkpoint = True
+    files_later = True
     row_encoder = bulk.SQLITE_VALUES
     params = bulk.SQLITE_VALUES
 

@@ -27,7 +27,9 @@ The two databases take one path each, after the fence (chosen by store.dialects)
   rows' keys and decision inputs; Python reads one row per distinct input,
   decides, and writes a plan row for it; the inserts and the update are one
   INSERT … SELECT / UPDATE … FROM each, joining the due rows to their plan.
-  No per-row Python: SQLite copies payloads and names itself.
+  No per-row Python: SQLite copies payloads and names itself. Items and
+  ledger rows are written unfiled; the dispatcher files them between bursts
+  (store.filing), so a burst's commit does not grow with the history.
 - PostgreSQL (`postgresql.py`): the due rows come to Python, which builds
   the items and events as COPY text; one UPDATE per decision. There the
   server's CPU, not Python, is the limit, and COPY is its cheapest insert.

@@ -228,7 +228,7 @@ def active(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
         return {}
     sql = (
         "SELECT schedule_id::text, bit_or(CASE status WHEN 'queued' THEN 1 ELSE 2 END) "
-        "FROM queue_items WHERE status IN ('queued', 'running') "
+        "FROM queue_items WHERE filed IN (false, true) AND status IN ('queued', 'running') "
         "AND schedule_id = ANY(CAST(%s AS uuid[])) GROUP BY schedule_id"
     )
     return {row[0]: int(row[1]) for row in conn.exec_driver_sql(sql, (bulk.pg_array(ids),))}

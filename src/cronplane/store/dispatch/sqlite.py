@@ -72,10 +72,13 @@ _READ_SQL = ", ".join(
     for name in _READ
 )
 # A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
-# overlap rule is an index probe per row (ix_queue_items_schedule). `active`
+# overlap rule is an index probe per row (ix_queue_items_schedule, both sections). `active`
 # is planner.QUEUED | planner.RUNNING; `skip` needs only "any" (both bits),
 # `allow` asks nothing.
-_ANY = "(SELECT 1 FROM queue_items AS q WHERE q.schedule_id = schedules.id AND q.status {})"
+_ANY = (
+    "(SELECT 1 FROM queue_items AS q WHERE q.filed IN (0, 1) AND q.schedule_id = schedules.id "
+    "AND q.status {})"
+)
 _SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, next_run, inputs)
 SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
@@ -112,16 +115,17 @@ _ROWS = (
 )
 # `cancel_running`: the rows whose previous items are cancelled before the insert.
 _CANCELLING = f"SELECT s.id {_ROWS} AND p.cancels"
-# In schedule-id order, so the indexes keyed by schedule id (the occurrence
-# key, the overlap index, the ledger's index) are walked in order; item ids
-# count up with n, so the primary key is appended to.
+# In schedule-id order, so the unfiled section of the index keyed by schedule
+# id is walked in order; item ids count up with n, so the primary key is
+# appended to. Unfiled (`filed` 0): the dispatcher files them after the burst
+# (store.filing), as it does the ledger rows.
 _INSERT_ITEMS = f"""
-INSERT INTO queue_items ({", ".join(ITEM_COLUMNS)})
+INSERT INTO queue_items ({", ".join(ITEM_COLUMNS)}, filed)
 SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
     s.tenant, s.stack, s.environment, s.job, s.payload, 'schedule', s.id, p.scheduled_for,
     p.priority, 'queued', :now, p.expires_at, 0, p.max_attempts, :now, :now,
     coalesce(s.timeout, p.timeout), p.max_concurrency,
-    s.overlap IN ({", ".join(f"'{o}'" for o in EXCLUSIVE_OVERLAPS)})
+    s.overlap IN ({", ".join(f"'{o}'" for o in EXCLUSIVE_OVERLAPS)}), 0
 {_ROWS} AND p.fires ORDER BY d.n
 """
 # The compare-and-set on the next_run read: a row changed since is not matched.
@@ -142,9 +146,9 @@ WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND p.resumes
 """
 # A fire's event finds its item by the occurrence key.
 _INSERT_EVENTS = f"""
-INSERT INTO events ({", ".join(EVENT_COLUMNS)})
+INSERT INTO events ({", ".join(EVENT_COLUMNS)}, filed)
 SELECT p.code, s.tenant, s.stack, s.environment, s.id, s.name, q.id, :actor, p.message,
-    p.scheduled_for, :now, :now, p.detail
+    p.scheduled_for, :now, :now, p.detail, 0
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p CROSS JOIN schedules AS s
 LEFT JOIN queue_items AS q ON p.fires AND q.schedule_id = s.id
     AND q.scheduled_for = p.scheduled_for
@@ -152,9 +156,9 @@ WHERE p.inputs = d.inputs AND s.rowid = d.k ORDER BY d.n
 """
 # The rows that end: one V200150SCHEND each, after their ledger event.
 _INSERT_ENDED = f"""
-INSERT INTO events ({", ".join(EVENT_COLUMNS)})
+INSERT INTO events ({", ".join(EVENT_COLUMNS)}, filed)
 SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.end_message,
-    p.scheduled_for, :now, :now, p.end_detail
+    p.scheduled_for, :now, :now, p.end_detail, 0
 {_ROWS} AND p.ends ORDER BY d.n
 """
 
