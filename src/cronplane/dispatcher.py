@@ -14,7 +14,10 @@ A tick:
    committed (the fire transactions defer it);
    When the due rows are more than a round takes, its batches are shared
    across tenants (store.dispatch.fair) instead of taken in next_run order;
-4. returns how long to sleep: until the earliest next_run (less
+4. on SQLite, when the next fire is at least `FILING_GAP` away, files a
+   chunk of the rows fires wrote unfiled (store.filing) and ticks again at
+   once while more wait, so their index pages are written between bursts;
+5. returns how long to sleep: until the earliest next_run (less
    `fire_ahead`), capped by `max_sleep` and by the next renewal.
 
 **Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), rows due
@@ -74,6 +77,7 @@ from cronplane.store.dispatch import (
     fire_batch,
 )
 from cronplane.store.events import append_event
+from cronplane.store.filing import FILING_CHUNK, file_some
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +103,9 @@ FAIR_HEAD_ROWS = 1000
 # it, as of the instant (`Dispatcher.fire_ahead`), so a burst's commit time
 # is not its lateness. Below the shortest interval a schedule may have (1 s).
 DEFAULT_FIRE_AHEAD = 0.25
+# SQLite files a fire's rows (store.filing) a chunk at a time, and only while
+# the next fire is at least this far: a chunk ends well before it.
+FILING_GAP = 1.0
 
 
 def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
@@ -152,6 +159,8 @@ class TickReport:
     batches: tuple[BatchReport, ...] = ()
     fenced: bool = False
     error: str | None = None
+    # Rows filed by schedule in this tick (SQLite, store.filing).
+    filed: int = 0
 
     @property
     def fired(self) -> int:
@@ -291,6 +300,12 @@ class Dispatcher:
             elif self.lanes > 1 and self._ready_term != self.term:
                 self._ready_lanes(now)
             sleep = self._leader_sleep(now, earliest)
+            filing_started = self.clock.monotonic()
+            filed = self._file(now, earliest)
+            # The sleep was counted from before the filing. After a full chunk
+            # more may wait: the next tick files on, or fires what came due.
+            spent = self.clock.monotonic() - filing_started
+            sleep = 0.0 if filed >= FILING_CHUNK else max(0.0, sleep - spent)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = outage_delay(self._failures)
@@ -302,7 +317,16 @@ class Dispatcher:
         if batches:
             summary = ", ".join(f"{o.value}={n}" for o, n in counts.items() if n)
             log.info("term %d: %s", self.term, summary)
-        return TickReport(True, self.term, sleep, counts, tuple(batches))
+        return TickReport(True, self.term, sleep, counts, tuple(batches), filed=filed)
+
+    def _file(self, now: datetime, earliest: datetime | None) -> int:
+        """File a chunk of unfiled rows when the next fire is far enough (SQLite)."""
+        if not self.database.backend.files_later:
+            return 0
+        if earliest is not None and (earliest - self.fire_ahead - now).total_seconds() < FILING_GAP:
+            return 0
+        with self.database.begin() as conn:
+            return file_some(conn, FILING_CHUNK)
 
     def _fire_all(
         self, counts: dict[Outcome, int], batches: list[BatchReport], *, not_before: datetime

@@ -21,15 +21,23 @@ from uuid import UUID
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.store import cancels, limits, outcomes
 from cronplane.store.database import Database
 from cronplane.store.queue import item_from_row
-from cronplane.store.tables import events, jobs, leases, queue_items, schedules
-from firing_support import START, add_job, add_schedule, dispatcher, items, ledger
+from cronplane.store.tables import queue_items, schedules
+from firing_support import (
+    START,
+    add_job,
+    add_schedule,
+    dispatcher,
+    empty_firing_tables,
+    items,
+    ledger,
+)
 
 LEASE = timedelta(minutes=5)
 
@@ -132,12 +140,6 @@ def test_cancel_running_cancels_a_waiting_item_at_once(
     assert ledger(database, sid)[-2].code == ev.ITEM_CANCELLED.text
 
 
-def _reset(database: Database) -> None:
-    with database.begin() as conn:
-        for table in (events, queue_items, schedules, jobs, leases):
-            conn.execute(delete(table))
-
-
 STEPS = st.lists(
     st.sampled_from(["tick", "tick", "claim", "claim", "finish", "stop"]), min_size=4, max_size=30
 )
@@ -150,7 +152,7 @@ STEPS = st.lists(
 )
 @given(steps=STEPS)
 def test_never_two_running_items_of_one_schedule(database: Database, steps: list[str]) -> None:
-    _reset(database)
+    empty_firing_tables(database)
     clock = FakeClock(START)
     add_job(database)
     buffered = add_schedule(database, "buffered", overlap="buffer_one")
