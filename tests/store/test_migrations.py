@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -139,6 +140,16 @@ def test_0005_adds_the_control_columns_and_the_backfill_source_and_back(tmp_path
     assert "ix_queue_items_claim" in queue_indexes(database)
 
 
+def _one_fired_item(tmp_path: Path, revision: str) -> tuple[Database, dict[str, Any]]:
+    """A SQLite database at `revision` holding one fired item, and its occurrence."""
+    database = Database(f"sqlite:///{tmp_path / f'at-{revision}.db'}")
+    database.upgrade(revision)
+    now = datetime(2026, 12, 3, 12, tzinfo=UTC)
+    occurrence: dict[str, Any] = {"schedule_id": uuid4(), "scheduled_for": now}
+    enqueue_items(database, [item_row(now=now, source="schedule", **occurrence)])
+    return database, occurrence
+
+
 def _queue_schema(database: Database) -> tuple[list[str], dict[str, str]]:
     """The occurrence key's columns in order, and every other queue_items index's SQL."""
     with database.read() as conn:
@@ -156,11 +167,8 @@ def _queue_schema(database: Database) -> tuple[list[str], dict[str, str]]:
 def test_0012_puts_the_occurrence_key_in_time_order_keeping_items_and_indexes(
     tmp_path: Path,
 ) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'key.db'}")
-    database.upgrade("0011")
-    now = datetime(2026, 12, 3, 12, tzinfo=UTC)
-    occurrence = {"schedule_id": uuid4(), "scheduled_for": now}
-    enqueue_items(database, [item_row(now=now, source="schedule", **occurrence)])
+    database, occurrence = _one_fired_item(tmp_path, "0011")
+    now = occurrence["scheduled_for"]
     key, indexes = _queue_schema(database)
     assert key == ["schedule_id", "scheduled_for"]
     database.upgrade("0012")
@@ -190,13 +198,8 @@ def _schema_sql(database: Database) -> dict[str, str]:
 def test_0013_files_every_existing_row_and_puts_filed_first_in_the_schedule_indexes(
     tmp_path: Path,
 ) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'filed.db'}")
-    database.upgrade("0012")
-    now = datetime(2026, 12, 3, 12, tzinfo=UTC)
-    schedule_id = uuid4()
-    enqueue_items(
-        database, [item_row(now=now, source="schedule", schedule_id=schedule_id, scheduled_for=now)]
-    )
+    database, occurrence = _one_fired_item(tmp_path, "0012")
+    now, schedule_id = occurrence["scheduled_for"], occurrence["schedule_id"]
     with database.begin() as conn:
         conn.exec_driver_sql(
             "INSERT INTO events (code, tenant, schedule_id, actor, message, created_at, detail) "
