@@ -1,10 +1,10 @@
 """Build a real django-celery-beat database with Django's own migrations and models.
 
 Run as a script (`python django_beat_db.py URL KINDS`), in a process of its own,
-so Django's global settings never meet the test process. URL is `sqlite:///path`
-or `postgresql://user@host:port/name`; KINDS is `today` (the schedule kinds whose
-cronplane fields exist on every branch) or `all` (also clocked one-offs, one_off
-intervals, start_time and expires). Prints the task names it made, one a line.
+so Django's global settings never meet the test process. URL is `sqlite:///path`,
+`postgresql://user@host:port/name` or `mysql://user@host:port/name`; KINDS is
+`today` (the schedule kinds whose cronplane fields exist on every branch) or
+`all` (also clocked one-offs, one_off intervals, start_time and expires). Prints the task names it made, one a line.
 """
 
 from __future__ import annotations
@@ -22,6 +22,20 @@ def configure(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         database = {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:]}
+    elif parts.scheme == "mysql":
+        import pymysql
+
+        # Django's MySQL backend asks for mysqlclient; PyMySQL stands in for it
+        # (no C build), as it does for the importer.
+        pymysql.install_as_MySQLdb()
+        database = {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": parts.path.lstrip("/"),
+            "USER": parts.username or "root",
+            "PASSWORD": parts.password or "",
+            "HOST": parts.hostname or "127.0.0.1",
+            "PORT": str(parts.port or 3306),
+        }
     else:
         database = {
             "ENGINE": "django.db.backends.postgresql",

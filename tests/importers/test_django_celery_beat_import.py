@@ -22,8 +22,9 @@ from importer_support import ENVIRONMENT, TENANT, fired, install
 
 from cronplane.clock import FakeClock
 from cronplane.core.model import Scope
-from cronplane.importers.django_celery_beat import BeatTask, read_tasks, translate
+from cronplane.importers.django_celery_beat import BeatTask, database_name, read_tasks, translate
 from cronplane.store.database import Database
+from required_services import require_service
 
 BUILDER = Path(__file__).with_name("django_beat_db.py")
 START = datetime(2026, 4, 6, 0, 0, tzinfo=UTC)  # a Monday, on every interval's epoch grid
@@ -125,21 +126,47 @@ def test_one_offs_and_windows_use_the_shared_fields(beat_sqlite: dict[str, str])
     assert crons["once-soon"]["max_runs"] == 1
 
 
-def test_postgresql_source_reads_as_sqlite_does(
-    beat_sqlite: dict[str, str], beat_postgres: str
+@pytest.fixture(scope="module")
+def beat_mysql() -> Iterator[str]:
+    """A MariaDB/MySQL database with the `all` set, made with Django's migrate."""
+    import pymysql
+
+    name = f"beat_import_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        server = pymysql.connect(host="127.0.0.1", port=3306, user="root", connect_timeout=3)
+    except pymysql.Error as error:
+        require_service("MariaDB/MySQL", error)
+    with server:
+        server.cursor().execute(f"CREATE DATABASE `{name}`")
+        try:
+            url = f"mysql://root@127.0.0.1:3306/{name}"
+            build(url, "all")
+            yield url
+        finally:
+            server.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.mark.parametrize("server", ["beat_postgres", "beat_mysql"])
+def test_a_server_source_reads_as_sqlite_does(
+    beat_sqlite: dict[str, str], server: str, request: pytest.FixtureRequest
 ) -> None:
+    url = request.getfixturevalue(server)
     from_sqlite = translate(read_tasks(beat_sqlite["all"]), stack="billing")
-    from_postgres = translate(read_tasks(beat_postgres), stack="billing")
-    assert from_postgres.document == from_sqlite.document
-    assert from_postgres.skipped == from_sqlite.skipped
+    from_server = translate(read_tasks(url), stack="billing")
+    assert from_server.document == from_sqlite.document
+    assert from_server.skipped == from_sqlite.skipped
+    # Django's own name for the database becomes the stack name.
+    assert database_name(url) == url.rsplit("/", 1)[1]
 
 
-def test_the_source_is_opened_read_only(beat_sqlite: dict[str, str], beat_postgres: str) -> None:
+def test_the_source_is_opened_read_only(
+    beat_sqlite: dict[str, str], beat_postgres: str, beat_mysql: str
+) -> None:
     from sqlalchemy import text
 
     from cronplane.importers.django_celery_beat import _read_only, engine_for
 
-    for url in (beat_sqlite["today"], beat_postgres):
+    for url in (beat_sqlite["today"], beat_postgres, beat_mysql):
         engine = engine_for(url)
         with engine.connect() as conn, pytest.raises(Exception, match=r"(?i)read.?only"):
             _read_only(conn)
