@@ -14,9 +14,11 @@ A tick:
    committed (the fire transactions defer it);
    When the due rows are more than a round takes, its batches are shared
    across tenants (store.dispatch.fair) instead of taken in next_run order;
-4. on SQLite, when the next fire is at least `FILING_GAP` away, files a
-   chunk of the rows fires wrote unfiled (store.filing) and ticks again at
-   once while more wait, so their index pages are written between bursts;
+4. on SQLite, when the next fire is at least `FILING_MIN_ROOM` away, files
+   a chunk of the rows fires wrote unfiled (store.filing), sized to take at
+   most half of that room at the rate the last chunk went, and ticks again
+   at once while a chunk was full, so their index pages are written between
+   bursts and never delay one;
 5. returns how long to sleep: until the earliest next_run (less
    `fire_ahead`), capped by `max_sleep` and by the next renewal.
 
@@ -77,7 +79,7 @@ from cronplane.store.dispatch import (
     fire_batch,
 )
 from cronplane.store.events import append_event
-from cronplane.store.filing import FILING_CHUNK, file_some
+from cronplane.store.filing import FILING_MIN_CHUNK, chunk_for, file_some
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +105,9 @@ FAIR_HEAD_ROWS = 1000
 # it, as of the instant (`Dispatcher.fire_ahead`), so a burst's commit time
 # is not its lateness. Below the shortest interval a schedule may have (1 s).
 DEFAULT_FIRE_AHEAD = 0.25
-# SQLite files a fire's rows (store.filing) a chunk at a time, and only while
-# the next fire is at least this far: a chunk ends well before it.
-FILING_GAP = 1.0
+# SQLite files a fire's rows (store.filing) a chunk at a time, sized to the
+# room before the next fire (filing.chunk_for); with less room than this, none.
+FILING_MIN_ROOM = 0.1
 
 
 def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
@@ -209,6 +211,8 @@ class Dispatcher:
         self._pool: ThreadPoolExecutor | None = None
         # The term whose lanes are ready (connections open, statements prepared).
         self._ready_term: int | None = None
+        # Rows filed per second by the last chunk (store.filing); None until one is timed.
+        self._filing_rate: float | None = None
         self.occurrences = occurrences
         # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
         self.quotas = quota_defaults() if quotas is None else quotas
@@ -301,11 +305,11 @@ class Dispatcher:
                 self._ready_lanes(now)
             sleep = self._leader_sleep(now, earliest)
             filing_started = self.clock.monotonic()
-            filed = self._file(now, earliest)
+            filed, full = self._file(now, earliest)
             # The sleep was counted from before the filing. After a full chunk
             # more may wait: the next tick files on, or fires what came due.
             spent = self.clock.monotonic() - filing_started
-            sleep = 0.0 if filed >= FILING_CHUNK else max(0.0, sleep - spent)
+            sleep = 0.0 if full else max(0.0, sleep - spent)
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = outage_delay(self._failures)
@@ -319,14 +323,28 @@ class Dispatcher:
             log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches), filed=filed)
 
-    def _file(self, now: datetime, earliest: datetime | None) -> int:
-        """File a chunk of unfiled rows when the next fire is far enough (SQLite)."""
+    def _file(self, now: datetime, earliest: datetime | None) -> tuple[int, bool]:
+        """File a chunk of unfiled rows sized to the room before the next fire
+        (SQLite); the rows filed, and whether the chunk was full."""
         if not self.database.backend.files_later:
-            return 0
-        if earliest is not None and (earliest - self.fire_ahead - now).total_seconds() < FILING_GAP:
-            return 0
+            return 0, False
+        room = (
+            self.max_sleep
+            if earliest is None
+            else (earliest - self.fire_ahead - now).total_seconds()
+        )
+        if room < FILING_MIN_ROOM:
+            return 0, False
+        limit = chunk_for(room, self._filing_rate)
+        started = self.clock.monotonic()
         with self.database.begin() as conn:
-            return file_some(conn, FILING_CHUNK)
+            filed = file_some(conn, limit)
+        spent = self.clock.monotonic() - started
+        if filed >= FILING_MIN_CHUNK and spent > 0:
+            # The next chunk is sized by how fast this one went: the filing
+            # slows as the history grows, and with the machine's load.
+            self._filing_rate = filed / spent
+        return filed, filed >= limit
 
     def _fire_all(
         self, counts: dict[Outcome, int], batches: list[BatchReport], *, not_before: datetime

@@ -1,8 +1,8 @@
 """A fire's rows filed by schedule after the burst (store.filing, issue 16).
 
 On SQLite a fire writes its items and ledger rows unfiled (the small section
-of the per-schedule indexes) and the dispatcher files them when the next
-fire is at least FILING_GAP away; PostgreSQL files at once. What a user sees
+of the per-schedule indexes) and the dispatcher files them in the room
+before the next fire, a chunk sized to it; PostgreSQL files at once. What a user sees
 of a schedule — its runs, its ledger page by page, its last outcome, whether
 it ever fired, its overlap rule — must not depend on which rows are filed.
 """
@@ -21,11 +21,18 @@ from sqlalchemy import Connection, select, update
 from cronplane import dispatcher as dispatcher_module
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import FILING_GAP
+from cronplane.dispatcher import FILING_MIN_ROOM
 from cronplane.store import cancels, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
-from cronplane.store.filing import FILING_CHUNK, file_some
+from cronplane.store.filing import (
+    ASSUMED_FILING_RATE,
+    FILING_CHUNK,
+    FILING_MIN_CHUNK,
+    FILING_SHARE,
+    chunk_for,
+    file_some,
+)
 from cronplane.store.queue import list_items
 from cronplane.store.tables import events, queue_items
 from firing_support import (
@@ -149,8 +156,8 @@ def test_sqlite_fires_unfiled_and_the_dispatcher_files_between_bursts(
     add_job(database)
     sid = add_schedule(database, "a", overlap="allow", next_run=START + timedelta(minutes=1))
     d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
-    clock.set(START + timedelta(minutes=1) - timedelta(seconds=FILING_GAP / 2))
-    assert d.tick().filed == 0  # the lease; the fire is FILING_GAP / 2 away: no filing
+    clock.set(START + timedelta(minutes=1) - timedelta(seconds=FILING_MIN_ROOM / 2))
+    assert d.tick().filed == 0  # the lease; the fire is too close: no filing
     clock.set(START + timedelta(minutes=1))
     report = d.tick()
     # The fire wrote its rows unfiled, and the same tick, a minute from the next
@@ -161,7 +168,7 @@ def test_sqlite_fires_unfiled_and_the_dispatcher_files_between_bursts(
     # Just before the next fire nothing is filed (a chunk must not delay it).
     with database.begin() as conn:
         conn.execute(update(queue_items).values(filed=False))
-    clock.set(START + timedelta(minutes=2) - timedelta(seconds=FILING_GAP / 2))
+    clock.set(START + timedelta(minutes=2) - timedelta(seconds=FILING_MIN_ROOM / 2))
     assert d.tick().filed == 0
     assert _unfiled(database)["queue_items"] == 1
 
@@ -219,3 +226,77 @@ def test_the_sleep_after_filing_still_ends_at_the_next_fire(
     # Two seconds to the fire, of which the filing took 0.3: it sleeps the rest.
     assert clock.now() == START + timedelta(seconds=0.3)
     assert report.sleep == pytest.approx(2.0 - 0.3)
+
+
+@given(
+    room=st.floats(min_value=0, max_value=3_600),
+    more=st.floats(min_value=0, max_value=3_600),
+    rate=st.none() | st.floats(min_value=1, max_value=1e7),
+)
+def test_a_chunk_is_bounded_and_grows_with_the_room(
+    room: float, more: float, rate: float | None
+) -> None:
+    chunk = chunk_for(room, rate)
+    assert FILING_MIN_CHUNK <= chunk <= FILING_CHUNK
+    assert chunk_for(room + more, rate) >= chunk
+    # Above the least chunk, filing both tables' chunks at `rate` fits its share of the room.
+    if chunk > FILING_MIN_CHUNK:
+        assert 2 * chunk / (rate or ASSUMED_FILING_RATE) <= FILING_SHARE * room + 1e-9
+
+
+def _unfiled_events(database: Database, sid: UUID, count: int) -> None:
+    with database.begin() as conn:
+        conn.exec_driver_sql(
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?) "
+            "INSERT INTO events (code, tenant, schedule_id, actor, message, created_at, detail, "
+            "filed) SELECT 'V200100FIRED', 'acme', ?, 'x', 'm', '2026-01-01', '{}', 0 FROM n",
+            (count, sid.hex),
+        )
+
+
+def test_a_slow_filing_makes_the_next_chunk_smaller_and_the_fire_stays_on_time(
+    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = sqlite_database
+    clock = FakeClock(START)
+    add_job(database)
+    fire = START + timedelta(seconds=10)
+    sid = add_schedule(database, "a", overlap="allow", next_run=fire)
+    d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
+    d.tick()  # the lease
+    _unfiled_events(database, sid, 6_000)
+    limits: list[int] = []
+
+    def slow_filing(conn: Connection, limit: int) -> int:
+        limits.append(limit)
+        filed = file_some(conn, limit)
+        clock.advance(filed / 1_000)  # a machine filing 1,000 rows a second
+        return filed
+
+    monkeypatch.setattr(dispatcher_module, "file_some", slow_filing)
+    reports = []
+    while clock.now() < fire and (not reports or reports[-1].sleep == 0):
+        reports.append(d.tick())
+    # The first chunk goes at the assumed rate (capped); it took 5 s of the
+    # 10. The next is sized to half the 5 s left at the rate measured:
+    # 1,000 rows a second, both tables together.
+    assert limits[0] == FILING_CHUNK
+    assert limits[1] == int(1_000 * 5.0 * FILING_SHARE / 2)
+    assert clock.now() <= fire
+    # Then the dispatcher sleeps until the fire and fires on time.
+    clock.set(fire)
+    assert d.tick().fired == 1
+
+
+def test_a_schedule_every_second_is_filed_between_its_fires(sqlite_database: Database) -> None:
+    database = sqlite_database
+    clock = FakeClock(START)
+    add_job(database)
+    sid = add_schedule(database, "every-second", cron="@every 1s", overlap="allow")
+    d = dispatcher(database, clock, fire_ahead=0.25, max_sleep=30.0)
+    for _ in range(5):
+        report = d.tick()
+        clock.advance(report.sleep)
+    assert len(items(database, sid)) >= 4
+    # Each fire's rows were filed in the three quarters of a second after it.
+    assert _unfiled(database) == {"queue_items": 0, "events": 0}
