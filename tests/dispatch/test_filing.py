@@ -9,7 +9,7 @@ it ever fired, its overlap rule — must not depend on which rows are filed.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -21,7 +21,7 @@ from sqlalchemy import Connection, select, update
 from cronplane import dispatcher as dispatcher_module
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import FILING_MIN_ROOM
+from cronplane.dispatcher import FILING_MIN_ROOM, Dispatcher
 from cronplane.store import cancels, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
@@ -180,13 +180,7 @@ def test_sqlite_files_a_large_backlog_a_chunk_per_tick(sqlite_database: Database
     sid = add_schedule(database, "a", overlap="allow")
     d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
     d.tick()
-    with database.begin() as conn:
-        conn.exec_driver_sql(
-            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?) "
-            "INSERT INTO events (code, tenant, schedule_id, actor, message, created_at, detail, "
-            "filed) SELECT 'V200100FIRED', 'acme', ?, 'x', 'm', '2026-01-01', '{}', 0 FROM n",
-            (FILING_CHUNK + 10, sid.hex),
-        )
+    _unfiled_events(database, sid, FILING_CHUNK + 10)
     first = d.tick()
     # A full chunk: more may wait, so the dispatcher ticks again at once.
     assert first.filed == FILING_CHUNK and first.sleep == 0.0
@@ -203,15 +197,23 @@ def test_postgresql_files_at_once(pg_database: Database) -> None:
     assert len(items(pg_database)) == 3  # a twice, b once (then skipped: its item waits)
 
 
+def _leader_with_one_schedule(
+    database: Database, next_run: datetime
+) -> tuple[FakeClock, Dispatcher, UUID]:
+    """A leading dispatcher (no fire-ahead) at START, one schedule due at `next_run`."""
+    clock = FakeClock(START)
+    add_job(database)
+    sid = add_schedule(database, "a", overlap="allow", next_run=next_run)
+    d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
+    d.tick()  # the lease
+    return clock, d, sid
+
+
 def test_the_sleep_after_filing_still_ends_at_the_next_fire(
     sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database = sqlite_database
-    clock = FakeClock(START)
-    add_job(database)
-    add_schedule(database, "a", overlap="allow", next_run=START + timedelta(seconds=2))
-    d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
-    d.tick()  # the lease
+    clock, d, _ = _leader_with_one_schedule(database, START + timedelta(seconds=2))
     enqueue_items(database, [item_row(now=START)])
     with database.begin() as conn:
         conn.execute(update(queue_items).values(filed=False))
@@ -258,12 +260,8 @@ def test_a_slow_filing_makes_the_next_chunk_smaller_and_the_fire_stays_on_time(
     sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database = sqlite_database
-    clock = FakeClock(START)
-    add_job(database)
     fire = START + timedelta(seconds=10)
-    sid = add_schedule(database, "a", overlap="allow", next_run=fire)
-    d = dispatcher(database, clock, fire_ahead=0.0, max_sleep=30.0)
-    d.tick()  # the lease
+    clock, d, sid = _leader_with_one_schedule(database, fire)
     _unfiled_events(database, sid, 6_000)
     limits: list[int] = []
 

@@ -22,28 +22,25 @@ def configure(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         database = {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:]}
-    elif parts.scheme == "mysql":
-        import pymysql
-
-        # Django's MySQL backend asks for mysqlclient; PyMySQL stands in for it
-        # (no C build), as it does for the importer.
-        pymysql.install_as_MySQLdb()
-        database = {
-            "ENGINE": "django.db.backends.mysql",
-            "NAME": parts.path.lstrip("/"),
-            "USER": parts.username or "root",
-            "PASSWORD": parts.password or "",
-            "HOST": parts.hostname or "127.0.0.1",
-            "PORT": str(parts.port or 3306),
-        }
     else:
+        # A server: mysql:// (MariaDB or MySQL) or postgresql://, with its defaults.
+        engine, user, port = {
+            "mysql": ("mysql", "root", 3306),
+            "postgresql": ("postgresql", "postgres", 5432),
+        }[parts.scheme]
+        if engine == "mysql":
+            import pymysql
+
+            # Django's MySQL backend asks for mysqlclient; PyMySQL stands in for
+            # it (no C build), as it does for the importer.
+            pymysql.install_as_MySQLdb()
         database = {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": f"django.db.backends.{engine}",
             "NAME": parts.path.lstrip("/"),
-            "USER": parts.username or "postgres",
+            "USER": parts.username or user,
             "PASSWORD": parts.password or "",
             "HOST": parts.hostname or "127.0.0.1",
-            "PORT": str(parts.port or 5432),
+            "PORT": str(parts.port or port),
         }
     settings.configure(
         DATABASES={"default": database},
