@@ -303,13 +303,7 @@ class Dispatcher:
                 now, earliest = self._earliest()
             elif self.lanes > 1 and self._ready_term != self.term:
                 self._ready_lanes(now)
-            sleep = self._leader_sleep(now, earliest)
-            filing_started = self.clock.monotonic()
-            filed, full = self._file(now, earliest)
-            # The sleep was counted from before the filing. After a full chunk
-            # more may wait: the next tick files on, or fires what came due.
-            spent = self.clock.monotonic() - filing_started
-            sleep = 0.0 if full else max(0.0, sleep - spent)
+            filed, sleep = self._file(now, earliest, self._leader_sleep(now, earliest))
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = outage_delay(self._failures)
@@ -323,18 +317,18 @@ class Dispatcher:
             log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches), filed=filed)
 
-    def _file(self, now: datetime, earliest: datetime | None) -> tuple[int, bool]:
+    def _file(self, now: datetime, earliest: datetime | None, sleep: float) -> tuple[int, float]:
         """File a chunk of unfiled rows sized to the room before the next fire
-        (SQLite); the rows filed, and whether the chunk was full."""
+        (SQLite); the rows filed, and the sleep left after filing."""
         if not self.database.backend.files_later:
-            return 0, False
+            return 0, sleep
         room = (
             self.max_sleep
             if earliest is None
             else (earliest - self.fire_ahead - now).total_seconds()
         )
         if room < FILING_MIN_ROOM:
-            return 0, False
+            return 0, sleep
         limit = chunk_for(room, self._filing_rate)
         started = self.clock.monotonic()
         with self.database.begin() as conn:
@@ -344,7 +338,9 @@ class Dispatcher:
             # The next chunk is sized by how fast this one went: the filing
             # slows as the history grows, and with the machine's load.
             self._filing_rate = filed / spent
-        return filed, filed >= limit
+        # After a full chunk more may wait: the next tick files on, or fires
+        # what came due. Else the sleep, counted from before, less the filing.
+        return filed, 0.0 if filed >= limit else max(0.0, sleep - spent)
 
     def _fire_all(
         self, counts: dict[Outcome, int], batches: list[BatchReport], *, not_before: datetime
