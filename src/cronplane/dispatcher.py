@@ -62,6 +62,7 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import NextAfter, Outcome
+from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
 from cronplane.service.housekeeping import SYSTEM_TENANT
@@ -211,6 +212,10 @@ class Dispatcher:
         self._pool: ThreadPoolExecutor | None = None
         # The term whose lanes are ready (connections open, statements prepared).
         self._ready_term: int | None = None
+        # How fast recent bursts fired, and the rows due at the next instant
+        # (counted once per instant): the lead before it (core.lead).
+        self._pace = BurstPace()
+        self._counted: tuple[datetime, int] | None = None
         # Rows filed per second by the last chunk (store.filing); None until one is timed.
         self._filing_rate: float | None = None
         self.occurrences = occurrences
@@ -291,7 +296,9 @@ class Dispatcher:
             # A read first: when nothing is due (most ticks) no write
             # transaction, and so no lock or commit, is needed at all.
             now, earliest = self._earliest()
-            if earliest is not None and earliest <= now + self.fire_ahead:
+            lead = self._lead(now, earliest)
+            if earliest is not None and earliest <= now + lead:
+                started = self.clock.monotonic()
                 try:
                     fenced = self._fire_all(counts, batches, not_before=earliest)
                 finally:
@@ -300,10 +307,14 @@ class Dispatcher:
                 if fenced:
                     self._failures = 0
                     return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
+                self._pace.record(
+                    sum(b.selected for b in batches), self.clock.monotonic() - started
+                )
                 now, earliest = self._earliest()
+                lead = self._lead(now, earliest)
             elif self.lanes > 1 and self._ready_term != self.term:
                 self._ready_lanes(now)
-            filed, sleep = self._file(now, earliest, self._leader_sleep(now, earliest))
+            filed, sleep = self._file(now, earliest, lead, self._leader_sleep(now, earliest, lead))
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = outage_delay(self._failures)
@@ -317,16 +328,14 @@ class Dispatcher:
             log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches), filed=filed)
 
-    def _file(self, now: datetime, earliest: datetime | None, sleep: float) -> tuple[int, float]:
+    def _file(
+        self, now: datetime, earliest: datetime | None, lead: timedelta, sleep: float
+    ) -> tuple[int, float]:
         """File a chunk of unfiled rows sized to the room before the next fire
         (SQLite); the rows filed, and the sleep left after filing."""
         if not self.database.backend.files_later:
             return 0, sleep
-        room = (
-            self.max_sleep
-            if earliest is None
-            else (earliest - self.fire_ahead - now).total_seconds()
-        )
+        room = self.max_sleep if earliest is None else (earliest - lead - now).total_seconds()
         if room < FILING_MIN_ROOM:
             return 0, sleep
         limit = chunk_for(room, self._filing_rate)
@@ -505,10 +514,27 @@ class Dispatcher:
         with self.database.read() as conn:
             return now, earliest_next_run(conn)
 
-    def _leader_sleep(self, now: datetime, earliest: datetime | None) -> float:
+    def _lead(self, now: datetime, earliest: datetime | None) -> timedelta:
+        """How long before `earliest` its rows are fired (core.lead): the margin
+        plus the time they should take, when their instant is close enough for
+        the next tick to be the one that fires them; else the margin alone."""
+        cap = rows_that_fill(self.fire_ahead.total_seconds(), self._pace.row_seconds)
+        if earliest is None or cap is None:
+            return self.fire_ahead
+        if (earliest - now).total_seconds() > self.max_sleep + MAX_LEAD:
+            return self.fire_ahead
+        if self._counted is None or self._counted[0] != earliest:
+            with self.database.read() as conn:
+                self._counted = (earliest, count_due(conn, earliest, cap=cap))
+        seconds = fire_lead(
+            self.fire_ahead.total_seconds(), self._counted[1], self._pace.row_seconds
+        )
+        return timedelta(seconds=seconds)
+
+    def _leader_sleep(self, now: datetime, earliest: datetime | None, lead: timedelta) -> float:
         sleep = self.max_sleep
         if earliest is not None:
-            sleep = min(sleep, max(0.0, (earliest - self.fire_ahead - now).total_seconds()))
+            sleep = min(sleep, max(0.0, (earliest - lead - now).total_seconds()))
         if self._renewed_mono is not None:
             renew_in = self.ttl.total_seconds() / 3 - (self.clock.monotonic() - self._renewed_mono)
             sleep = min(sleep, max(0.0, renew_in))

@@ -5,34 +5,43 @@ and fires the rows due at that instant *as of* the instant: the items, the
 ledger and the rows read exactly as if the fire had run at it (the
 scheduled time, `available_at`, next_run, late_ms 0), but the transaction
 commits before the instant, so a burst's commit time is not its lateness.
-Nothing due later is touched, and nothing fires twice. On SQLite and
-PostgreSQL, with an injected clock.
+Nothing due later is touched, and nothing fires twice. A burst that takes
+time is started earlier by that time (core.lead), never more than MAX_LEAD
+before its instant. On SQLite and PostgreSQL, with an injected clock.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
+from sqlalchemy import Connection
 
+from cronplane import dispatcher as dispatcher_module
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
+from cronplane.core.lead import ASSUMED_ROW_SECONDS, MAX_LEAD, fire_lead
 from cronplane.dispatcher import Dispatcher
 from cronplane.store.database import Database
+from cronplane.store.dispatch import BatchResult, fire_batch
 from firing_support import (
     START,
     add_job,
     add_schedule,
+    add_schedules,
     check_exactly_once,
     items,
     ledger,
     schedule,
+    schedule_row,
 )
 
 EVERY_10S = parse("every 10 seconds").normalized
 SECOND = timedelta(seconds=1)
 AHEAD = 0.25
+# The lead before an instant with one row due, before any burst was timed.
+LEAD_ONE = fire_lead(AHEAD, 1, ASSUMED_ROW_SECONDS)
 
 
 @pytest.fixture
@@ -53,10 +62,10 @@ def test_an_instant_is_fired_ahead_as_of_the_instant(database: Database, clock: 
     ten = add_schedule(database, "ten", cron=EVERY_10S, overlap="allow", next_run=START)
     later = add_schedule(database, "later", cron=EVERY_10S, next_run=START + 5 * SECOND)
     d = dispatcher(database, clock)
-    at(clock, -0.3)  # more than AHEAD before: nothing yet, wake at START - AHEAD
+    at(clock, -0.3)  # more than the lead before: nothing yet, wake at START - lead
     report = d.tick()
     assert report.fired == 0
-    assert report.sleep == pytest.approx(0.3 - AHEAD)
+    assert report.sleep == pytest.approx(0.3 - LEAD_ONE)
     at(clock, -0.2)
     report = d.tick()
     assert report.fired == 1
@@ -68,10 +77,10 @@ def test_an_instant_is_fired_ahead_as_of_the_instant(database: Database, clock: 
     assert fired.scheduled_for == START
     assert fired.detail["late_ms"] == 0
     assert schedule(database, ten).next_run == START + 10 * SECOND
-    # The row due 5 s later was not touched; the dispatcher wakes AHEAD before it.
+    # The row due 5 s later was not touched; the dispatcher wakes the lead before it.
     assert items(database, later) == []
     assert schedule(database, later).next_run == START + 5 * SECOND
-    assert report.sleep == pytest.approx(5.2 - AHEAD)
+    assert report.sleep == pytest.approx(5.2 - LEAD_ONE)
     # Ticking again before the instant fires nothing twice.
     at(clock, -0.1)
     assert d.tick().fired == 0
@@ -127,3 +136,89 @@ def test_fire_ahead_must_be_below_a_second() -> None:
         Dispatcher(None, FakeClock(START), fire_ahead=1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="fire_ahead"):
         Dispatcher(None, FakeClock(START), fire_ahead=-0.1)  # type: ignore[arg-type]
+
+
+def _slow_fires(monkeypatch: pytest.MonkeyPatch, clock: FakeClock, row_seconds: float) -> None:
+    """Every fire transaction takes `row_seconds` per selected row on the clock."""
+
+    def slow(conn: Connection, **arguments: object) -> BatchResult:
+        result = fire_batch(conn, **arguments)  # type: ignore[arg-type]
+        clock.advance(result.selected * row_seconds)
+        return result
+
+    monkeypatch.setattr(dispatcher_module, "fire_batch", slow)
+
+
+def _burst(database: Database, rows: int) -> None:
+    add_job(database)
+    add_schedules(
+        database,
+        [
+            schedule_row(f"s{n}", cron=EVERY_10S, overlap="allow", next_run=START)
+            for n in range(rows)
+        ],
+    )
+
+
+def _seconds(instant: datetime) -> float:
+    return (instant - START).total_seconds()
+
+
+def _follow(d: Dispatcher, clock: FakeClock, until: float) -> list[dispatcher_module.TickReport]:
+    """Tick on the dispatcher's own sleeps until the clock passes START + `until` s."""
+    reports = []
+    while clock.now() < START + timedelta(seconds=until):
+        reports.append(d.tick())
+        clock.advance(reports[-1].sleep)
+    return reports
+
+
+def test_a_burst_is_started_earlier_by_the_time_it_takes(
+    database: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _burst(database, 300)
+    _slow_fires(monkeypatch, clock, 0.001)  # 300 rows: 0.3 s a burst
+    d = dispatcher(database, clock)
+    at(clock, -1)
+    reports = [r for r in _follow(d, clock, 25) if r.batches]
+    assert len(reports) == 3
+    # The first burst goes at the assumed pace (20,000 rows a second: 0.015 s
+    # added to the margin), so it commits after its instant; it is timed.
+    [first, second, third] = [max(b.committed_at for b in r.batches) for r in reports]
+    assert first > START
+    # The next ones start the margin plus the burst's 0.3 s before their
+    # instant, so they commit the margin before it.
+    assert _seconds(second) == pytest.approx(10 - AHEAD)
+    assert _seconds(third) == pytest.approx(20 - AHEAD)
+    # Decided as of their instants all the same: claimable at them, not late.
+    assert {e.detail["late_ms"] for e in ledger(database)} == {0}
+    assert {i.available_at for i in items(database)} == {START + k * 10 * SECOND for k in range(3)}
+    assert check_exactly_once(database) == {"occurrences": 900, "max_coalesced": 1}
+
+
+def test_the_lead_stops_at_its_cap(
+    database: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _burst(database, 300)
+    _slow_fires(monkeypatch, clock, 0.005)  # 1.5 s a burst: more than MAX_LEAD
+    d = dispatcher(database, clock)
+    at(clock, -1)
+    reports = _follow(d, clock, 1)
+    assert reports[-1].fired == 300
+    # Woken MAX_LEAD before the next instant, not the 1.75 s the burst would want.
+    assert _seconds(clock.now()) == pytest.approx(10 - MAX_LEAD)
+    assert d.tick().fired == 300
+    assert ledger(database)[-1].detail["late_ms"] == 0
+
+
+def test_without_fire_ahead_a_slow_burst_is_not_started_early(
+    database: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _burst(database, 300)
+    _slow_fires(monkeypatch, clock, 0.001)
+    d = dispatcher(database, clock, ahead=0.0)
+    at(clock, -1)
+    _follow(d, clock, 1)
+    # Firing ahead off: the next burst waits for its instant, however slow the last.
+    assert _seconds(clock.now()) == pytest.approx(10)
+    assert d.tick().fired == 300
