@@ -19,24 +19,22 @@ A tick:
    most half of that room at the rate the last chunk went, and ticks again
    at once while a chunk was full, so their index pages are written between
    bursts and never delay one;
-5. returns how long to sleep: until the earliest next_run (less
-   `fire_ahead`), capped by `max_sleep` and by the next renewal.
+5. returns how long to sleep: until the earliest next_run (less the lead,
+   see below), capped by `max_sleep` and by the next renewal.
 
-**Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), rows due
-within that of now are fired as of their instant: decided, queued
-(claimable from the instant) and recorded exactly as at it, committed
-before it, so a burst's commit time is not its lateness (docs/cron.md).
+**Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), the rows
+due at the earliest next_run are fired ahead of it as of their instant:
+decided, queued (claimable from the instant) and recorded exactly as at it,
+committed before it, so a burst's commit time is not its lateness
+(docs/cron.md). How far ahead is `fire_ahead` plus the time the instant's
+due rows should take at the pace recent bursts went, at most
+core.lead.MAX_LEAD (`_lead`).
 
 **Lanes.** On PostgreSQL a round of a large burst is several fire
-transactions at once (`lanes`, default 2), each on its own connection over
-disjoint due rows (FOR UPDATE SKIP LOCKED): the server runs each on its own
-process, so a burst uses more than one core, and a fire transaction's time is
-mostly the server's (index maintenance), not ours. The lanes share the fence
-(a shared lock on the lease row), so a takeover still waits for all of them.
-A new term with nothing due yet readies its lanes (an empty fire transaction
-each, and the occurrence functions loaded once), so its first burst does not
-open connections or read the zone list. SQLite has one writer: there `lanes`
-is always 1.
+transactions at once (`fire_lanes`). A new term with nothing due yet readies
+its lanes (an empty fire transaction each, and the occurrence functions
+loaded once), so its first burst does not open connections or read the zone
+list.
 
 `run` sleeps through the clock, woken early by :meth:`wake` (the service's
 `on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
@@ -52,7 +50,6 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -65,19 +62,17 @@ from cronplane.core.firing import NextAfter, Outcome
 from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
+from cronplane.fire_lanes import DEFAULT_PG_LANES, FireLanes, lane_plan
 from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.settings import quota_defaults
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import (
-    BatchResult,
     Fairness,
     Fencing,
     checkpoint,
     count_due,
-    crash_point,
     earliest_next_run,
-    fire_batch,
 )
 from cronplane.store.events import append_event
 from cronplane.store.filing import FILING_MIN_CHUNK, chunk_for, file_some
@@ -91,39 +86,19 @@ DEFAULT_TTL = 10.0
 # databases. A batch holds SQLite's write lock for about a quarter second.
 DEFAULT_BATCH = 5000
 DEFAULT_MAX_SLEEP = 1.0
-# Parallel fire transactions on PostgreSQL. Two measured 1.7x the fires/s of
-# one on a 2-core machine (10,000 due: 1.15 s -> 0.67 s).
-DEFAULT_PG_LANES = 2
-# A lane's least share of a round: below it, a second transaction's fixed
-# cost (fence, lookups, commit) outweighs the overlap.
-LANE_MIN_ROWS = 500
 # A burst's first shared round (store.dispatch.fair) is one transaction of at
 # most this many rows: it holds every small tenant's rows (their fair share
 # is all they have) and commits in a fraction of a full batch's time, so
 # their items are queued, and claimed, ahead of the big tenant's bulk.
 FAIR_HEAD_ROWS = 1000
-# Firing ahead: a node's dispatcher fires an instant's rows this long before
-# it, as of the instant (`Dispatcher.fire_ahead`), so a burst's commit time
-# is not its lateness. Below the shortest interval a schedule may have (1 s).
+# Firing ahead: a node's dispatcher commits an instant's rows at least this
+# long before it, as of the instant (`Dispatcher.fire_ahead`; a burst starts
+# earlier by the time it should take, core.lead), so a burst's commit time is
+# not its lateness. Below the shortest interval a schedule may have (1 s).
 DEFAULT_FIRE_AHEAD = 0.25
 # SQLite files a fire's rows (store.filing) a chunk at a time, sized to the
 # room before the next fire (filing.chunk_for); with less room than this, none.
 FILING_MIN_ROOM = 0.1
-
-
-def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
-    """The row limits of one round's fire transactions for `due` rows due now.
-
-    Rows are split evenly over as many lanes as have at least LANE_MIN_ROWS
-    (or a whole batch, when batches are smaller) each; one lane takes a
-    whole batch, as a dispatcher without lanes does.
-    """
-    if due <= 0:
-        return []
-    least = min(batch_size, LANE_MIN_ROWS)
-    share = min(batch_size, max(-(-due // lanes), least))
-    count = min(lanes, -(-due // share))
-    return [batch_size] if count == 1 else [share] * count
 
 
 def equal_shares(now: datetime) -> Fairness:
@@ -209,7 +184,6 @@ class Dispatcher:
             self.lanes = DEFAULT_PG_LANES if lanes is None else lanes
         else:
             self.lanes = 1
-        self._pool: ThreadPoolExecutor | None = None
         # The term whose lanes are ready (connections open, statements prepared).
         self._ready_term: int | None = None
         # How fast recent bursts fired, and the rows due at the next instant
@@ -221,6 +195,14 @@ class Dispatcher:
         self.occurrences = occurrences
         # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
         self.quotas = quota_defaults() if quotas is None else quotas
+        self._lanes = FireLanes(
+            database,
+            clock,
+            count=self.lanes,
+            ttl=self.ttl,
+            occurrences=occurrences,
+            quotas=self.quotas,
+        )
         # How a round that cannot take every due row shares it across tenants
         # (store.dispatch.fair), asked once per such round; None: next_run order.
         self.fairness = fairness
@@ -373,7 +355,7 @@ class Dispatcher:
             head = False
             full, fenced = False, False
             failure: Exception | None = None
-            outcomes = self._run_lanes(fencing, now, limits, fairness)
+            outcomes = self._lanes.run(fencing, now, limits, fairness)
             for limit, outcome in zip(limits, outcomes, strict=True):
                 if isinstance(outcome, lease.Fenced):
                     log.warning("dispatcher %s fenced: %s", self.holder, outcome)
@@ -424,7 +406,7 @@ class Dispatcher:
         except Exception as error:  # only a warm-up: the fire path reports its own
             log.debug("loading the occurrence functions failed: %s", error)
         fencing = Fencing(self.group, self.holder, self.term)
-        for outcome in self._run_lanes(fencing, now, [0] * self.lanes, None):
+        for outcome in self._lanes.run(fencing, now, [0] * self.lanes, None):
             if isinstance(outcome, Exception):
                 log.debug("readying the fire lanes failed: %s", outcome)
 
@@ -453,51 +435,6 @@ class Dispatcher:
             limits = [min(self.batch_size, FAIR_HEAD_ROWS)]
         return limits, self.fairness(now)
 
-    def _run_lanes(
-        self, fencing: Fencing, now: datetime, limits: list[int], fairness: Fairness | None
-    ) -> list[tuple[BatchResult, datetime] | Exception]:
-        """Run one fire transaction per limit, all at once; each one's result or error."""
-        futures: list[Future[tuple[BatchResult, datetime]]] = []
-        if len(limits) > 1:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self.lanes - 1, thread_name_prefix="cronplane-lane"
-                )
-            futures = [
-                self._pool.submit(self._fire_one, fencing, now, n, fairness) for n in limits[1:]
-            ]
-        outcomes: list[tuple[BatchResult, datetime] | Exception] = []
-        for n, limit in enumerate(limits):
-            try:
-                outcomes.append(
-                    self._fire_one(fencing, now, limit, fairness)
-                    if n == 0
-                    else futures[n - 1].result()
-                )
-            except Exception as error:  # reported after every lane has ended
-                outcomes.append(error)
-        return outcomes
-
-    def _fire_one(
-        self, fencing: Fencing, now: datetime, limit: int, fairness: Fairness | None
-    ) -> tuple[BatchResult, datetime]:
-        """One fire transaction; its result and when it committed (by the clock, not `now`,
-        which is ahead of it when firing ahead)."""
-        started_at, started = self.clock.now(), self.clock.monotonic()
-        with self.database.begin() as conn:
-            lease.guard(conn, self.ttl, firing=self.group)
-            result = fire_batch(
-                conn,
-                fencing=fencing,
-                now=now,
-                limit=limit,
-                occurrences=self.occurrences,
-                quotas=self.quotas,
-                fairness=fairness,
-            )
-        crash_point("after_commit")
-        return result, started_at + timedelta(seconds=self.clock.monotonic() - started)
-
     def _checkpoint(self) -> None:
         """Once a burst is committed, the SQLite checkpoint its batches deferred."""
         if not self.database.backend.defers_checkpoint:
@@ -521,7 +458,10 @@ class Dispatcher:
         cap = rows_that_fill(self.fire_ahead.total_seconds(), self._pace.row_seconds)
         if earliest is None or cap is None:
             return self.fire_ahead
-        if (earliest - now).total_seconds() > self.max_sleep + MAX_LEAD:
+        ahead = earliest - now
+        if ahead <= self.fire_ahead or ahead.total_seconds() > self.max_sleep + MAX_LEAD:
+            # Due within the margin (fired now, however long it takes), or
+            # far enough that a later tick will count it.
             return self.fire_ahead
         if self._counted is None or self._counted[0] != earliest:
             with self.database.read() as conn:
@@ -578,9 +518,7 @@ class Dispatcher:
 
     def close(self) -> None:
         """Stop the lanes' threads (a later tick starts them again)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        self._lanes.close()
 
     def release(self) -> None:
         """Give the lease up so a follower takes over without waiting for expiry."""

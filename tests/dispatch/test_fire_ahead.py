@@ -19,6 +19,7 @@ from sqlalchemy import Connection
 
 from cronplane import dispatcher as dispatcher_module
 from cronplane import events as ev
+from cronplane import fire_lanes
 from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
 from cronplane.core.lead import ASSUMED_ROW_SECONDS, MAX_LEAD, fire_lead
@@ -146,7 +147,7 @@ def _slow_fires(monkeypatch: pytest.MonkeyPatch, clock: FakeClock, row_seconds: 
         clock.advance(result.selected * row_seconds)
         return result
 
-    monkeypatch.setattr(dispatcher_module, "fire_batch", slow)
+    monkeypatch.setattr(fire_lanes, "fire_batch", slow)
 
 
 def _burst(database: Database, rows: int) -> None:

@@ -88,7 +88,10 @@ FIRE_AHEAD = click.option(
     type=click.FloatRange(min=0, max=1, max_open=True),
     default=DEFAULT_FIRE_AHEAD,
     show_default=True,
-    help="Seconds before an instant its rows are fired, as of it (claimable at it); 0: at it.",
+    help=(
+        "Seconds before an instant its rows are committed, as of it (claimable at it); a "
+        "burst starts earlier by the time it should take, 0.75 s ahead at most; 0: at it."
+    ),
 )
 CONCURRENCY = click.option(
     "--concurrency",
