@@ -108,10 +108,10 @@ def main() -> None:
     filing = [0.0]
     file_chunk = dispatcher._file
 
-    def timed_file(now: datetime, earliest: datetime | None) -> int:
+    def timed_file(*arguments: Any) -> tuple[int, float]:
         started = time.perf_counter()
         try:
-            return file_chunk(now, earliest)
+            return file_chunk(*arguments)
         finally:
             filing[0] += time.perf_counter() - started
 

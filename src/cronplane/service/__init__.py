@@ -31,7 +31,8 @@ from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
 from cronplane.service.quotas import Tenants
 from cronplane.service.runs import RunService
-from cronplane.service.schedules import NewSchedule, Schedules
+from cronplane.service.schedule_creates import NewSchedule
+from cronplane.service.schedules import Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
 from cronplane.settings import command_targets_enabled, quota_defaults
