@@ -62,7 +62,7 @@ from cronplane.core.firing import NextAfter, Outcome
 from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
-from cronplane.fire_lanes import DEFAULT_PG_LANES, FireLanes, lane_plan
+from cronplane.fire_lanes import FireLanes, lane_plan
 from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.settings import quota_defaults
 from cronplane.store import lease
@@ -179,11 +179,6 @@ class Dispatcher:
         self.max_sleep = max_sleep
         # Rows due within this of now are fired as of their instant (see tick).
         self.fire_ahead = timedelta(seconds=fire_ahead)
-        # SQLite serializes writers: parallel fire transactions would only queue.
-        if database.backend.parallel_fires:
-            self.lanes = DEFAULT_PG_LANES if lanes is None else lanes
-        else:
-            self.lanes = 1
         # The term whose lanes are ready (connections open, statements prepared).
         self._ready_term: int | None = None
         # How fast recent bursts fired, and the rows due at the next instant
@@ -192,16 +187,16 @@ class Dispatcher:
         self._counted: tuple[datetime, int] | None = None
         # Rows filed per second by the last chunk (store.filing); None until one is timed.
         self._filing_rate: float | None = None
-        self.occurrences = occurrences
-        # The platform's default tenant quota (CRONPLANE_QUOTA_* unless given).
-        self.quotas = quota_defaults() if quotas is None else quotas
+        # The fire transactions, with what each decides by: the occurrence
+        # functions and the platform's default tenant quota (CRONPLANE_QUOTA_*
+        # unless given).
         self._lanes = FireLanes(
             database,
             clock,
-            count=self.lanes,
+            lanes=lanes,
             ttl=self.ttl,
             occurrences=occurrences,
-            quotas=self.quotas,
+            quotas=quota_defaults() if quotas is None else quotas,
         )
         # How a round that cannot take every due row shares it across tenants
         # (store.dispatch.fair), asked once per such round; None: next_run order.
@@ -216,6 +211,11 @@ class Dispatcher:
         self._stop = threading.Event()
 
     # -- leadership -----------------------------------------------------------
+
+    @property
+    def lanes(self) -> int:
+        """Fire transactions a round may run at once (always 1 on SQLite)."""
+        return self._lanes.count
 
     @property
     def is_leader(self) -> bool:
@@ -402,7 +402,7 @@ class Dispatcher:
         assert self.term is not None
         self._ready_term = self.term
         try:
-            self.occurrences("* * * * *", "UTC")(now)
+            self._lanes.occurrences("* * * * *", "UTC")(now)
         except Exception as error:  # only a warm-up: the fire path reports its own
             log.debug("loading the occurrence functions failed: %s", error)
         fencing = Fencing(self.group, self.holder, self.term)

@@ -49,21 +49,26 @@ def lane_plan(due: int, *, lanes: int, batch_size: int) -> list[int]:
 
 
 class FireLanes:
-    """Fire transactions on up to `count` connections at once (the first on the caller's thread)."""
+    """Fire transactions on up to `count` connections at once (the first on the caller's
+    thread): `lanes`, or DEFAULT_PG_LANES, on PostgreSQL; one on SQLite."""
 
     def __init__(
         self,
         database: Database,
         clock: Clock,
         *,
-        count: int,
+        lanes: int | None,
         ttl: timedelta,
         occurrences: Callable[[str, str], NextAfter],
         quotas: Quota,
     ) -> None:
         self.database = database
         self.clock = clock
-        self.count = count
+        # SQLite serializes writers: parallel fire transactions would only queue.
+        if not database.backend.parallel_fires:
+            self.count = 1
+        else:
+            self.count = DEFAULT_PG_LANES if lanes is None else lanes
         self.ttl = ttl
         self.occurrences = occurrences
         self.quotas = quotas

@@ -15,6 +15,7 @@ from types import FrameType
 import click
 
 from cronplane.cli.options import database, json_option, scope_options, settings
+from cronplane.core.lead import MAX_LEAD
 from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_FIRE_AHEAD, DEFAULT_TTL
 from cronplane.node import Node, NodeOptions
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
@@ -90,7 +91,8 @@ FIRE_AHEAD = click.option(
     show_default=True,
     help=(
         "Seconds before an instant its rows are committed, as of it (claimable at it); a "
-        "burst starts earlier by the time it should take, 0.75 s ahead at most; 0: at it."
+        f"burst starts earlier by the time it should take, {MAX_LEAD:g} s ahead at most; "
+        "0: at it."
     ),
 )
 CONCURRENCY = click.option(
