@@ -17,16 +17,13 @@ name as the actor.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import quote
 from uuid import UUID
 
-import httpx
-
 from cronplane.client_alerts import RemoteAlerts
-from cronplane.clock import Clock, SystemClock
+from cronplane.client_http import segment
+from cronplane.client_queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.model import (
     CronDeclaration,
@@ -34,13 +31,11 @@ from cronplane.core.model import (
     Job,
     JobSpec,
     Page,
-    QueueItem,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
     Scope,
 )
-from cronplane.core.quotas import Usage, quota_change, usage_from_dict
 from cronplane.core.reconcile import (
     Drift,
     PlannedCreate,
@@ -49,52 +44,11 @@ from cronplane.core.reconcile import (
     SyncConflict,
     SyncPlan,
 )
-from cronplane.errors import CronplaneError, InternalError, Unavailable
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service import AppReport, BackfillReport
 
-API_PREFIX: Final = "/api/v1"
-DEFAULT_TIMEOUT: Final = 30.0
 NIL: Final = UUID(int=0)
-WAIT_POLL: Final = 0.25
-
-
-def _error_classes() -> dict[str, type[CronplaneError]]:
-    found: dict[str, type[CronplaneError]] = {}
-    pending: list[type[CronplaneError]] = [CronplaneError]
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        code = cls.__dict__.get("code")
-        if code is not None:
-            found[code.text] = cls
-    return found
-
-
-ERRORS: Final = _error_classes()
-
-
-def raise_for(response: httpx.Response) -> None:
-    """Raise the coded error an answer carries (the same class the service raised)."""
-    if response.is_success:
-        return
-    try:
-        body = response.json()
-        code, message, detail = body["code"], body["message"], body.get("detail") or {}
-    except (ValueError, KeyError, TypeError):
-        raise InternalError(
-            f"unexpected answer from the server: HTTP {response.status_code}",
-            {"status": response.status_code},
-        ) from None
-    cls = ERRORS.get(code)
-    if cls is None:
-        raise InternalError(f"{code}: {message}", {"status": response.status_code, **detail})
-    raise cls(message, detail)
-
-
-def _seg(value: str) -> str:
-    return quote(value, safe="")
 
 
 def plan_from_json(d: Mapping[str, Any]) -> SyncPlan:
@@ -146,68 +100,9 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService(RemoteAlerts):
-    """The use cases the CLI needs, answered by a cronplane server."""
-
-    def __init__(
-        self,
-        url: str,
-        token: str | None,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        transport: httpx.BaseTransport | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        self.clock = clock or SystemClock()
-        headers = {"Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.url = url.rstrip("/")
-        self.http = httpx.Client(
-            base_url=self.url, headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        """Close the connection pool."""
-        self.http.close()
-
-    # -- plumbing --------------------------------------------------------------
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        revision: int | None = None,
-    ) -> Any:
-        headers = {} if revision is None else {"If-Match": f'"{revision}"'}
-        query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
-        try:
-            response = self.http.request(
-                method,
-                API_PREFIX + path,
-                content=None if body is None else json.dumps(body),
-                headers={**headers, **({"Content-Type": "application/json"} if body else {})},
-                params=query,
-            )
-        except httpx.HTTPError as error:
-            raise Unavailable(
-                f"cannot reach the cronplane server at {self.url}: {error}", {"url": self.url}
-            ) from error
-        raise_for(response)
-        return response.json()
-
-    @staticmethod
-    def _tenant(tenant: str) -> str:
-        return f"/tenants/{_seg(tenant)}"
-
-    def _schedule(self, scope: Scope, name: str) -> str:
-        return (
-            f"{self._tenant(scope.tenant)}/schedules/"
-            f"{_seg(scope.stack)}/{_seg(scope.environment)}/{_seg(name)}"
-        )
+class RemoteService(RemoteQueue, RemoteAlerts):
+    """The use cases the CLI needs, answered by a cronplane server (the plumbing in
+    client_http, runs and the queue in client_queue, alerts in client_alerts)."""
 
     # -- schedules --------------------------------------------------------------
 
@@ -389,80 +284,8 @@ class RemoteService(RemoteAlerts):
 
     def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport:
         """DELETE …/apps/{stack}/{environment}."""
-        path = f"{self._tenant(scope.tenant)}/apps/{_seg(scope.stack)}/{_seg(scope.environment)}"
+        path = (
+            f"{self._tenant(scope.tenant)}/apps/{segment(scope.stack)}/{segment(scope.environment)}"
+        )
         answer = self._request("DELETE", path, params={"dry_run": dry_run})
         return report_from_json(answer)
-
-    # -- runs and the queue ----------------------------------------------------------
-
-    def run_now(
-        self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None
-    ) -> QueueItem:
-        """POST …/run (with `{"payload": …}` when this run's payload is overridden)."""
-        path = self._schedule(scope, name) + "/run"
-        body = None if payload is None else {"payload": payload}
-        return from_document(QueueItem, self._request("POST", path, body=body))
-
-    def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
-        """Poll the item until it finished (or `timeout` passed), as RunService.wait."""
-        started = self.clock.monotonic()
-        while True:
-            item = self.get_item(tenant, item_id)
-            if item.finished:
-                return item
-            if timeout is not None and self.clock.monotonic() - started >= timeout:
-                return item
-            self.clock.wait(WAIT_POLL)
-
-    def get_item(self, tenant: str, item_id: UUID) -> QueueItem:
-        """GET one queue item."""
-        path = f"{self._tenant(tenant)}/queue/items/{item_id}"
-        return from_document(QueueItem, self._request("GET", path))
-
-    def list_items(
-        self,
-        tenant: str,
-        *,
-        status: str | None = None,
-        schedule_id: UUID | None = None,
-        limit: int = 100,
-    ) -> list[QueueItem]:
-        """GET the tenant's queue items."""
-        params = {"status": status, "schedule_id": schedule_id, "limit": limit}
-        answer = self._request("GET", f"{self._tenant(tenant)}/queue/items", params=params)
-        return [from_document(QueueItem, row) for row in answer["items"]]
-
-    def cancel_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:
-        """POST …/cancel (the server records the token's actor)."""
-        path = f"{self._tenant(tenant)}/queue/items/{item_id}/cancel"
-        return from_document(QueueItem, self._request("POST", path))
-
-    # -- tenants (platform tokens only) --------------------------------------------
-
-    def list_tenants(self) -> list[Usage]:
-        """GET /tenants."""
-        return [usage_from_dict(row) for row in self._request("GET", "/tenants")["items"]]
-
-    def tenant_usage(self, tenant: str) -> Usage:
-        """GET /tenants/{tenant}."""
-        return usage_from_dict(self._request("GET", self._tenant(tenant)))
-
-    def set_quota(
-        self,
-        tenant: str,
-        limits: dict[str, Any],
-        *,
-        clear: tuple[str, ...] = (),
-        actor: str,
-    ) -> Usage:
-        """PATCH /tenants/{tenant}/quota (null clears a limit; the token is the actor)."""
-        body = quota_change(limits, clear)
-        return usage_from_dict(self._request("PATCH", f"{self._tenant(tenant)}/quota", body=body))
-
-
-def _param(value: Any) -> Any:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, UUID):
-        return str(value)
-    return value

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from cronplane.client_http import RemoteHTTP, segment
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.codec import from_document
 
@@ -26,25 +27,12 @@ def channel_from_json(d: Mapping[str, Any]) -> Channel:
     )
 
 
-class RemoteAlerts:
+class RemoteAlerts(RemoteHTTP):
     """Alert use cases over the HTTP API."""
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        revision: int | None = None,
-    ) -> Any:
-        raise NotImplementedError  # RemoteService's
 
     @staticmethod
     def _at(tenant: str, tail: str) -> str:
-        from cronplane.client import _seg
-
-        return f"/tenants/{_seg(tenant)}/{tail}"
+        return f"/tenants/{segment(tenant)}/{tail}"
 
     def add_alert_channel(
         self,
@@ -69,9 +57,7 @@ class RemoteAlerts:
 
     def remove_alert_channel(self, tenant: str, name: str, *, actor: str) -> Channel:
         """DELETE …/alert-channels/{name}."""
-        from cronplane.client import _seg
-
-        path = self._at(tenant, f"alert-channels/{_seg(name)}")
+        path = self._at(tenant, f"alert-channels/{segment(name)}")
         return channel_from_json(self._request("DELETE", path))
 
     def add_alert_rule(self, tenant: str, spec: RuleSpec, *, actor: str) -> AlertRule:
@@ -87,9 +73,7 @@ class RemoteAlerts:
 
     def remove_alert_rule(self, tenant: str, name: str, *, actor: str) -> AlertRule:
         """DELETE …/alert-rules/{name}."""
-        from cronplane.client import _seg
-
-        path = self._at(tenant, f"alert-rules/{_seg(name)}")
+        path = self._at(tenant, f"alert-rules/{segment(name)}")
         return from_document(AlertRule, self._request("DELETE", path))
 
     def list_alerts(
