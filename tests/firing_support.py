@@ -18,7 +18,17 @@ from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Pr
 from cronplane.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.tables import events, jobs, leases, queue_items, schedules
+from cronplane.store.schedules import insert_rows
+from cronplane.store.tables import (
+    SCHEDULE_COLUMNS,
+    SCHEDULE_ROWS,
+    events,
+    jobs,
+    leases,
+    queue_items,
+    schedule_state,
+    schedules,
+)
 
 START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 TENANT = "acme"
@@ -163,15 +173,15 @@ def add_schedule(database: Database, name: str = "every-minute", **values: Any) 
     values.setdefault("next_run", START)
     row = schedule_row(name, **values)
     with database.begin() as conn:
-        conn.execute(insert(schedules), [row])
+        insert_rows(conn, [row])
     schedule_id: UUID = row["id"]
     return schedule_id
 
 
 def add_schedules(database: Database, rows: list[dict[str, Any]]) -> None:
-    """Insert many schedule rows in one statement."""
+    """Insert many schedule rows (both tables: store.tables.schedule_state)."""
     with database.begin() as conn:
-        conn.execute(insert(schedules), rows)
+        insert_rows(conn, rows)
 
 
 def items(database: Database, schedule_id: UUID | None = None) -> list[Any]:
@@ -193,9 +203,10 @@ def ledger(database: Database, schedule_id: UUID | None = None) -> list[Any]:
 
 
 def schedule(database: Database, schedule_id: UUID) -> Any:
-    """One schedules row."""
+    """One schedule's row (schedules joined with its state)."""
+    query = select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS)
     with database.read() as conn:
-        return conn.execute(select(schedules).where(schedules.c.id == schedule_id)).one()
+        return conn.execute(query.where(schedules.c.id == schedule_id)).one()
 
 
 def check_exactly_once(database: Database) -> dict[str, int]:
@@ -240,7 +251,7 @@ def check_exactly_once(database: Database) -> dict[str, int]:
             {"code": fired_code},
         ).all()
         assert ghost_events == [], f"fired events without their item: {ghost_events[:5]}"
-        rows = conn.execute(select(schedules)).all()
+        rows = conn.execute(select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS)).all()
     max_coalesced = 0
     total = 0
     for row in rows:
@@ -292,5 +303,5 @@ def enqueue_items(database: Database, rows: list[dict[str, Any]]) -> None:
 def empty_firing_tables(database: Database) -> None:
     """Delete what fires read and write (a property test's examples share one database)."""
     with database.begin() as conn:
-        for table in (events, queue_items, schedules, jobs, leases):
+        for table in (events, queue_items, schedule_state, schedules, jobs, leases):
             conn.execute(delete(table))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 
 from cronplane.store.database import Database
-from cronplane.store.tables import events, schedules
+from cronplane.store.tables import SCHEDULE_COLUMNS, SCHEDULE_ROWS, events, schedules
 
 START = datetime(2026, 1, 5, 12, 0, 30, tzinfo=UTC)
 
@@ -23,7 +23,9 @@ def counts(database: Database) -> tuple[int, int]:
 def snapshot(database: Database) -> list[tuple[object, ...]]:
     """Every schedule row, as tuples, in key order."""
     with database.read() as conn:
-        query = select(schedules).order_by(
-            schedules.c.environment, schedules.c.stack, schedules.c.name
+        query = (
+            select(*SCHEDULE_COLUMNS)
+            .select_from(SCHEDULE_ROWS)
+            .order_by(schedules.c.environment, schedules.c.stack, schedules.c.name)
         )
         return [tuple(row) for row in conn.execute(query)]

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from cronplane.store.database import Database
-from cronplane.store.tables import events, schedules
+from cronplane.store.schedules import insert_rows
+from cronplane.store.tables import events, schedule_state
 from firing_support import START, add_schedule, schedule_row
 
 
@@ -39,12 +40,12 @@ def test_bulk_update_compare_and_set(database: Database) -> None:
     other = schedule_row("other", next_run=START)
     later = START + timedelta(minutes=1)
     with database.begin() as conn:
-        conn.execute(schedules.insert(), [other])
+        insert_rows(conn, [other])
         params = database.backend.params
         matched = [
             database.backend.update_in(
                 conn,
-                schedules,
+                schedule_state,
                 ("next_run",),
                 (params.datetime(later),),
                 match=("next_run", params.datetime(due)),
@@ -55,5 +56,5 @@ def test_bulk_update_compare_and_set(database: Database) -> None:
         ]
     assert matched == [1, 0]
     with database.read() as conn:
-        rows = dict(conn.execute(select(schedules.c.id, schedules.c.next_run)).all())
+        rows = dict(conn.execute(select(schedule_state.c.id, schedule_state.c.next_run)).all())
     assert rows == {sid: later, other["id"]: START}

@@ -13,7 +13,7 @@ from cronplane.core.firing import Outcome
 from cronplane.core.items import DEFAULT_EXPIRY
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.tables import schedules
+from cronplane.store.tables import schedule_state
 from firing_support import (
     START,
     add_job,
@@ -202,7 +202,7 @@ def test_row_disabled_between_scan_and_fire_is_skipped(
     add_job(database)
     sid = add_schedule(database)
     with database.begin() as conn:
-        conn.execute(update(schedules).where(schedules.c.id == sid).values(enabled=False))
+        conn.execute(update(schedule_state).where(schedule_state.c.id == sid).values(enabled=False))
     assert dispatcher(database, clock).tick().fired == 0
     assert ledger(database) == []
 

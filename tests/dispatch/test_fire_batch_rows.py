@@ -20,7 +20,7 @@ from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
 from cronplane.store import bulk
 from cronplane.store.database import Database
-from cronplane.store.tables import queue_items, schedules
+from cronplane.store.tables import queue_items, schedule_state
 from firing_support import (
     START,
     add_job,
@@ -154,12 +154,14 @@ def test_a_changed_row_fails_the_compare_and_set(database: Database) -> None:
         keys = [key.hex for key in keys]
     with database.begin() as conn:
         conn.execute(
-            update(schedules).where(schedules.c.id == rows[0]["id"]).values(next_run=later)
+            update(schedule_state)
+            .where(schedule_state.c.id == rows[0]["id"])
+            .values(next_run=later)
         )
         enc = database.backend.params
         matched = database.backend.update_in(
             conn,
-            schedules,
+            schedule_state,
             ("next_run",),
             (enc.datetime(later),),
             match=("next_run", enc.datetime(START)),

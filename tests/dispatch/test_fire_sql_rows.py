@@ -224,13 +224,13 @@ def _move_next_run_on_insert(database: Database, sid: uuid.UUID) -> None:
             conn.exec_driver_sql(
                 "CREATE TRIGGER move_next_run AFTER INSERT ON queue_items "
                 f"WHEN NEW.schedule_id = '{sid.hex}' BEGIN "
-                "UPDATE schedules SET next_run = '2000-01-01 00:00:00.000000' "
+                "UPDATE schedule_state SET next_run = '2000-01-01 00:00:00.000000' "
                 "WHERE id = NEW.schedule_id; END"
             )
         else:
             conn.exec_driver_sql(
                 "CREATE FUNCTION move_next_run() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                "BEGIN UPDATE schedules SET next_run = '2000-01-01Z' WHERE id = NEW.schedule_id; "
+                "BEGIN UPDATE schedule_state SET next_run = '2000-01-01Z' WHERE id = NEW.schedule_id; "
                 "RETURN NULL; END $$"
             )
             conn.exec_driver_sql(

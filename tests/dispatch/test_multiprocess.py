@@ -119,7 +119,7 @@ def catch_up(database: Database) -> None:
         time.sleep(0.1)
     # Freeze the schedules at the state that tick left (nothing else fires now).
     with database.begin() as conn:
-        conn.execute(text("UPDATE schedules SET enabled = false"))
+        conn.execute(text("UPDATE schedule_state SET enabled = false"))
     final.release()
 
 

@@ -69,8 +69,8 @@ def test_sqlite_ranking_marks_the_same_rows(
         keys = [json.dumps([fires, tenant]) for tenant, fires in rows]
         for n, key in enumerate(keys, start=1):
             conn.exec_driver_sql(
-                "INSERT INTO temp.fire_due (n, k, next_run, inputs) VALUES (?, ?, '', ?)",
-                (n, n, key),
+                "INSERT INTO temp.fire_due (n, k, sk, next_run, inputs) VALUES (?, ?, ?, '', ?)",
+                (n, n, n, key),
             )
         firing = sorted({key for key, (_t, fires) in zip(keys, rows, strict=True) if fires})
         quotas.mark_sqlite(conn, firing, _budgets(budgets), 1)

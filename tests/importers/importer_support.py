@@ -16,7 +16,7 @@ from cronplane.importers.translation import Translation
 from cronplane.manifest import parse_manifest
 from cronplane.service import AppReport, ScheduleService
 from cronplane.store.database import Database
-from cronplane.store.tables import events, schedules
+from cronplane.store.tables import events, schedule_state, schedules
 
 TENANT, ENVIRONMENT = "acme", "production"
 # Every outcome of a due occurrence: the instant it stood for is when it was due.
@@ -40,7 +40,7 @@ def fired(database: Database, clock: FakeClock, until: datetime) -> dict[str, li
     while True:
         with database.read() as conn:
             earliest = conn.execute(
-                select(func.min(schedules.c.next_run)).where(schedules.c.enabled)
+                select(func.min(schedule_state.c.next_run)).where(schedule_state.c.enabled)
             ).scalar()
         if earliest is None or earliest > until:
             break

@@ -83,6 +83,8 @@ def test_sqlite_reads_paused_schedules_by_their_partial_index(sqlite_database: D
     params = tuple(str(query.params[name]) for name in query.positiontup or ())
     with sqlite_database.read() as conn:
         plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {query}", params).all()
+    # Each paused row's state (`enabled`, store.tables.schedule_state) by its key.
     assert [row[-1] for row in plan] == [
-        "SEARCH schedules USING INDEX ix_schedules_paused (paused_at>? AND paused_at<?)"
+        "SEARCH schedules USING INDEX ix_schedules_paused (paused_at>? AND paused_at<?)",
+        "SEARCH schedule_state USING INDEX sqlite_autoindex_schedule_state_1 (id=?)",
     ]

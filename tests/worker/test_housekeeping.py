@@ -11,7 +11,7 @@ from cronplane.dispatcher import Dispatcher
 from cronplane.service import housekeeping
 from cronplane.store import queue
 from cronplane.store.database import Database
-from cronplane.store.tables import events, queue_items, schedules
+from cronplane.store.tables import SCHEDULE_COLUMNS, SCHEDULE_ROWS, events, queue_items, schedules
 from cronplane.worker import Worker
 from firing_support import START, enqueue_items, item_row
 
@@ -21,7 +21,9 @@ def test_system_schedules_are_registered_once(database: Database) -> None:
     housekeeping.ensure_system_schedules(database, clock)
     housekeeping.ensure_system_schedules(database, clock)
     with database.read() as conn:
-        rows = conn.execute(select(schedules).order_by(schedules.c.name)).all()
+        rows = conn.execute(
+            select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS).order_by(schedules.c.name)
+        ).all()
     assert [(r.name, r.source, r.tenant) for r in rows] == [
         ("expire-items", "system", "_system"),
         ("prune-history", "system", "_system"),

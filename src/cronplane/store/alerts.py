@@ -26,10 +26,12 @@ from cronplane.core.alerts import Alert, AlertRule
 from cronplane.store import dialects
 from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.tables import (
+    SCHEDULE_ROWS,
     alert_cursors,
     alert_watches,
     alerts,
     queue_items,
+    schedule_state,
     schedules,
 )
 
@@ -50,8 +52,14 @@ SCHEDULE_HEAD = (
     schedules.c.job,
     schedules.c.cron,
     schedules.c.timezone,
-    schedules.c.enabled,
+    schedule_state.c.enabled,
 )
+
+
+def _heads(*columns: Any) -> Select[Any]:
+    """SELECT of SCHEDULE_HEAD (and `columns`): `enabled` is the state's (store.tables)."""
+    return select(*SCHEDULE_HEAD, *columns).select_from(SCHEDULE_ROWS)
+
 
 # -- alerts -------------------------------------------------------------------
 
@@ -185,7 +193,7 @@ def open_counts(conn: Connection, tenant: str, schedule_ids: Sequence[UUID]) -> 
 
 def schedules_watched(conn: Connection, rule: AlertRule) -> list[Row[Any]]:
     """The heads of the schedules a rule's scope covers (one indexed range per scope kind)."""
-    query = select(*SCHEDULE_HEAD).where(schedules.c.tenant == rule.tenant)
+    query = _heads().where(schedules.c.tenant == rule.tenant)
     if rule.stack is not None:
         query = query.where(schedules.c.stack == rule.stack)
     if rule.environment is not None:
@@ -203,9 +211,7 @@ def schedule_heads(conn: Connection, ids: Iterable[UUID]) -> dict[UUID, Row[Any]
     wanted = list(set(ids))
     if not wanted:
         return {}
-    rows: list[Row[Any]] = list(
-        conn.execute(select(*SCHEDULE_HEAD).where(schedules.c.id.in_(wanted)))
-    )
+    rows: list[Row[Any]] = list(conn.execute(_heads().where(schedules.c.id.in_(wanted))))
     return {row.id: row for row in rows}
 
 
@@ -243,8 +249,7 @@ def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[
 
 def paused_query(before: datetime, now: datetime) -> Select[Any]:
     """The query of `paused_heads`."""
-    return select(
-        *SCHEDULE_HEAD,
+    return _heads(
         schedules.c.paused_at,
         schedules.c.paused_until,
         schedules.c.paused_by,

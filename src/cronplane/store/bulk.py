@@ -276,22 +276,24 @@ def pg_update_in(
     set_columns: tuple[str, ...],
     values: Sequence[Any],
     *,
-    match: tuple[str, Any],
+    match: tuple[str, Any] | None,
     key: str,
     keys: Sequence[Any],
     extra_set: str = "",
 ) -> int:
-    """PostgreSQL: as sqlite_update_in, with the keys as one array parameter.
+    """PostgreSQL: as sqlite_update_in, with the keys as one array parameter
+    (`match` None: no compare-and-set, the keys alone).
 
     Cast, so text keys work for a uuid column, whatever the group's size.
     """
     if not keys:
         return 0
+    compare, compared = ("", ()) if match is None else (f"{match[0]} = %s AND ", (match[1],))
     sql = (
         f"UPDATE {table.name} SET {_assignments(set_columns, '%s', extra_set)} "
-        f"WHERE {match[0]} = %s AND {key} = ANY(CAST(%s AS {_pg_type(table.c[key].type)}[]))"
+        f"WHERE {compare}{key} = ANY(CAST(%s AS {_pg_type(table.c[key].type)}[]))"
     )
-    return int(conn.exec_driver_sql(sql, (*values, match[1], pg_array(keys))).rowcount)
+    return int(conn.exec_driver_sql(sql, (*values, *compared, pg_array(keys))).rowcount)
 
 
 def pg_array(values: Sequence[UUID | str | int]) -> str:

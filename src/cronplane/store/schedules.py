@@ -1,5 +1,10 @@
 """The schedules table: row mapping and the statements the service runs.
 
+A schedule is two rows, one in `schedules` and its state (enabled, next_run,
+last_run, run_count) in `schedule_state` (store.tables says why); every
+statement here reads them joined and writes each value where it lives, so
+callers see one row.
+
 Inserts use ON CONFLICT DO NOTHING on both dialects: a duplicate key is an
 answer (None / not in the returned ids), not an exception, so a PostgreSQL
 transaction is never aborted by a race on the unique key and a concurrent
@@ -15,12 +20,18 @@ from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, tuple_, update
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql import ColumnElement, Select
 
 from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
 from cronplane.store import dialects
-from cronplane.store.tables import schedules
+from cronplane.store.tables import (
+    SCHEDULE_COLUMNS,
+    SCHEDULE_ROWS,
+    STATE_FIELDS,
+    schedule_state,
+    schedules,
+)
 
 # PostgreSQL channel the dispatcher LISTENs on to wake early when schedules change.
 NOTIFY_CHANNEL = "cronplane_schedules"
@@ -38,7 +49,7 @@ _FIELDS = field_names(Schedule)
 
 
 def schedule_from_row(row: Row[Any]) -> Schedule:
-    """Map a row of `schedules` to the frozen Schedule (columns named as its fields)."""
+    """Map a row of `_rows()` to the frozen Schedule (columns named as its fields)."""
     m = row._mapping
     return Schedule(
         **{
@@ -56,6 +67,31 @@ def schedule_values(schedule: Schedule) -> dict[str, Any]:
     return values
 
 
+def _rows() -> Select[Any]:
+    """SELECT of whole schedules (both tables joined), for `schedule_from_row`."""
+    return select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS)
+
+
+def split_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Column values of a schedule as (those of `schedules`, those of `schedule_state`)."""
+    state = {name: value for name, value in values.items() if name in STATE_FIELDS}
+    return {name: value for name, value in values.items() if name not in state}, state
+
+
+def _state_rows(split: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """schedule_state rows of split values: the schedule's id and tenant, then its state."""
+    return [{"id": main["id"], "tenant": main["tenant"], **state} for main, state in split]
+
+
+def insert_rows(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert schedules given as column values of both tables (plain INSERTs: a
+    duplicate raises). For tools and tests that write rows directly."""
+    if rows:
+        split = [split_values(row) for row in rows]
+        conn.execute(schedules.insert(), [main for main, _state in split])
+        conn.execute(schedule_state.insert(), _state_rows(split))
+
+
 def _insert(conn: Connection) -> Any:
     return (
         dialects.of(conn)
@@ -68,10 +104,14 @@ def insert_schedules(conn: Connection, rows: Sequence[Schedule]) -> set[UUID]:
     """Insert many; returns the ids actually inserted (duplicates on the key are skipped)."""
     if not rows:
         return set()
-    result = conn.execute(
-        _insert(conn).returning(schedules.c.id), [schedule_values(row) for row in rows]
-    )
-    return set(result.scalars().all())
+    split = [split_values(schedule_values(row)) for row in rows]
+    result = conn.execute(_insert(conn).returning(schedules.c.id), [main for main, _ in split])
+    inserted = set(result.scalars().all())
+    # Only the inserted rows get a state: a skipped duplicate keeps its own.
+    states = _state_rows(pair for pair in split if pair[0]["id"] in inserted)
+    if states:
+        conn.execute(schedule_state.insert(), states)
+    return inserted
 
 
 def insert_schedule(conn: Connection, schedule: Schedule) -> bool:
@@ -94,13 +134,14 @@ def get_by_key(
     for_update: bool = False,
 ) -> Schedule | None:
     """The schedule with this key, or None; `for_update` locks it (PostgreSQL)."""
-    query = select(schedules).where(
+    query = _rows().where(
         schedules.c.tenant == tenant,
         schedules.c.stack == stack,
         schedules.c.environment == environment,
         schedules.c.name == name,
     )
     if for_update:
+        # Both rows (FOR UPDATE of a join locks each table's row).
         query = query.with_for_update()
     row = conn.execute(query).first()
     return None if row is None else schedule_from_row(row)
@@ -110,8 +151,9 @@ def get_by_id(
     conn: Connection, tenant: str, schedule_id: UUID, *, for_update: bool = False
 ) -> Schedule | None:
     """The schedule with this id in the tenant, or None."""
-    query = select(schedules).where(schedules.c.tenant == tenant, schedules.c.id == schedule_id)
+    query = _rows().where(schedules.c.tenant == tenant, schedules.c.id == schedule_id)
     if for_update:
+        # Both rows (FOR UPDATE of a join locks each table's row).
         query = query.with_for_update()
     row = conn.execute(query).first()
     return None if row is None else schedule_from_row(row)
@@ -120,7 +162,7 @@ def get_by_id(
 def in_scope(conn: Connection, tenant: str, stack: str, environment: str) -> list[Schedule]:
     """Every row of one (tenant, stack, environment), by name (what sync compares)."""
     query = (
-        select(schedules)
+        _rows()
         .where(
             schedules.c.tenant == tenant,
             schedules.c.stack == stack,
@@ -178,7 +220,7 @@ def by_names(
     found: list[Schedule] = []
     # Chunks keep the IN list under SQLite's bound-parameter limit.
     for start in range(0, len(names), 500):
-        query = select(schedules).where(
+        query = _rows().where(
             schedules.c.tenant == tenant,
             schedules.c.stack == stack,
             schedules.c.environment == environment,
@@ -223,7 +265,7 @@ def list_page(
     if filters.source is not None:
         conditions.append(schedules.c.source == filters.source)
     if filters.enabled is not None:
-        conditions.append(schedules.c.enabled == filters.enabled)
+        conditions.append(schedule_state.c.enabled == filters.enabled)
     if filters.job is not None:
         conditions.append(schedules.c.job == filters.job)
     if filters.search:
@@ -257,7 +299,7 @@ def list_page(
                 )
             )
     query = (
-        select(schedules)
+        _rows()
         .where(*conditions)
         .order_by(schedules.c.name, schedules.c.stack, schedules.c.environment)
         .limit(limit)
@@ -272,10 +314,23 @@ def update_schedule(
     *,
     expected_revision: int | None = None,
 ) -> bool:
-    """Set `values` on one row; False when it is gone or its revision moved on."""
-    query = update(schedules).where(schedules.c.id == schedule_id).values(**values)
-    if expected_revision is not None:
-        query = query.where(schedules.c.revision == expected_revision)
+    """Set `values` on one schedule; False when it is gone or its revision moved on.
+
+    Each value goes to its table, in the caller's transaction: `schedules`
+    first (the revision's check), then the state, so a False writes nothing.
+    """
+    main, state = split_values(values)
+    if main or expected_revision is not None:
+        query = update(schedules).where(schedules.c.id == schedule_id)
+        if expected_revision is not None:
+            query = query.where(schedules.c.revision == expected_revision)
+        # Only the check (no column of `schedules` set): still a row lock on PostgreSQL.
+        query = query.values(**main) if main else query.values(revision=schedules.c.revision)
+        if conn.execute(query).rowcount != 1:
+            return False
+    if not state:
+        return True
+    query = update(schedule_state).where(schedule_state.c.id == schedule_id).values(**state)
     return conn.execute(query).rowcount == 1
 
 
@@ -307,6 +362,8 @@ def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
     # Chunks keep the IN list under SQLite's bound-parameter limit.
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
+        # The state explicitly: no foreign key cascades (SQLite's are off).
+        conn.execute(delete(schedule_state).where(schedule_state.c.id.in_(chunk)))
         deleted += conn.execute(delete(schedules).where(schedules.c.id.in_(chunk))).rowcount
     return deleted
 

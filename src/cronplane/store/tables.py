@@ -51,14 +51,11 @@ schedules = Table(
     Column("cron", String(256), nullable=False),
     Column("timezone", String(64), nullable=False),
     Column("payload", JSONDocument, nullable=False),
-    Column("enabled", Boolean, nullable=False),
     Column("source", String(8), nullable=False),
     Column("misfire_grace", Integer, nullable=True),
     Column("overlap", String(16), nullable=False),
     # Seconds an item may run; NULL: the job's `timeout` option (migration 0007).
     Column("timeout", Integer, nullable=True),
-    Column("last_run", UTCDateTime, nullable=True),
-    Column("next_run", UTCDateTime, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("revision", Integer, nullable=False),
@@ -74,11 +71,10 @@ schedules = Table(
     Column("paused_until", UTCDateTime, nullable=True),
     Column("paused_note", String(500), nullable=True),
     Column("paused_by", String(128), nullable=True),
-    # The active window and run limit (migration 0006); run_count counts fires.
+    # The active window and run limit (migration 0006; run_count is in schedule_state).
     Column("start_at", UTCDateTime, nullable=True),
     Column("end_at", UTCDateTime, nullable=True),
     Column("max_runs", Integer, nullable=True),
-    Column("run_count", Integer, nullable=False, server_default=text("0")),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
     CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
@@ -87,13 +83,6 @@ schedules = Table(
     CheckConstraint("max_runs IS NULL OR max_runs >= 1", name="max_runs"),
 )
 
-# Due work: the dispatcher's only scan. Partial on enabled, so disabled rows cost nothing.
-Index(
-    "ix_schedules_due",
-    schedules.c.next_run,
-    postgresql_where=text("enabled"),
-    sqlite_where=text("enabled = 1"),
-)
 # Paused rows only (the alert evaluator's "paused past a limit"): costs nothing for the rest.
 Index(
     "ix_schedules_paused",
@@ -103,17 +92,6 @@ Index(
 )
 # Listing by job within a scope (filters + keyset paging on name).
 Index("ix_schedules_job", schedules.c.tenant, schedules.c.job, schedules.c.name)
-# Fair dispatch (store.dispatch.fair): the tenants with due rows by a skip
-# scan, then each tenant's earliest due rows. No id: on SQLite the rowid
-# orders ties (and a fire's update of next_run rewrites a smaller entry: with
-# the id, this index cost a 10,000-row burst 14 %, without it 4 %).
-Index(
-    "ix_schedules_tenant_due",
-    schedules.c.tenant,
-    schedules.c.next_run,
-    postgresql_where=text("enabled"),
-    sqlite_where=text("enabled = 1"),
-)
 # Listing a whole tenant (any stack and environment) in the listing's order,
 # so a page is an index range scan instead of a sort of every tenant row.
 Index(
@@ -123,6 +101,47 @@ Index(
     schedules.c.stack,
     schedules.c.environment,
 )
+
+# What a fire writes of a schedule (migration 0014): the enabled flag, when it
+# is due, when it last fired and how often. A narrow table of its own because
+# next_run is indexed, so its UPDATE is never HOT: on `schedules` it wrote an
+# entry into every index (three wide text ones among them); here it writes
+# the two due indexes and the key, all narrow. One row per schedule, same id;
+# `tenant` is the schedule's (it never changes), copied for the fair index.
+schedule_state = Table(
+    "schedule_state",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("tenant", String(64), nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("next_run", UTCDateTime, nullable=True),
+    Column("last_run", UTCDateTime, nullable=True),
+    # Counts fires (max_runs ends the row, core.firing; migration 0006).
+    Column("run_count", Integer, nullable=False, server_default=text("0")),
+)
+# Due work: the dispatcher's only scan. Partial on enabled, so disabled rows cost nothing.
+Index(
+    "ix_schedule_state_due",
+    schedule_state.c.next_run,
+    postgresql_where=text("enabled"),
+    sqlite_where=text("enabled = 1"),
+)
+# Fair dispatch (store.dispatch.fair): the tenants with due rows by a skip
+# scan, then each tenant's earliest due rows. No id: on SQLite the rowid
+# orders ties (and a fire's update of next_run rewrites a smaller entry: with
+# the id, this index cost a 10,000-row burst 14 %, without it 4 %).
+Index(
+    "ix_schedule_state_tenant_due",
+    schedule_state.c.tenant,
+    schedule_state.c.next_run,
+    postgresql_where=text("enabled"),
+    sqlite_where=text("enabled = 1"),
+)
+# The state's columns, and a schedule as one row: every read of a whole
+# schedule selects SCHEDULE_COLUMNS from SCHEDULE_ROWS (store.schedules).
+STATE_FIELDS = ("enabled", "next_run", "last_run", "run_count")
+SCHEDULE_ROWS = schedules.join(schedule_state, schedule_state.c.id == schedules.c.id)
+SCHEDULE_COLUMNS = (*schedules.c, *(schedule_state.c[name] for name in STATE_FIELDS))
 
 jobs = Table(
     "jobs",

@@ -41,7 +41,7 @@ LEDGER = {
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
 
-# A decision that `resumes` ends the operator's pause in the same UPDATE.
+# A decision that `resumes` ends the operator's pause (a write to `schedules`).
 CLEAR_PAUSE = ", ".join(f"{name} = NULL" for name in PAUSE_FIELDS)
 # Decision inputs stored as datetimes (text as read on SQLite).
 _INSTANT_FIELDS = frozenset(("paused_at", "paused_until", "end_at"))
@@ -53,9 +53,10 @@ _ENDED = {
     "no_occurrence": "schedule ended: no occurrence left",
 }
 
-# Schedule row changes, per outcome: the columns set (their values come from
+# schedule_state changes, per outcome: the columns set (their values come from
 # the plan) and any further assignment. Each is a compare-and-set on the
-# next_run the batch read.
+# next_run the batch read. A plain fire writes nothing else: only a decision
+# that disables (below) or resumes (CLEAR_PAUSE) also writes `schedules`.
 ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
     # run_count counts fires (max_runs ends the row, core.firing).
     Outcome.FIRE: (("last_run", "next_run"), "run_count = run_count + 1"),
@@ -64,9 +65,11 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
     Outcome.SKIPPED_PAUSED: (("next_run",), ""),
     Outcome.JOB_MISSING: (("next_run",), ""),
     Outcome.SKIPPED_QUOTA: (("next_run",), ""),
-    # Disabling is a definition change (unlike a fire), so it bumps the revision.
-    Outcome.CALC_FAILED: (("next_run", "updated_at"), "enabled = false, revision = revision + 1"),
+    Outcome.CALC_FAILED: (("next_run",), "enabled = false"),
 }
+# Disabling is a definition change (unlike a fire), so it bumps the revision
+# (the `schedules` row's; updated_at is the batch's now).
+DISABLE = "revision = revision + 1"
 
 
 class Occurrences:
@@ -229,8 +232,8 @@ class Planner:
         set_values: tuple[Any, ...]
         if decision.enqueues:  # last_run, next_run
             set_values = (self.now_param, params.datetime(decision.next_run))
-        elif decision.disables:  # next_run, updated_at
-            set_values = (None, self.now_param)
+        elif decision.disables:  # next_run
+            set_values = (None,)
         else:  # next_run
             set_values = (params.datetime(decision.next_run),)
         plan = Plan(

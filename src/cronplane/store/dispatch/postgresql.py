@@ -21,7 +21,14 @@ from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.fair import Fairness
-from cronplane.store.dispatch.planner import CLEAR_PAUSE, LEDGER, ROW_CHANGES, Planner
+from cronplane.store.dispatch.planner import (
+    CLEAR_PAUSE,
+    DISABLE,
+    LEDGER,
+    ROW_CHANGES,
+    Plan,
+    Planner,
+)
 from cronplane.store.dispatch.transaction import (
     ACTOR,
     EVENT_COLUMNS,
@@ -29,7 +36,7 @@ from cronplane.store.dispatch.transaction import (
     ITEM_COLUMNS,
     BatchResult,
 )
-from cronplane.store.tables import events, queue_items, schedules
+from cronplane.store.tables import events, queue_items, schedule_state, schedules
 
 # Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
 # than indexing).
@@ -105,11 +112,9 @@ def fire_postgresql(
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
-        if plan.decision.resumes:
-            extra = f"{extra}, {CLEAR_PAUSE}" if extra else CLEAR_PAUSE
         matched = bulk.pg_update_in(
             conn,
-            schedules,
+            schedule_state,
             set_columns,
             plan.set_values,
             match=("next_run", plan.due_raw),
@@ -121,11 +126,32 @@ def fire_postgresql(
         # cannot miss; if it ever did, roll the whole batch back.
         if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
+        _update_schedules(conn, planner, plan)
     crash_point("after_update")
     with bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
         write("".join(ledger_text))
     crash_point("after_events")
     return result
+
+
+def _update_schedules(conn: Connection, planner: Planner, plan: Plan) -> None:
+    """The rare writes to `schedules` of a plan that disables or resumes its rows
+    (their own statement: a plain fire writes only schedule_state). The rows
+    are locked by the batch's select; the state's compare-and-set matched them."""
+    extra = [CLEAR_PAUSE] if plan.decision.resumes else []
+    if plan.decision.disables:
+        extra.append(DISABLE)
+    if extra:
+        bulk.pg_update_in(
+            conn,
+            schedules,
+            ("updated_at",) if plan.decision.disables else (),
+            (planner.now_param,) if plan.decision.disables else (),
+            match=None,
+            key="id",
+            keys=plan.keys,
+            extra_set=", ".join(extra),
+        )
 
 
 def _over_quota(

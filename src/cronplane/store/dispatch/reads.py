@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from cronplane.core.firing import POLICY_FIELDS
 from cronplane.store import bulk
 from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
-from cronplane.store.tables import jobs, schedules
+from cronplane.store.tables import STATE_FIELDS, jobs, schedule_state, schedules
 
 
 class DueWhen(NamedTuple):
@@ -68,35 +68,40 @@ class DueWritten(NamedTuple):
 DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
 
 
-def _due_columns(table: Any) -> tuple[Any, ...]:
-    """A due row's columns (DUE_FIELDS) read from `table` (schedules or an alias of it)."""
+def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
+    """A due row's columns (DUE_FIELDS) read from `main` (schedules or an alias of
+    it) and `state` (schedule_state or an alias), joined on id."""
     # Where a due row's columns are not the stored column itself.
     expressions: dict[str, Any] = {
-        "id": cast(table.c.id, Text),
-        "payload": cast(table.c.payload, Text),
-        "row_key": cast(table.c.id, Text),
-        "next_run": type_coerce(table.c.next_run, String),
-        "runs_left": table.c.max_runs - table.c.run_count,
+        "id": cast(state.c.id, Text),
+        "payload": cast(main.c.payload, Text),
+        "row_key": cast(state.c.id, Text),
+        "next_run": type_coerce(state.c.next_run, String),
+        "runs_left": main.c.max_runs - state.c.run_count,
     }
     return tuple(
-        (expressions[name] if name in expressions else table.c[name]).label(name)
+        (
+            expressions[name]
+            if name in expressions
+            else (state if name in STATE_FIELDS else main).c[name]
+        ).label(name)
         for name in DUE_FIELDS
     )
 
 
-_DUE_COLUMNS = _due_columns(schedules)
+_DUE_COLUMNS = _due_columns(schedules, schedule_state)
 _TENANT_AT = DUE_FIELDS.index("tenant")
 
 
 def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
-    """What "due" means (the partial index ix_schedules_due answers it)."""
-    return (schedules.c.enabled, schedules.c.next_run <= now)
+    """What "due" means (the partial index ix_schedule_state_due answers it)."""
+    return (schedule_state.c.enabled, schedule_state.c.next_run <= now)
 
 
 def earliest_next_run(conn: Connection) -> datetime | None:
     """The earliest next_run of an enabled schedule (an index lookup)."""
     value: datetime | None = conn.execute(
-        select(func.min(schedules.c.next_run)).where(schedules.c.enabled)
+        select(func.min(schedule_state.c.next_run)).where(schedule_state.c.enabled)
     ).scalar()
     return value
 
@@ -110,25 +115,34 @@ def count_due(conn: Connection, now: datetime, *, cap: int | None = None) -> int
 def due_query(now: datetime, limit: int) -> Any:
     """PostgreSQL: enabled rows with next_run <= now, earliest first, locked (SKIP LOCKED).
 
-    A range scan of ix_schedules_due; each row is DUE_FIELDS.
+    A range scan of ix_schedule_state_due, each row's schedule by its key;
+    both rows locked (an edit locks `schedules`, a fire writes the state).
+    Each row is DUE_FIELDS.
     """
-    query = select(*_DUE_COLUMNS).where(*_due(now)).order_by(schedules.c.next_run).limit(limit)
+    query = (
+        select(*_DUE_COLUMNS)
+        .select_from(schedule_state.join(schedules, schedules.c.id == schedule_state.c.id))
+        .where(*_due(now))
+        .order_by(schedule_state.c.next_run)
+        .limit(limit)
+    )
     # A row being edited is skipped, not waited for: the next tick sees it.
-    return query.with_for_update(skip_locked=True)
+    return query.with_for_update(skip_locked=True, of=[schedule_state, schedules])
 
 
 # The tenants with due rows, earliest due first: a skip scan of
-# ix_schedules_tenant_due (one `min(tenant) > t` probe per tenant with enabled
+# ix_schedule_state_tenant_due (one `min(tenant) > t` probe per tenant with enabled
 # rows), then one probe for each tenant's earliest next_run. No due row is read.
 _DUE_TENANTS = """
 WITH RECURSIVE t(tenant) AS (
-    SELECT min(tenant) FROM schedules WHERE {enabled}
+    SELECT min(tenant) FROM schedule_state WHERE {enabled}
     UNION ALL
-    SELECT (SELECT min(s.tenant) FROM schedules AS s WHERE s.{enabled} AND s.tenant > t.tenant)
+    SELECT (SELECT min(s.tenant) FROM schedule_state AS s
+        WHERE s.{enabled} AND s.tenant > t.tenant)
     FROM t WHERE t.tenant IS NOT NULL
 )
 SELECT tenant FROM (
-    SELECT t.tenant, (SELECT min(s.next_run) FROM schedules AS s
+    SELECT t.tenant, (SELECT min(s.next_run) FROM schedule_state AS s
         WHERE s.{enabled} AND s.tenant = t.tenant) AS first
     FROM t WHERE t.tenant IS NOT NULL
 ) AS f WHERE first <= {now} ORDER BY first, tenant
@@ -146,7 +160,8 @@ def due_tenants(conn: Connection, now: Any) -> list[str]:
 
 
 # PostgreSQL's fair round: per offered tenant (unnest of two arrays), its
-# earliest due rows by ix_schedules_tenant_due, locked (SKIP LOCKED). A later
+# earliest due rows by ix_schedule_state_tenant_due, each with its schedule
+# row, both locked (SKIP LOCKED). A later
 # round asks a tenant again for all it has taken plus its new offer: the rows
 # it already holds come back (they are locked by us, not skipped) and are
 # dropped in Python, so ties on next_run need no keyset column in the index.
@@ -159,24 +174,26 @@ _OFFER = (
     .render_derived(with_types=False)
     .alias("offer")
 )
-_PICK = schedules.alias("pick")
+_PICK = schedule_state.alias("pick")
+_PICK_MAIN = schedules.alias("pick_main")
 _PICKED = (
-    select(*_due_columns(_PICK))
+    select(*_due_columns(_PICK_MAIN, _PICK))
+    .select_from(_PICK.join(_PICK_MAIN, _PICK_MAIN.c.id == _PICK.c.id))
     .where(
         _PICK.c.enabled,
         # `tenant = t AND next_run <= now`, written as the range
         # (t) <= (tenant) and (tenant, next_run) <= (t, now): exactly the
-        # entries of ix_schedules_tenant_due to walk, and an order (tenant,
+        # entries of ix_schedule_state_tenant_due to walk, and an order (tenant,
         # next_run) only that index gives. Written plainly, the planner takes
         # the tenant as fixed, cannot know its share of the due rows, and may
-        # walk ix_schedules_due instead, filtering out the other tenants' rows:
+        # walk ix_schedule_state_due instead, filtering out the other tenants' rows:
         # reading a whole burst ahead of a small tenant's rows.
         _PICK.c.tenant >= _OFFER.c.tenant,
         tuple_(_PICK.c.tenant, _PICK.c.next_run) <= tuple_(_OFFER.c.tenant, bindparam("now")),
     )
     .order_by(_PICK.c.tenant, _PICK.c.next_run)
     .limit(_OFFER.c.n)
-    .with_for_update(skip_locked=True)
+    .with_for_update(skip_locked=True, of=[_PICK, _PICK_MAIN])
     .correlate(_OFFER)
     .lateral("picked")
 )

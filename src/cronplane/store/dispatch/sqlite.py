@@ -30,6 +30,7 @@ from cronplane.store.dispatch.transaction import (
     ITEM_COLUMNS,
     BatchResult,
 )
+from cronplane.store.tables import STATE_FIELDS
 
 SQLITE_CACHE_KIB = 64 * 1024
 # WAL pages a fire connection lets accumulate before its commit checkpoints
@@ -37,14 +38,15 @@ SQLITE_CACHE_KIB = 64 * 1024
 SQLITE_FIRE_CHECKPOINT_PAGES = 10_000
 
 
-# The batch's due rows in schedule-id order (n counts them from 1): rowid,
-# next_run as read, and `inputs`, the decision inputs and job as one JSON
+# The batch's due rows in schedule-id order (n counts them from 1): the rowids
+# of its schedule_state row (k) and of its schedules row (sk), next_run as
+# read, and `inputs`, the decision inputs and job as one JSON
 # array, so rows that share them share one key (one text compare, where a
 # sort or join on nine columns cost more than the rest of the statement).
 # Temporary tables belong to this connection and take part in its transaction.
 _FIRE_DUE = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_due (n INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
-    "next_run TEXT NOT NULL, inputs TEXT NOT NULL)"
+    "sk INTEGER NOT NULL, next_run TEXT NOT NULL, inputs TEXT NOT NULL)"
 )
 # One row per distinct inputs: what its rows' items, updates and events get.
 _FIRE_PLAN_COLUMNS = (
@@ -65,44 +67,50 @@ _FIRE_PLAN = (
 # whether an item is active and the job's key.
 _KEY_FIELDS = (*reads.INPUT_FIELDS, "active", "tenant", "stack", "job")
 _INPUTS = len(reads.INPUT_FIELDS)
-# The columns the due rows' select reads (the id orders them).
+# The columns the due rows' select reads (the id orders them), each from the
+# table that holds it: `st` schedule_state, `s` schedules.
 _READ = dict.fromkeys(("id", "next_run", *reads.INPUT_FIELDS, "tenant", "stack", "job"))
+_STATE_READ = frozenset(("id", *STATE_FIELDS))
 _READ_SQL = ", ".join(
-    f"{reads.DERIVED_INPUTS[name]} AS {name}" if name in reads.DERIVED_INPUTS else name
+    f"{reads.DERIVED_INPUTS[name]} AS {name}"
+    if name in reads.DERIVED_INPUTS
+    else f"{'st' if name in _STATE_READ else 's'}.{name} AS {name}"
     for name in _READ
 )
-# A range scan of ix_schedules_due (`enabled = 1` matches its condition); the
-# overlap rule is an index probe per row (ix_queue_items_schedule, both sections). `active`
-# is planner.QUEUED | planner.RUNNING; `skip` needs only "any" (both bits),
-# `allow` asks nothing.
+# A range scan of ix_schedule_state_due (`enabled = 1` matches its
+# condition), each row's schedule by its key (CROSS JOIN: SQLite keeps the
+# state first); the overlap rule is an index probe per row
+# (ix_queue_items_schedule, both sections). `active` is planner.QUEUED |
+# planner.RUNNING; `skip` needs only "any" (both bits), `allow` asks nothing.
 _ANY = (
-    "(SELECT 1 FROM queue_items AS q WHERE q.filed IN (0, 1) AND q.schedule_id = schedules.id "
+    "(SELECT 1 FROM queue_items AS q WHERE q.filed IN (0, 1) AND q.schedule_id = st.id "
     "AND q.status {})"
 )
 _SELECT_DUE = f"""
-INSERT INTO temp.fire_due (k, next_run, inputs)
-SELECT k, next_run, json_array({", ".join(_KEY_FIELDS)})
+INSERT INTO temp.fire_due (k, sk, next_run, inputs)
+SELECT k, sk, next_run, json_array({", ".join(_KEY_FIELDS)})
 FROM (
-    SELECT rowid AS k, {_READ_SQL},
-        CASE overlap WHEN 'allow' THEN 0
+    SELECT st.rowid AS k, s.rowid AS sk, {_READ_SQL},
+        CASE s.overlap WHEN 'allow' THEN 0
             WHEN 'skip' THEN 3 * EXISTS {_ANY.format("IN ('queued', 'running')")}
             ELSE EXISTS {_ANY.format("= 'queued'")} + 2 * EXISTS {_ANY.format("= 'running'")}
         END AS active
-    FROM schedules WHERE {{where}}
+    FROM schedule_state AS st CROSS JOIN schedules AS s ON s.id = st.id
+    WHERE {{where}}
 )
 ORDER BY id
 """
 _SELECT_DUE_PLAIN = _SELECT_DUE.format(
-    where="enabled = 1 AND next_run <= :now ORDER BY next_run LIMIT :limit"
+    where="st.enabled = 1 AND st.next_run <= :now ORDER BY st.next_run LIMIT :limit"
 )
-# Fair fill (store.dispatch.fair): the rows its rounds picked, by rowid.
+# Fair fill (store.dispatch.fair): the rows its rounds picked, by schedule_state rowid.
 _FIRE_PICK = "CREATE TEMP TABLE IF NOT EXISTS fire_pick (k INTEGER PRIMARY KEY)"
 _SELECT_DUE_PICKED = _SELECT_DUE.format(
-    where="rowid IN (SELECT k FROM temp.fire_pick) AND enabled = 1 AND next_run <= :now"
+    where="st.rowid IN (SELECT k FROM temp.fire_pick) AND st.enabled = 1 AND st.next_run <= :now"
 )
-# One tenant's earliest due rows after the keyset, by ix_schedules_tenant_due.
+# One tenant's earliest due rows after the keyset, by ix_schedule_state_tenant_due.
 _PICK_TENANT = (
-    "SELECT rowid, next_run FROM schedules WHERE enabled = 1 AND tenant = ? "
+    "SELECT rowid, next_run FROM schedule_state WHERE enabled = 1 AND tenant = ? "
     "AND next_run <= ? AND (next_run, rowid) > (?, ?) ORDER BY next_run, rowid LIMIT ?"
 )
 _GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
@@ -111,7 +119,7 @@ _GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
 # may scan all of schedules to save the sort.
 _ROWS = (
     "FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p CROSS JOIN schedules AS s "
-    "WHERE p.inputs = d.inputs AND s.rowid = d.k"
+    "WHERE p.inputs = d.inputs AND s.rowid = d.sk"
 )
 # `cancel_running`: the rows whose previous items are cancelled before the insert.
 _CANCELLING = f"SELECT s.id {_ROWS} AND p.cancels"
@@ -129,20 +137,26 @@ SELECT :id_prefix || printf('%015x', :id_first + d.n - 1),
 {_ROWS} AND p.fires ORDER BY d.n
 """
 # The compare-and-set on the next_run read: a row changed since is not matched.
-_UPDATE_SCHEDULES = """
-UPDATE schedules SET last_run = coalesce(p.last_run, schedules.last_run), next_run = p.next_run,
-    run_count = schedules.run_count + p.fires, enabled = NOT p.disables,
-    revision = schedules.revision + p.disables,
-    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END
+_UPDATE_STATE = """
+UPDATE schedule_state SET last_run = coalesce(p.last_run, schedule_state.last_run),
+    next_run = p.next_run, run_count = schedule_state.run_count + p.fires,
+    enabled = NOT p.disables
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
-WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND schedules.next_run = d.next_run
+WHERE p.inputs = d.inputs AND schedule_state.rowid = d.k AND schedule_state.next_run = d.next_run
 """
-# Auto-resume (a pause whose until is reached), rare: its own statement, run only
-# when a plan resumes, so the usual fire writes no pause column.
-_CLEAR_PAUSES = f"""
-UPDATE schedules SET {", ".join(f"{name} = NULL" for name in PAUSE_FIELDS)}
+# The rare writes to `schedules`, in their own statement run only when a plan
+# needs them, so a plain fire writes only schedule_state: disabling (a
+# definition change, so the revision moves on) and auto-resume (a pause whose
+# until is reached).
+_PAUSE_KEPT_OR_CLEARED = ", ".join(
+    f"{name} = CASE WHEN p.resumes THEN NULL ELSE schedules.{name} END" for name in PAUSE_FIELDS
+)
+_UPDATE_SCHEDULES = f"""
+UPDATE schedules SET revision = schedules.revision + p.disables,
+    updated_at = CASE WHEN p.disables THEN :now ELSE schedules.updated_at END,
+    {_PAUSE_KEPT_OR_CLEARED}
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p
-WHERE p.inputs = d.inputs AND schedules.rowid = d.k AND p.resumes
+WHERE p.inputs = d.inputs AND schedules.rowid = d.sk AND (p.disables OR p.resumes)
 """
 # A fire's event finds its item by the occurrence key.
 _INSERT_EVENTS = f"""
@@ -152,7 +166,7 @@ SELECT p.code, s.tenant, s.stack, s.environment, s.id, s.name, q.id, :actor, p.m
 FROM temp.fire_due AS d CROSS JOIN temp.fire_plan AS p CROSS JOIN schedules AS s
 LEFT JOIN queue_items AS q ON p.fires AND q.schedule_id = s.id
     AND q.scheduled_for = p.scheduled_for
-WHERE p.inputs = d.inputs AND s.rowid = d.k ORDER BY d.n
+WHERE p.inputs = d.inputs AND s.rowid = d.sk ORDER BY d.n
 """
 # The rows that end: one V200150SCHEND each, after their ledger event.
 _INSERT_ENDED = f"""
@@ -308,10 +322,10 @@ def fire_sqlite(
     crash_point("after_insert")
     # The whole database is locked (BEGIN IMMEDIATE), so the compare-and-set
     # cannot miss; if it ever did, roll the whole batch back.
-    if conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": now}).rowcount != selected:
+    if conn.exec_driver_sql(_UPDATE_STATE).rowcount != selected:
         raise RuntimeError("schedule rows changed under a fire transaction")
-    if any(plan.decision.resumes for plan in planner.plans.values()):
-        conn.exec_driver_sql(_CLEAR_PAUSES)
+    if any(plan.decision.disables or plan.decision.resumes for plan in planner.plans.values()):
+        conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": now})
     crash_point("after_update")
     conn.exec_driver_sql(_INSERT_EVENTS, {"actor": ACTOR, "now": now})
     if any(plan.decision.ends for plan in planner.plans.values()):
