@@ -1,0 +1,188 @@
+"""schedule_state: a fire writes only the narrow state table, and a schedule's
+state lives and dies with it (store.tables, migration 0014)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+import psycopg
+import pytest
+from alembic import command
+from sqlalchemy import func, select
+
+from cronplane.clock import FakeClock
+from cronplane.core.firing import Outcome
+from cronplane.store.database import Database, alembic_config
+from cronplane.store.schedules import delete_schedules, get_by_id
+from cronplane.store.tables import schedule_state, schedules
+from firing_support import (
+    START,
+    TENANT,
+    add_job,
+    add_schedule,
+    add_schedules,
+    dispatcher,
+    schedule,
+    schedule_row,
+)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+def schedules_rows(database: Database) -> dict[UUID, tuple[Any, ...]]:
+    """Every row of `schedules` alone, by id."""
+    with database.read() as conn:
+        return {row.id: tuple(row) for row in conn.execute(select(schedules))}
+
+
+def updated_tuples(database: Database) -> dict[str, int]:
+    """PostgreSQL's count of rows updated, per table, as its statistics have it now."""
+    url = database.url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT relname, n_tup_upd FROM pg_stat_user_tables "
+            "WHERE relname IN ('schedules', 'schedule_state')"
+        ).fetchall()
+    return {str(name): int(count) for name, count in rows}
+
+
+def flushed(database: Database) -> None:
+    """Close the pool: each backend reports its pending statistics as it exits."""
+    database.dispose()
+    time.sleep(0.5)
+
+
+def test_a_plain_fire_writes_nothing_to_schedules(database: Database, clock: FakeClock) -> None:
+    add_job(database)
+    rows = [schedule_row(f"s{n}", next_run=START) for n in range(20)]
+    # Outcomes other than a fire write the state only too (here: job missing, overlap skip).
+    rows.append(schedule_row("orphan", next_run=START, job="gone"))
+    add_schedules(database, rows)
+    before = schedules_rows(database)
+    if database.dialect == "postgresql":
+        flushed(database)
+        counted = updated_tuples(database)
+    report = dispatcher(database, clock).tick()
+    assert report.fired == 20 and report.counts[Outcome.JOB_MISSING] == 1
+    assert schedules_rows(database) == before
+    for row in rows:
+        state = schedule(database, row["id"])
+        assert state.next_run == START + timedelta(minutes=1)
+        assert state.run_count == (0 if row["job"] == "gone" else 1)
+    if database.dialect == "postgresql":
+        flushed(database)
+        deadline = time.monotonic() + 10
+        after = updated_tuples(database)
+        # Until the dispatcher's backends have reported (its state updates show).
+        while after["schedule_state"] < counted["schedule_state"] + len(rows):
+            assert time.monotonic() < deadline, (counted, after)
+            time.sleep(0.2)
+            after = updated_tuples(database)
+        assert after["schedules"] == counted["schedules"], (counted, after)
+
+
+def test_the_rare_fire_writes_to_schedules_still_happen(
+    database: Database, clock: FakeClock
+) -> None:
+    """Disabling (a broken cron) bumps the revision and updated_at; a pause whose
+    until is reached is cleared: both in `schedules`, in the same batch."""
+    add_job(database)
+    broken = add_schedule(database, "broken", cron="broken")
+    held = add_schedule(
+        database,
+        "held",
+        paused_at=START - timedelta(hours=1),
+        paused_until=START - timedelta(seconds=1),
+    )
+    plain = add_schedule(database, "plain")
+    untouched = schedules_rows(database)[plain]
+    dispatcher(database, clock).tick()
+    row = schedule(database, broken)
+    assert not row.enabled and row.next_run is None
+    assert row.revision == 2 and row.updated_at == START
+    resumed = schedule(database, held)
+    assert resumed.paused_at is None and resumed.paused_until is None
+    assert resumed.run_count == 1 and resumed.revision == 1
+    assert schedules_rows(database)[plain] == untouched
+
+
+def test_deleting_a_schedule_deletes_its_state(database: Database) -> None:
+    gone, kept = add_schedule(database, "gone"), add_schedule(database, "kept")
+    with database.begin() as conn:
+        assert delete_schedules(conn, [gone]) == 1
+    with database.read() as conn:
+        ids = set(conn.execute(select(schedule_state.c.id)).scalars())
+        assert get_by_id(conn, TENANT, gone) is None
+        assert get_by_id(conn, TENANT, kept) is not None
+    assert ids == {kept}
+
+
+def test_every_schedule_has_one_state_row_with_its_tenant(database: Database) -> None:
+    add_schedules(
+        database,
+        [schedule_row(f"s{n}", next_run=START, tenant=f"t{n % 3}") for n in range(9)],
+    )
+    joined = select(func.count()).select_from(
+        schedules.join(
+            schedule_state,
+            (schedule_state.c.id == schedules.c.id)
+            & (schedule_state.c.tenant == schedules.c.tenant),
+        )
+    )
+    with database.read() as conn:
+        assert conn.execute(joined).scalar_one() == 9
+        assert conn.execute(select(func.count()).select_from(schedule_state)).scalar_one() == 9
+
+
+def test_a_migrated_database_keeps_each_schedules_state(tmp_path: Any) -> None:
+    """0013 → 0014 carries enabled, next_run, last_run and run_count over, and back."""
+    database = Database(f"sqlite:///{tmp_path / 'state.db'}")
+    database.upgrade("0013")
+    values = {
+        "id": UUID(int=7).hex,
+        "next_run": "2026-03-02 10:05:00.000000",
+        "last_run": "2026-03-02 10:00:00.000000",
+    }
+    with database.begin() as conn:
+        for enabled, suffix in ((1, "7"), (0, "8")):
+            conn.exec_driver_sql(
+                "INSERT INTO schedules (id, tenant, stack, environment, name, job, cron, "
+                "timezone, payload, enabled, source, overlap, last_run, next_run, created_at, "
+                "updated_at, revision, overrides, jitter_offset, run_count) VALUES "
+                "(:id, 'acme', 'default', 'default', :name, 'job', '*/5 * * * *', 'UTC', '{}', "
+                ":enabled, 'user', 'skip', :last_run, :next_run, :last_run, :last_run, 3, '[]', "
+                "0, :runs)",
+                {
+                    **values,
+                    "id": values["id"][:-1] + suffix,
+                    "name": f"s{suffix}",
+                    "enabled": enabled,
+                    "runs": 4 + enabled,
+                },
+            )
+    database.upgrade()
+    with database.read() as conn:
+        on = get_by_id(conn, "acme", UUID(values["id"][:-1] + "7"))
+        off = get_by_id(conn, "acme", UUID(values["id"][:-1] + "8"))
+    assert on is not None and off is not None
+    assert (on.enabled, on.run_count, on.revision) == (True, 5, 3)
+    assert on.next_run == datetime(2026, 3, 2, 10, 5, tzinfo=UTC)
+    assert on.last_run == datetime(2026, 3, 2, 10, tzinfo=UTC)
+    assert (off.enabled, off.run_count) == (False, 4)
+    with database.begin() as conn:
+        command.downgrade(alembic_config(conn), "0013")
+    with database.read() as conn:
+        back = conn.exec_driver_sql(
+            "SELECT enabled, next_run, last_run, run_count FROM schedules ORDER BY name"
+        ).all()
+    assert [tuple(row) for row in back] == [
+        (1, values["next_run"], values["last_run"], 5),
+        (0, values["next_run"], values["last_run"], 4),
+    ]
+    database.dispose()
