@@ -6,10 +6,11 @@ fires. Its steps, in order (each followed by a crash point, see
 
     fence     SELECT leases … WHERE holder, term current and unexpired FOR SHARE
               (shared by the leader's lanes, waited for by a takeover) → else Fenced, roll back
-    select    due rows by ix_schedules_due (enabled AND next_run <= now),
-              locked (FOR UPDATE SKIP LOCKED on PostgreSQL; BEGIN IMMEDIATE on SQLite);
+    select    due rows by ix_schedule_state_due (enabled AND next_run <= now), each
+              with its schedules row, locked (FOR UPDATE OF both SKIP LOCKED on
+              PostgreSQL; BEGIN IMMEDIATE on SQLite);
               when the round cannot take every due row, shared across tenants
-              instead (`fair`: a skip scan of ix_schedules_tenant_due, then each
+              instead (`fair`: a skip scan of ix_schedule_state_tenant_due, then each
               tenant's earliest due rows, same locks)
     lookup    the rows' jobs (status, options) and which schedules have an item active
     quotas    only when a tenant has a fire-time quota: its budget, and the firing rows
@@ -17,7 +18,8 @@ fires. Its steps, in order (each followed by a crash point, see
     decide    core.firing.decide once per distinct input (pure; rows share the result)
     insert    queue items                  (UNIQUE(scheduled_for, schedule_id));
               on PostgreSQL decided and inserted together, chunk by chunk
-    update    schedules: last_run/next_run, a compare-and-set on the next_run read
+    update    schedule_state: last_run/next_run/run_count, a compare-and-set on the
+              next_run read; `schedules` only for rows disabled (revision) or resumed
     events    the occurrence ledger
     commit
 

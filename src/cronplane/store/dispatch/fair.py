@@ -2,11 +2,11 @@
 
 Used only when a round cannot take every due row (the dispatcher counts them,
 capped, before the round): otherwise the batch is the plain range scan of
-ix_schedules_due and this module costs nothing.
+ix_schedule_state_due and this module costs nothing.
 
 How a batch of `limit` rows is filled (max-min fair, "water filling"):
 
-1. The tenants with due rows, by a skip scan of ix_schedules_tenant_due
+1. The tenants with due rows, by a skip scan of ix_schedule_state_tenant_due
    (tenant, next_run) WHERE enabled: one `min(tenant) … tenant > t` probe
    per tenant with enabled schedules, then one probe for that tenant's
    earliest next_run. O(tenants) index probes; no due row is read.
