@@ -151,7 +151,15 @@ def prepare(database: Database, args: argparse.Namespace) -> dict[str, list[Any]
                 queue.enqueue(conn, values)
     database.backend.analyze(
         database.engine,
-        ["schedules", "alert_rules", "alert_watches", "queue_items", "events", "alerts"],
+        [
+            "schedules",
+            "schedule_state",
+            "alert_rules",
+            "alert_watches",
+            "queue_items",
+            "events",
+            "alerts",
+        ],
     )
     return watched
 

@@ -52,9 +52,14 @@ PG_NAME = "cronplane_dispatch_bench"
 # -- seeding ----------------------------------------------------------------------
 
 _COLUMNS = (
-    "id, tenant, stack, environment, name, job, cron, timezone, payload, enabled, source, "
-    "misfire_grace, overlap, last_run, next_run, created_at, updated_at, revision, declared, "
-    "overrides"
+    "id, tenant, stack, environment, name, job, cron, timezone, payload, source, "
+    "misfire_grace, overlap, created_at, updated_at, revision, declared, overrides"
+)
+# Each new schedule's state (store.tables.schedule_state): enabled, due at :next.
+STATES = (
+    "INSERT INTO schedule_state (id, tenant, enabled, next_run, last_run, run_count) "
+    "SELECT s.id, s.tenant, true, :next, :last, 0 FROM schedules AS s "
+    "WHERE NOT EXISTS (SELECT 1 FROM schedule_state AS st WHERE st.id = s.id)"
 )
 
 
@@ -77,38 +82,34 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
                     "WITH RECURSIVE seq(n) AS (SELECT :start UNION ALL SELECT n + 1 FROM seq "
                     f"WHERE n < :stop - 1) INSERT INTO schedules ({_COLUMNS}) "
                     "SELECT lower(hex(randomblob(16))), 'bench', 'default', 'default', "
-                    ":prefix || n, 'job', '0 0 * * *', 'UTC', '{\"n\": 1}', 1, 'user', NULL, "
-                    "'skip', :created, :next, :created, :created, 1, NULL, '[]' FROM seq"
+                    ":prefix || n, 'job', '0 0 * * *', 'UTC', '{\"n\": 1}', 'user', NULL, "
+                    "'skip', :created, :created, 1, NULL, '[]' FROM seq"
                 ),
                 {
                     "start": start,
                     "stop": stop,
                     "prefix": prefix,
                     "created": _sqlite_ts(created),
-                    "next": _sqlite_ts(next_run),
                 },
             )
+            states = {"next": _sqlite_ts(next_run), "last": _sqlite_ts(created)}
         else:
             conn.execute(
                 text(
                     f"INSERT INTO schedules ({_COLUMNS}) SELECT gen_random_uuid(), 'bench', "
                     "'default', 'default', :prefix || n, 'job', '0 0 * * *', 'UTC', "
-                    "'{\"n\": 1}'::jsonb, true, 'user', NULL, 'skip', :created, :next, "
+                    "'{\"n\": 1}'::jsonb, 'user', NULL, 'skip', "
                     ":created, :created, 1, NULL, '[]'::jsonb "
                     "FROM generate_series(CAST(:start AS int), CAST(:stop AS int) - 1) AS n"
                 ),
-                {
-                    "start": start,
-                    "stop": stop,
-                    "prefix": prefix,
-                    "created": created,
-                    "next": next_run,
-                },
+                {"start": start, "stop": stop, "prefix": prefix, "created": created},
             )
+            states = {"next": next_run, "last": created}
+        conn.execute(text(STATES), states)
     if database.dialect == "postgresql":
         with database.engine.connect() as conn:
             conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
-                "VACUUM ANALYZE schedules"
+                "VACUUM ANALYZE schedules, schedule_state"
             )
 
 

@@ -77,6 +77,13 @@ def add_tenant_b(database: Database, count: int, due: datetime) -> None:
         conn.execute(text("UPDATE schedules SET tenant = :b WHERE name LIKE 'b-%'"), {"b": B})
         conn.execute(
             text(
+                "UPDATE schedule_state SET tenant = :b "
+                "WHERE id IN (SELECT id FROM schedules WHERE name LIKE 'b-%')"
+            ),
+            {"b": B},
+        )
+        conn.execute(
+            text(
                 "INSERT INTO jobs (id, tenant, stack, name, title, kind, status, payload, "
                 "payload_schema, target, options, source, created_at, updated_at, revision) "
                 f"SELECT {new_id}, :b, stack, name, title, kind, status, payload, "

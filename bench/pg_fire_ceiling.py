@@ -12,7 +12,7 @@ of `--runs` fresh seedings:
   process and each lane's server process (from /proc, so the bench must run
   on the database's host);
 - **server-only, full schema**: each lane is one data-modifying statement
-  (due rows FOR UPDATE SKIP LOCKED → items → schedule UPDATE → ledger
+  (due rows FOR UPDATE SKIP LOCKED → items → schedule_state UPDATE → ledger
   events), no Python per row, every index of the real schema;
 - **server-only, minimal schema**: the same statement after dropping every
   index that exactly-once does not need (kept: primary keys, the unique
@@ -43,8 +43,10 @@ NAME = "cronplane_fire_ceiling"
 
 FIRE = """
 WITH due AS (
-  SELECT id, tenant, stack, environment, name, job, payload, next_run FROM schedules
-  WHERE enabled AND next_run <= now() ORDER BY next_run LIMIT %s FOR UPDATE SKIP LOCKED
+  SELECT st.id, s.tenant, s.stack, s.environment, s.name, s.job, s.payload, st.next_run
+  FROM schedule_state st JOIN schedules s ON s.id = st.id
+  WHERE st.enabled AND st.next_run <= now() ORDER BY st.next_run LIMIT %s
+  FOR UPDATE OF st, s SKIP LOCKED
 ), ins AS (
   INSERT INTO queue_items (id, tenant, stack, environment, job, payload, source, schedule_id,
     scheduled_for, priority, status, available_at, attempts, max_attempts, created_at,
@@ -53,9 +55,9 @@ WITH due AS (
     0, 'queued', now(), 0, 3, now(), now(), false FROM due
   RETURNING id, schedule_id
 ), upd AS (
-  UPDATE schedules s SET last_run = now(), next_run = s.next_run + interval '1 day',
-    run_count = s.run_count + 1
-  FROM due WHERE s.id = due.id
+  UPDATE schedule_state st SET last_run = now(), next_run = st.next_run + interval '1 day',
+    run_count = st.run_count + 1
+  FROM due WHERE st.id = due.id
 )
 INSERT INTO events (code, tenant, stack, environment, schedule_id, schedule_name, item_id,
   actor, message, scheduled_for, fired_at, created_at, detail)

@@ -152,9 +152,14 @@ def occurrence_gaps(
 # -- the database side -------------------------------------------------------------
 
 _COLUMNS = (
-    "id, tenant, stack, environment, name, job, cron, timezone, payload, enabled, source, "
-    "misfire_grace, overlap, last_run, next_run, created_at, updated_at, revision, declared, "
-    "overrides"
+    "id, tenant, stack, environment, name, job, cron, timezone, payload, source, "
+    "misfire_grace, overlap, created_at, updated_at, revision, declared, overrides"
+)
+# Each new schedule's state (store.tables.schedule_state): enabled, due at :next.
+_STATES = (
+    "INSERT INTO schedule_state (id, tenant, enabled, next_run, last_run, run_count) "
+    "SELECT s.id, s.tenant, true, :next, NULL, 0 FROM schedules AS s "
+    "WHERE NOT EXISTS (SELECT 1 FROM schedule_state AS st WHERE st.id = s.id)"
 )
 
 
@@ -178,18 +183,19 @@ def seed(database: Database, n: int, next_run: datetime, cron: str = f"@every {E
         sql = (
             "WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < :n - 1) "
             f"INSERT INTO schedules ({_COLUMNS}) SELECT lower(hex(randomblob(16))), 'bench', "
-            "'default', 'default', 's' || n, 'job', :cron, 'UTC', '{}', 1, 'user', NULL, 'allow', "
-            "NULL, :next, :created, :created, 1, NULL, '[]' FROM seq"
+            "'default', 'default', 's' || n, 'job', :cron, 'UTC', '{}', 'user', NULL, 'allow', "
+            ":created, :created, 1, NULL, '[]' FROM seq"
         )
     else:
         sql = (
             f"INSERT INTO schedules ({_COLUMNS}) SELECT gen_random_uuid(), 'bench', 'default', "
-            "'default', 's' || n, 'job', :cron, 'UTC', '{}'::jsonb, true, 'user', NULL, 'allow', "
-            "NULL, :next, :created, :created, 1, NULL, '[]'::jsonb "
+            "'default', 's' || n, 'job', :cron, 'UTC', '{}'::jsonb, 'user', NULL, 'allow', "
+            ":created, :created, 1, NULL, '[]'::jsonb "
             "FROM generate_series(0, CAST(:n AS int) - 1) AS n"
         )
     with database.begin() as conn:
-        conn.execute(text(sql), values)
+        conn.execute(text(sql), {k: v for k, v in values.items() if k != "next"})
+        conn.execute(text(_STATES), {"next": values["next"]})
     if database.dialect == "postgresql":
         with database.engine.connect() as conn:
             conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")

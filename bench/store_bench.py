@@ -121,56 +121,78 @@ def bench_create(database: Database, rows: int, single: int) -> dict[str, float]
     return {"create_bulk_s": bulk, "create_single_ms_each": per_row / single * 1000}
 
 
+# The columns load_rows writes: of `schedules`, and of its state (schedule_state).
+_MAIN = (
+    "id", "tenant", "stack", "environment", "name", "job", "cron", "timezone", "payload",
+    "source", "misfire_grace", "overlap", "created_at", "updated_at", "revision", "declared",
+    "overrides",
+)  # fmt: skip
+_STATE = ("id", "tenant", "enabled", "last_run", "next_run")
+
+
 def load_rows(database: Database, total: int) -> None:
     """1,000,000 rows: 100 stacks x 10 environments x N names, 20 jobs, 90 % enabled."""
     names = total // 1000
-    columns = [c.name for c in schedules.columns]
 
-    def rows() -> Iterator[tuple[object, ...]]:
+    def rows() -> Iterator[tuple[tuple[object, ...], tuple[object, ...]]]:
         for s in range(100):
             for e in range(10):
                 for n in range(names):
                     i = (s * 10 + e) * names + n
-                    yield (
-                        uuid.uuid4(), "big", f"s{s:03}", f"e{e}", f"n{n:05}", f"j{i % 20}",
-                        "*/5 * * * *", "UTC", "{}", i % 10 != 0, "user", None, "skip",
-                        NOW, NOW + timedelta(minutes=5 + i % 60), NOW, NOW, 1, None, "[]",
+                    sid = uuid.uuid4()
+                    main = (
+                        sid, "big", f"s{s:03}", f"e{e}", f"n{n:05}", f"j{i % 20}",
+                        "*/5 * * * *", "UTC", "{}", "user", None, "skip", NOW, NOW, 1, None, "[]",
                     )  # fmt: skip
+                    state = (sid, "big", i % 10 != 0, NOW, NOW + timedelta(minutes=5 + i % 60))
+                    yield main, state
 
     if database.dialect == "postgresql":
         raw = database.engine.raw_connection()
         try:
             cursor = raw.cursor()
-            with cursor.copy(f"COPY schedules ({', '.join(columns)}) FROM STDIN") as copy:  # type: ignore[attr-defined]
-                for row in rows():
-                    copy.write_row(row)
+            loaded = list(rows())
+            for table, columns, at in (("schedules", _MAIN, 0), ("schedule_state", _STATE, 1)):
+                with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:  # type: ignore[attr-defined]
+                    for row in loaded:
+                        copy.write_row(row[at])
             raw.commit()
         finally:
             raw.close()
         with database.begin() as conn:
             conn.exec_driver_sql("ANALYZE schedules")
+            conn.exec_driver_sql("ANALYZE schedule_state")
         return
+
+    def sqlite_row(row: tuple[object, ...]) -> tuple[object, ...]:
+        return tuple(
+            value.hex
+            if isinstance(value, uuid.UUID)
+            else value.replace(tzinfo=None).isoformat(sep=" ")
+            if isinstance(value, datetime)
+            else value
+            for value in row
+        )
+
     raw = database.engine.raw_connection()
     try:
         cursor = raw.cursor()
         cursor.execute("BEGIN")
-        placeholders = ", ".join("?" for _ in columns)
-        batch: list[tuple[object, ...]] = []
-        for row in rows():
-            values = list(row)
-            values[0] = values[0].hex  # type: ignore[attr-defined]
-            for k in (13, 14, 15, 16):
-                values[k] = values[k].replace(tzinfo=None).isoformat(sep=" ")  # type: ignore[attr-defined]
-            batch.append(tuple(values))
-            if len(batch) == 20_000:
-                cursor.executemany(
-                    f"INSERT INTO schedules ({', '.join(columns)}) VALUES ({placeholders})", batch
-                )
-                batch.clear()
-        if batch:
-            cursor.executemany(
-                f"INSERT INTO schedules ({', '.join(columns)}) VALUES ({placeholders})", batch
-            )
+        inserts = [
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+            for table, columns in (("schedules", _MAIN), ("schedule_state", _STATE))
+        ]
+        batches: tuple[list[tuple[object, ...]], list[tuple[object, ...]]] = ([], [])
+        for main, state in rows():
+            batches[0].append(sqlite_row(main))
+            batches[1].append(sqlite_row(state))
+            if len(batches[0]) == 20_000:
+                for sql, batch in zip(inserts, batches, strict=True):
+                    cursor.executemany(sql, batch)
+                    batch.clear()
+        for sql, batch in zip(inserts, batches, strict=True):
+            if batch:
+                cursor.executemany(sql, batch)
         cursor.execute("COMMIT")
         cursor.execute("ANALYZE")
     finally:
