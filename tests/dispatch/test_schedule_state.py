@@ -4,18 +4,17 @@ state lives and dies with it (store.tables, migration 0014)."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 import psycopg
 import pytest
-from alembic import command
 from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
-from cronplane.store.database import Database, alembic_config
+from cronplane.store.database import Database
 from cronplane.store.schedules import delete_schedules, get_by_id
 from cronplane.store.tables import schedule_state, schedules
 from firing_support import (
@@ -138,51 +137,3 @@ def test_every_schedule_has_one_state_row_with_its_tenant(database: Database) ->
     with database.read() as conn:
         assert conn.execute(joined).scalar_one() == 9
         assert conn.execute(select(func.count()).select_from(schedule_state)).scalar_one() == 9
-
-
-def test_a_migrated_database_keeps_each_schedules_state(tmp_path: Any) -> None:
-    """0013 → 0014 carries enabled, next_run, last_run and run_count over, and back."""
-    database = Database(f"sqlite:///{tmp_path / 'state.db'}")
-    database.upgrade("0013")
-    values = {
-        "id": UUID(int=7).hex,
-        "next_run": "2026-03-02 10:05:00.000000",
-        "last_run": "2026-03-02 10:00:00.000000",
-    }
-    with database.begin() as conn:
-        for enabled, suffix in ((1, "7"), (0, "8")):
-            conn.exec_driver_sql(
-                "INSERT INTO schedules (id, tenant, stack, environment, name, job, cron, "
-                "timezone, payload, enabled, source, overlap, last_run, next_run, created_at, "
-                "updated_at, revision, overrides, jitter_offset, run_count) VALUES "
-                "(:id, 'acme', 'default', 'default', :name, 'job', '*/5 * * * *', 'UTC', '{}', "
-                ":enabled, 'user', 'skip', :last_run, :next_run, :last_run, :last_run, 3, '[]', "
-                "0, :runs)",
-                {
-                    **values,
-                    "id": values["id"][:-1] + suffix,
-                    "name": f"s{suffix}",
-                    "enabled": enabled,
-                    "runs": 4 + enabled,
-                },
-            )
-    database.upgrade()
-    with database.read() as conn:
-        on = get_by_id(conn, "acme", UUID(values["id"][:-1] + "7"))
-        off = get_by_id(conn, "acme", UUID(values["id"][:-1] + "8"))
-    assert on is not None and off is not None
-    assert (on.enabled, on.run_count, on.revision) == (True, 5, 3)
-    assert on.next_run == datetime(2026, 3, 2, 10, 5, tzinfo=UTC)
-    assert on.last_run == datetime(2026, 3, 2, 10, tzinfo=UTC)
-    assert (off.enabled, off.run_count) == (False, 4)
-    with database.begin() as conn:
-        command.downgrade(alembic_config(conn), "0013")
-    with database.read() as conn:
-        back = conn.exec_driver_sql(
-            "SELECT enabled, next_run, last_run, run_count FROM schedules ORDER BY name"
-        ).all()
-    assert [tuple(row) for row in back] == [
-        (1, values["next_run"], values["last_run"], 5),
-        (0, values["next_run"], values["last_run"], 4),
-    ]
-    database.dispose()
