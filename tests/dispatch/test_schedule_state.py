@@ -137,3 +137,17 @@ def test_every_schedule_has_one_state_row_with_its_tenant(database: Database) ->
     with database.read() as conn:
         assert conn.execute(joined).scalar_one() == 9
         assert conn.execute(select(func.count()).select_from(schedule_state)).scalar_one() == 9
+
+
+@pytest.mark.postgres
+def test_a_locked_read_locks_both_rows(pg_database: Database) -> None:
+    """`for_update` holds the schedule's row and its state's: an edit in progress
+    is skipped by a fire's SKIP LOCKED whichever table it looks at first."""
+    sid = add_schedule(pg_database)
+    url = pg_database.url.replace("postgresql+psycopg://", "postgresql://")
+    with pg_database.begin() as conn:
+        assert get_by_id(conn, TENANT, sid, for_update=True) is not None
+        with psycopg.connect(url, autocommit=True) as other:
+            for table in ("schedules", "schedule_state"):
+                with pytest.raises(psycopg.errors.LockNotAvailable):
+                    other.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE NOWAIT", (sid,))
