@@ -76,7 +76,7 @@ def test_a_plain_fire_writes_nothing_to_schedules(database: Database, clock: Fak
         assert state.run_count == (0 if row["job"] == "gone" else 1)
     if database.dialect == "postgresql":
         flushed(database)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         after = updated_tuples(database)
         # Until the dispatcher's backends have reported (its state updates show).
         while after["schedule_state"] < counted["schedule_state"] + len(rows):
