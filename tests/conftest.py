@@ -69,6 +69,30 @@ def empty_tables(database: Database) -> None:
         conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY"))
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A database with no schema at all, for migration tests (a fresh PostgreSQL
+    database, dropped after)."""
+    if request.param == "sqlite":
+        database = Database(f"sqlite:///{tmp_path / 'empty.db'}")
+        yield database
+        database.dispose()
+        return
+    import psycopg
+
+    admin: str = request.getfixturevalue("pg_admin_url")
+    plain = admin.replace("postgresql+psycopg://", "postgresql://")
+    name = f"cronplane_empty_{os.getpid()}"
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    database = Database(admin.rsplit("/", 1)[0] + "/" + name)
+    yield database
+    database.dispose()
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def sqlite_database(tmp_path: Path) -> Iterator[Database]:
     """A migrated SQLite file of this test's own."""

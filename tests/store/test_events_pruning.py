@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
 from alembic import command
 from sqlalchemy import func, inspect, select
 
@@ -17,29 +13,6 @@ from cronplane.store.database import Database, alembic_config
 from cronplane.store.events import append_events, event_values
 from cronplane.store.tables import events
 from firing_support import START
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A database with no schema at all (a fresh PostgreSQL database, dropped after)."""
-    if request.param == "sqlite":
-        database = Database(f"sqlite:///{tmp_path / 'empty.db'}")
-        yield database
-        database.dispose()
-        return
-    import psycopg
-
-    admin: str = request.getfixturevalue("pg_admin_url")
-    plain = admin.replace("postgresql+psycopg://", "postgresql://")
-    name = f"cronplane_migrate_{os.getpid()}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(admin.rsplit("/", 1)[0] + "/" + name)
-    yield database
-    database.dispose()
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def event_indexes(database: Database) -> set[str]:

@@ -3,13 +3,9 @@ run_count into schedule_state, and its downgrade carries them back."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from uuid import UUID, uuid4
 
-import pytest
 from alembic import command
 from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, Uuid, insert, select
 
@@ -37,29 +33,6 @@ OLD = Table(
     Column("revision", Integer),
     Column("run_count", Integer),
 )
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A database with no schema at all (a fresh PostgreSQL database, dropped after)."""
-    if request.param == "sqlite":
-        database = Database(f"sqlite:///{tmp_path / 'empty.db'}")
-        yield database
-        database.dispose()
-        return
-    import psycopg
-
-    admin: str = request.getfixturevalue("pg_admin_url")
-    plain = admin.replace("postgresql+psycopg://", "postgresql://")
-    name = f"cronplane_state_migrate_{os.getpid()}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(admin.rsplit("/", 1)[0] + "/" + name)
-    yield database
-    database.dispose()
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def old_row(name: str, *, enabled: bool, run_count: int) -> dict[str, object]:
