@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 from uuid import UUID
 
 from cronplane.client_http import RemoteHTTP
+from cronplane.clock import poll
 from cronplane.core.codec import from_document
+from cronplane.core.items import WAIT_POLL
 from cronplane.core.model import QueueItem, Scope
 from cronplane.core.quotas import Usage, quota_change, usage_from_dict
-
-WAIT_POLL: Final = 0.25
 
 
 class RemoteQueue(RemoteHTTP):
@@ -28,14 +28,13 @@ class RemoteQueue(RemoteHTTP):
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
         """Poll the item until it finished (or `timeout` passed), as RunService.wait."""
-        started = self.clock.monotonic()
-        while True:
-            item = self.get_item(tenant, item_id)
-            if item.finished:
-                return item
-            if timeout is not None and self.clock.monotonic() - started >= timeout:
-                return item
-            self.clock.wait(WAIT_POLL)
+        return poll(
+            lambda: self.get_item(tenant, item_id),
+            lambda item: item.finished,
+            self.clock,
+            every=WAIT_POLL,
+            timeout=timeout,
+        )
 
     def get_item(self, tenant: str, item_id: UUID) -> QueueItem:
         """GET one queue item."""

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 class Clock(Protocol):
@@ -84,3 +87,21 @@ class FakeClock:
 
     def monotonic(self) -> float:
         return self.now().timestamp()
+
+
+def poll(
+    read: Callable[[], T],
+    done: Callable[[T], bool],
+    clock: Clock,
+    *,
+    every: float,
+    timeout: float | None,
+) -> T:
+    """`read()` every `every` seconds until `done` holds for what it read, or return
+    the last read once `timeout` seconds have passed (None: no limit)."""
+    started = clock.monotonic()
+    while True:
+        value = read()
+        if done(value) or (timeout is not None and clock.monotonic() - started >= timeout):
+            return value
+        clock.wait(every)

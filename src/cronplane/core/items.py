@@ -22,6 +22,8 @@ MANUAL_PRIORITY = 5
 DEFAULT_MAX_ATTEMPTS = 3
 # A queued item not claimed within this long expires (housekeeping).
 DEFAULT_EXPIRY = timedelta(hours=5)
+# Seconds between reads of an item a caller waits for (`run --wait`, local or remote).
+WAIT_POLL = 0.25
 
 
 def attempts_of(options: Mapping[str, Any]) -> int:

@@ -18,9 +18,9 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from cronplane import events as ev
-from cronplane.clock import Clock
+from cronplane.clock import Clock, poll
 from cronplane.core import validation
-from cronplane.core.items import ItemOptions
+from cronplane.core.items import WAIT_POLL, ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import (
@@ -35,8 +35,6 @@ from cronplane.store import cancels, queue, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
-
-WAIT_POLL = 0.25
 
 
 class RunService:
@@ -149,14 +147,13 @@ class RunService:
 
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem:
         """Poll until the item is finished, or return it as it is after `timeout` seconds."""
-        started = self.clock.monotonic()
-        while True:
-            item = self.get_item(tenant, item_id)
-            if item.finished:
-                return item
-            if timeout is not None and self.clock.monotonic() - started >= timeout:
-                return item
-            self.clock.wait(WAIT_POLL)
+        return poll(
+            lambda: self.get_item(tenant, item_id),
+            lambda item: item.finished,
+            self.clock,
+            every=WAIT_POLL,
+            timeout=timeout,
+        )
 
     # -- the console's run summaries and retry --------------------------------
 
