@@ -140,6 +140,12 @@ class Plan:
         """Due rows this decision stands for."""
         return len(self.keys)
 
+    @property
+    def writes_schedules(self) -> bool:
+        """True when its rows' `schedules` rows change too (a disable or a resume);
+        every other decision writes only their schedule_state."""
+        return self.decision.disables or self.decision.resumes
+
 
 class Planner:
     """A batch's decisions, one per distinct input, and its jobs' item options, encoded."""

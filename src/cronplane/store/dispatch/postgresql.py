@@ -138,20 +138,24 @@ def _update_schedules(conn: Connection, planner: Planner, plan: Plan) -> None:
     """The rare writes to `schedules` of a plan that disables or resumes its rows
     (their own statement: a plain fire writes only schedule_state). The rows
     are locked by the batch's select; the state's compare-and-set matched them."""
-    extra = [CLEAR_PAUSE] if plan.decision.resumes else []
+    if not plan.writes_schedules:
+        return
+    columns: tuple[str, ...] = ()
+    values: tuple[Any, ...] = ()
+    assignments = [CLEAR_PAUSE] if plan.decision.resumes else []
     if plan.decision.disables:
-        extra.append(DISABLE)
-    if extra:
-        bulk.pg_update_in(
-            conn,
-            schedules,
-            ("updated_at",) if plan.decision.disables else (),
-            (planner.now_param,) if plan.decision.disables else (),
-            match=None,
-            key="id",
-            keys=plan.keys,
-            extra_set=", ".join(extra),
-        )
+        columns, values = ("updated_at",), (planner.now_param,)
+        assignments.append(DISABLE)
+    bulk.pg_update_in(
+        conn,
+        schedules,
+        columns,
+        values,
+        match=None,
+        key="id",
+        keys=plan.keys,
+        extra_set=", ".join(assignments),
+    )
 
 
 def _over_quota(

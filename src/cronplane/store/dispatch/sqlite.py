@@ -324,7 +324,7 @@ def fire_sqlite(
     # cannot miss; if it ever did, roll the whole batch back.
     if conn.exec_driver_sql(_UPDATE_STATE).rowcount != selected:
         raise RuntimeError("schedule rows changed under a fire transaction")
-    if any(plan.decision.disables or plan.decision.resumes for plan in planner.plans.values()):
+    if any(plan.writes_schedules for plan in planner.plans.values()):
         conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": now})
     crash_point("after_update")
     conn.exec_driver_sql(_INSERT_EVENTS, {"actor": ACTOR, "now": now})
