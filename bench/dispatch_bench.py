@@ -51,11 +51,12 @@ PG_NAME = "cronplane_dispatch_bench"
 
 # -- seeding ----------------------------------------------------------------------
 
-_COLUMNS = (
+SEED_COLUMNS = (
     "id, tenant, stack, environment, name, job, cron, timezone, payload, source, "
     "misfire_grace, overlap, created_at, updated_at, revision, declared, overrides"
 )
-# Each new schedule's state (store.tables.schedule_state): enabled, due at :next.
+# Each new schedule's state (store.tables.schedule_state): enabled, due at :next,
+# last fired at :last (None: never).
 STATES = (
     "INSERT INTO schedule_state (id, tenant, enabled, next_run, last_run, run_count) "
     "SELECT s.id, s.tenant, true, :next, :last, 0 FROM schedules AS s "
@@ -80,7 +81,7 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
             conn.execute(
                 text(
                     "WITH RECURSIVE seq(n) AS (SELECT :start UNION ALL SELECT n + 1 FROM seq "
-                    f"WHERE n < :stop - 1) INSERT INTO schedules ({_COLUMNS}) "
+                    f"WHERE n < :stop - 1) INSERT INTO schedules ({SEED_COLUMNS}) "
                     "SELECT lower(hex(randomblob(16))), 'bench', 'default', 'default', "
                     ":prefix || n, 'job', '0 0 * * *', 'UTC', '{\"n\": 1}', 'user', NULL, "
                     "'skip', :created, :created, 1, NULL, '[]' FROM seq"
@@ -96,7 +97,7 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
         else:
             conn.execute(
                 text(
-                    f"INSERT INTO schedules ({_COLUMNS}) SELECT gen_random_uuid(), 'bench', "
+                    f"INSERT INTO schedules ({SEED_COLUMNS}) SELECT gen_random_uuid(), 'bench', "
                     "'default', 'default', :prefix || n, 'job', '0 0 * * *', 'UTC', "
                     "'{\"n\": 1}'::jsonb, 'user', NULL, 'skip', "
                     ":created, :created, 1, NULL, '[]'::jsonb "

@@ -79,6 +79,7 @@ from sqlalchemy import text
 
 import machine
 from cronplane.store.database import Database
+from dispatch_bench import SEED_COLUMNS, STATES
 from e2e_bench import free_port, peak_rss_mb, stop, wait_ready
 from worker_bench import PG_ADMIN, fresh_postgres, register_noop, tree_cpu
 
@@ -151,17 +152,6 @@ def occurrence_gaps(
 
 # -- the database side -------------------------------------------------------------
 
-_COLUMNS = (
-    "id, tenant, stack, environment, name, job, cron, timezone, payload, source, "
-    "misfire_grace, overlap, created_at, updated_at, revision, declared, overrides"
-)
-# Each new schedule's state (store.tables.schedule_state): enabled, due at :next.
-_STATES = (
-    "INSERT INTO schedule_state (id, tenant, enabled, next_run, last_run, run_count) "
-    "SELECT s.id, s.tenant, true, :next, NULL, 0 FROM schedules AS s "
-    "WHERE NOT EXISTS (SELECT 1 FROM schedule_state AS st WHERE st.id = s.id)"
-)
-
 
 def sqlite_text(value: datetime) -> str:
     """A timestamp as SQLite stores it (naive UTC text, microseconds)."""
@@ -182,20 +172,20 @@ def seed(database: Database, n: int, next_run: datetime, cron: str = f"@every {E
         values.update(created=sqlite_text(created), next=sqlite_text(next_run))
         sql = (
             "WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < :n - 1) "
-            f"INSERT INTO schedules ({_COLUMNS}) SELECT lower(hex(randomblob(16))), 'bench', "
+            f"INSERT INTO schedules ({SEED_COLUMNS}) SELECT lower(hex(randomblob(16))), 'bench', "
             "'default', 'default', 's' || n, 'job', :cron, 'UTC', '{}', 'user', NULL, 'allow', "
             ":created, :created, 1, NULL, '[]' FROM seq"
         )
     else:
         sql = (
-            f"INSERT INTO schedules ({_COLUMNS}) SELECT gen_random_uuid(), 'bench', 'default', "
+            f"INSERT INTO schedules ({SEED_COLUMNS}) SELECT gen_random_uuid(), 'bench', 'default', "
             "'default', 's' || n, 'job', :cron, 'UTC', '{}'::jsonb, 'user', NULL, 'allow', "
             ":created, :created, 1, NULL, '[]'::jsonb "
             "FROM generate_series(0, CAST(:n AS int) - 1) AS n"
         )
     with database.begin() as conn:
         conn.execute(text(sql), {k: v for k, v in values.items() if k != "next"})
-        conn.execute(text(_STATES), {"next": values["next"]})
+        conn.execute(text(STATES), {"next": values["next"], "last": None})
     if database.dialect == "postgresql":
         with database.engine.connect() as conn:
             conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
