@@ -38,6 +38,11 @@ class RunOutcome:
     retry: bool = False
     # The run was stopped: "timeout" (an attempt used) or "cancelled".
     stopped: str | None = None
+    # When the target was invoked and when it returned, by the worker's clock;
+    # None: never invoked (a cancel before the start, a job missing).
+    ran: tuple[datetime, datetime] | None = None
+    # Added to a cancelled item's recorded error (a thread that ran to its end says when).
+    note: str = ""
 
 
 def record(
@@ -62,7 +67,11 @@ class _Group:
         now = self.now
         kinds: list[str] = []
         with database.begin() as conn:
-            wins = [(o.item.id, o.result) for o in group if o.error is None]
+            wins = [
+                outcomes.Success(o.item.id, o.result, *(o.ran or (None, now)))
+                for o in group
+                if o.error is None
+            ]
             done = outcomes.succeed_many(conn, wins, self.name, now)
             for o in group:
                 if o.error is None and o.item.id in done:
@@ -85,14 +94,14 @@ class _Group:
         if o.retry and o.policy.should_retry(item.attempts):
             delay = o.policy.delay(item.attempts, self.jitter())
             retry_at = now + timedelta(seconds=delay)
-            if not queue.fail(conn, item.id, self.name, now, error, retry_at):
+            if not queue.fail(conn, item.id, self.name, now, error, retry_at, ran=o.ran):
                 # Asked to stop meanwhile: not retried, cancelled.
                 return self._cancelled(conn, o)
             message = f"{item.job} failed (attempt {item.attempts}); retry in {delay:.0f}s"
             detail["retry_at"] = retry_at.isoformat()
             code, kind = ev.ITEM_RETRY, "retry"
         else:
-            if not queue.fail(conn, item.id, self.name, now, error, None):
+            if not queue.fail(conn, item.id, self.name, now, error, None, ran=o.ran):
                 return None
             message = f"{item.job} failed after {item.attempts} attempt(s)"
             code, kind = ev.ITEM_FAILED, "failed"
@@ -108,14 +117,16 @@ class _Group:
 
     def _cancelled(self, conn: Connection, o: RunOutcome) -> str | None:
         """Record a run stopped on request as cancelled; None when no longer ours."""
-        by = cancels.finish_cancelled(conn, o.item, self.name, self.now)
+        by = cancels.finish_cancelled(conn, o.item, self.name, self.now, ran=o.ran, note=o.note)
         if by is None:
             return None
+        started = o.ran is not None
+        what = "stopped while running" if started else "cancelled before it started"
         self.rows.append(
             event_values(
                 ev.ITEM_CANCELLED,
-                message=f"{o.item.job} stopped while running; cancelled by {by}",
-                detail={"cancelled_by": by, "was": "running"},
+                message=f"{o.item.job} {what}; cancelled by {by}{o.note}",
+                detail={"cancelled_by": by, "was": "running" if started else "claimed"},
                 **self._on(o),
             )
         )

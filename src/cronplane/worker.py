@@ -1,133 +1,102 @@
-"""The built-in worker: claim a batch of items, run their targets, record the outcomes.
+"""The built-in worker: claim what its slots can start, run it, record what really happened.
 
-:meth:`Worker.run_once` is one step; :meth:`Worker.run` repeats it. A step:
+A worker has `concurrency` run slots (threads; with `pool="process"` each
+slot hands `python:` targets to a child process). The rule it keeps
+(docs/architecture.md, "A worker starts what it claims"):
 
-1. claims up to `claim_batch` available items in one transaction (no double
-   claim: `store.queue.claim_batch`) and looks up their jobs (target, retry
-   options) and schedule names, once per distinct key;
-2. runs the targets outside any transaction: in this thread, or `concurrency`
-   at a time on a thread pool (for I/O-bound targets); the worker's one
-   heartbeat thread extends the lease of every item it holds, so a long job is
-   not mistaken for a dead worker;
-3. records the outcomes in groups, one transaction each with their events:
-   succeeded; or failed and requeued after a backoff while attempts remain;
-   or failed. A group is written when the batch is done, or earlier when an
-   outcome arrives and the group's oldest has waited `flush_after` seconds
-   (an outcome waits at most for the item running beside or after it; the
-   batch sizing keeps that near `BATCH_SECONDS` once slow items are seen).
-   Each write is conditional on the lease: an item recovered meanwhile
-   records nothing.
+1. **It claims only what it can start now.** A claim (one transaction:
+   `store.limits.claim`, no double claim) takes one item per free slot, more
+   only while items are known to be short: as many as the free slots get
+   through in half of `START_BOUND` at the recent pace (at most
+   `claim_batch`). The claim makes the items `running`, with this attempt's
+   start; each is invoked within `START_BOUND` of it or given back.
+2. **A free slot takes the next claimed item at once**, from one local queue
+   that every slot draws on: no item waits behind a slow one while a slot is
+   free. A claimed item still unstarted `START_BOUND` after its claim is
+   given back (`queued`, the attempt undone) for another worker or slot.
+3. **A cancel before the start means it never starts.** Just before an item
+   is invoked its stop flag is read (the heartbeat's watch sets it), and the
+   database is asked again whenever the last answer for it is older than
+   `CHECK_EVERY`; an item asked to stop is recorded `cancelled` with its
+   actor and nothing of its target runs.
+4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
+   with the instants the target was invoked and returned (item_runner):
+   a group is written as soon as no more claimed items wait to start, or
+   once its oldest outcome has waited `flush_after`. Every write is
+   conditional on the lease: an item recovered meanwhile records nothing.
 
-Timeouts and cancellation (docs/controls.md): an item's `timeout` travels
-with it; a cancel request reaches the worker through its heartbeat thread's
-watch. With `pool="process"` a `python:` target runs in a child process
-(targets.processes) that is killed at the timeout or on the request, and
-the item is recorded timed out (an attempt used: retried while attempts
-remain) or cancelled. With `pool="thread"` (the default) a Python thread
-cannot be stopped: the run goes on to its end, and the item is then
-recorded timed out or cancelled instead of its result.
+:meth:`Worker.run_once` is one step (claim, run, record, all done when it
+returns); :meth:`Worker.run` claims whenever a slot is free and records as
+it goes. The heartbeat thread extends the lease of every item held.
 
-A worker that dies mid-batch leaves its claimed items `running` with leases
-that lapse; the housekeeping sweep requeues them (or fails them past their
-attempts), and the next attempt runs them. Nothing runs twice within one
+A worker that dies leaves its claimed items `running` with leases that
+lapse; the housekeeping sweep requeues them. Nothing runs twice within one
 attempt, and nothing is marked succeeded that did not run. A worker asked to
-stop gives its unstarted claims back (`queue.release`).
+stop gives its unstarted claims back.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
 import socket
 import threading
-import traceback
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane.clock import Clock
-from cronplane.core.backoff import RetryPolicy, outage_delay
+from cronplane.core.backoff import outage_delay
 from cronplane.core.model import Job, QueueItem
-from cronplane.errors import RunTimedOut
 from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
+from cronplane.item_runner import ItemRunner, Work, default_targets
 from cronplane.recorder import RunOutcome, record
-from cronplane.store import limits, outcomes
+from cronplane.store import cancels, limits, outcomes
 from cronplane.store.database import Database
 from cronplane.store.jobs import get_job
 from cronplane.store.schedules import name_of
-from cronplane.targets import PermanentFailure, RunContext, Targets
-from cronplane.targets.processes import ProcessPool, RunStopped
-from cronplane.targets.python import PythonTarget
+from cronplane.targets import Targets
+from cronplane.targets.processes import ProcessPool
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = 300.0
 DEFAULT_POLL = 1.0
 DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
-# A claim takes about this many seconds of work per run slot (at most
-# `claim_batch` items): fast items go in big batches, slow ones in small, so
-# a worker does not sit on claims other workers could be running.
-BATCH_SECONDS = 0.5
+# A claimed item is invoked within this many seconds of its claim, or given back.
+START_BOUND = 0.25
+# Before invoking a claimed item, the database is asked whether it was
+# cancelled whenever its last answer is older than this (seconds).
+CHECK_EVERY = 0.02
 DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
 # A worker claims in turns by tenant at least this often (seconds), so a
 # tenant's item in the claim window starts within about this long of
 # reaching it, whatever another tenant's backlog; other claims take the
 # claim index's order, which costs less.
 FAIR_CLAIM_EVERY = 0.25
-ERROR_LIMIT = 4000  # characters of error text kept on the item
 POOLS = ("thread", "process")
+_PACE_WEIGHT = 0.2  # of the newest item in the running mean of an item's time
 
 
-def default_targets(database: Database, clock: Clock) -> Targets:
-    """The kinds the built-in worker runs: `python:`, `webhook:`, `celery:`, `command:` (only
-    with CRONPLANE_ALLOW_COMMAND_TARGETS=1; otherwise its items fail), internal `system:`."""
-    from cronplane.targets.celery import CeleryTarget
-    from cronplane.targets.command import CommandTarget
-    from cronplane.targets.system import SystemTarget
-    from cronplane.targets.webhook import WebhookTarget
+@dataclass(slots=True)
+class _Claimed:
+    """A claimed item waiting for a slot: when it was claimed and last checked (monotonic)."""
 
-    return Targets(
-        {
-            "python": PythonTarget(),
-            "webhook": WebhookTarget.from_environ(clock),
-            "celery": CeleryTarget.from_environ(),
-            "command": CommandTarget.from_environ(),
-            "system": SystemTarget(database, clock),
-        }
-    )
-
-
-def jsonable(value: Any) -> Any:
-    """A target's return value as stored: itself when JSON-able, else its repr."""
-    if value is None or isinstance(value, str | int | bool):  # most results: no encoding
-        return value
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return {"repr": repr(value)}
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class _Work:
-    """A claimed item with what running it needs (looked up in the claim's transaction)."""
-
-    item: QueueItem
-    job: Job | None
-    schedule: str | None
+    work: Work
+    claimed: float
+    checked: float
 
 
 class Worker:
-    """One worker's loop over the queue: batches claimed, run `concurrency` at a time."""
+    """One worker's loop over the queue: claims its free slots can start, run at once."""
 
     def __init__(
         self,
@@ -147,7 +116,10 @@ class Worker:
         pool: str = "thread",
         tenant_limit: int | None = None,
         watch: float = DEFAULT_WATCH,
+        pace: float | None = None,
     ) -> None:
+        """`pace`: seconds one item is expected to take until the first is timed (None:
+        unknown, so a claim takes one item per free slot; 0: short, a full batch)."""
         if concurrency < 1 or (claim_batch is not None and claim_batch < 1):
             raise ValueError("concurrency and claim_batch must be at least 1")
         if pool not in POOLS:
@@ -165,28 +137,62 @@ class Worker:
         self.heartbeat = heartbeat
         self.jitter = jitter
         self.concurrency = concurrency
-        # One item per step unless asked: `cronplane worker` passes its --claim-batch.
         self.claim_batch = claim_batch or concurrency
         self.flush_after = flush_after
-        self._item_seconds = 0.0  # a running mean of one item's wall time (0: unknown)
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._pool: ThreadPoolExecutor | None = None
-        self._beats: Heartbeat | None = None
         # Platform limit: running items per tenant (CRONPLANE_TENANT_MAX_CONCURRENCY).
         self.tenant_limit = tenant_limit
         self.watch = watch
         self.processes = ProcessPool(concurrency, clock.monotonic) if pool == "process" else None
+        self.runner = ItemRunner(self.targets, clock.monotonic, self.processes)
+        self._item_seconds = pace  # a running mean of one item's run time (None: unknown)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._beats: Heartbeat | None = None
+        # The slots' shared state, under one condition: claimed items waiting for
+        # a slot, busy slots, outcomes waiting for their group, claims to give back.
+        self._cond = threading.Condition()
+        self._waiting: deque[_Claimed] = deque()
+        self._busy = 0
+        self._pending: list[RunOutcome] = []
+        self._oldest = 0.0  # monotonic: when the oldest pending outcome arrived
+        self._unstarted: list[QueueItem] = []
+        self._lost: set[UUID] = set()  # no longer ours (a check found them taken)
+        self._asked: set[UUID] = set()  # asked to stop before they started
         # One stop flag per held item, set when its cancel request is seen.
         self._stops: dict[UUID, threading.Event] = {}
         self._fair_after = float("-inf")  # monotonic: the next claim in turns
         # When items fired ahead become claimable (wake(at=…)); None: no such wait.
         self._wake_at: datetime | None = None
+        # "Now" read at the last claim, carried forward by the monotonic clock: on
+        # PostgreSQL `clock.now()` is a round trip, ten times a short item's cost.
+        self._anchor: tuple[datetime, float] | None = None
 
     # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
-        """Claim a batch, run it, record its outcomes; False when nothing was available."""
+        """Claim what the free slots can start, run it, record it; False when nothing was
+        available."""
+        if not self._claim():
+            return False
+        self._drive(until_idle=True)
+        return True
+
+    def limit(self, free: int | None = None) -> int:
+        """How many items the next claim takes: one per free slot, more only while items are
+        known to be short (as many as the free slots run in half of START_BOUND)."""
+        free = self.concurrency if free is None else free
+        seconds, per_slot = self._item_seconds, 1
+        if seconds is not None:
+            per_slot = self.claim_batch if seconds <= 0 else int(START_BOUND / 2 / seconds)
+        return max(1, min(self.claim_batch, free * max(1, per_slot)))
+
+    def _claim(self) -> bool:
+        """One claim for the free slots (nothing when none is free or claims still wait)."""
+        with self._cond:
+            free = self.concurrency - self._busy
+            if free <= 0 or self._waiting:
+                return False
         # In turns by tenant (queue.claim_batch) at the first claim and then at
         # least every FAIR_CLAIM_EVERY seconds; in the claim index's order
         # between (the turns' statement costs a claim ~25 % more on SQLite).
@@ -194,47 +200,33 @@ class Worker:
         fair = mono >= self._fair_after
         if fair:
             self._fair_after = mono + FAIR_CLAIM_EVERY
+        now = self.clock.now()
         with self.database.begin() as conn:
             claimed = limits.claim(
                 conn,
                 self.name,
-                self.clock.now(),
+                now,
                 self.lease,
-                self.limit(),
+                self.limit(free),
                 tenant_limit=self.tenant_limit,
                 fair=fair,
             )
             if not claimed:
                 return False
             batch = self._lookups(conn, claimed)
+        mono = self.clock.monotonic()
+        self._anchor = (now, mono)
         self._stops.update((item.id, threading.Event()) for item in claimed)
-        beats = self._heartbeat()
-        if beats is not None:
-            beats.hold(item.id for item in claimed)
-        started = self.clock.monotonic()
-        try:
-            self._run_batch(batch)
-        finally:
-            if beats is not None:
-                beats.drop(item.id for item in claimed)
-            for item in claimed:
-                self._stops.pop(item.id, None)
-        per_item = (
-            (self.clock.monotonic() - started) * min(self.concurrency, len(batch)) / len(batch)
-        )
-        self._item_seconds = (
-            per_item if not self._item_seconds else (self._item_seconds + per_item) / 2
-        )
+        self._heartbeat()  # made here, in the one thread that claims
+        with self._cond:
+            self._waiting.extend(_Claimed(work, mono, mono) for work in batch)
+            slots = min(self.concurrency - self._busy, len(batch))
+            self._busy += slots
+        for _ in range(slots):
+            self._executor().submit(self._slot)
         return True
 
-    def limit(self) -> int:
-        """How many items the next claim takes: `claim_batch`, fewer while items are slow."""
-        if self._item_seconds <= 0:
-            return self.claim_batch
-        fits = int(self.concurrency * BATCH_SECONDS / self._item_seconds)
-        return max(min(self.concurrency, self.claim_batch), min(self.claim_batch, fits))
-
-    def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[_Work]:
+    def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[Work]:
         """Each item's job and schedule name, read once per distinct key."""
         jobs: dict[tuple[str, str, str], Job | None] = {}
         names: dict[UUID, str | None] = {}
@@ -246,146 +238,186 @@ class Worker:
             sid = item.schedule_id
             if sid is not None and sid not in names:
                 names[sid] = name_of(conn, sid)
-            batch.append(_Work(item, jobs[key], names.get(sid) if sid else None))
+            batch.append(Work(item, jobs[key], names.get(sid) if sid else None))
         return batch
 
-    def _run_batch(self, batch: list[_Work]) -> None:
-        """Run every item (unless stopping), recording outcomes in groups."""
-        pending: list[RunOutcome] = []
-        unstarted: list[QueueItem] = []
-        oldest = 0.0
+    def now(self) -> datetime:
+        """The worker's clock: the last claim's "now" carried forward by the monotonic clock."""
+        if self._anchor is None:
+            return self.clock.now()
+        at, mono = self._anchor
+        return at + timedelta(seconds=self.clock.monotonic() - mono)
 
-        def collect(outcome: RunOutcome | QueueItem) -> None:
-            nonlocal oldest
-            if isinstance(outcome, QueueItem):
-                unstarted.append(outcome)
-                return
-            if not pending:
-                oldest = self.clock.monotonic()
-            pending.append(outcome)
-            if self.clock.monotonic() - oldest >= self.flush_after:
-                self._record(pending)
-                pending.clear()
+    # -- the slots ---------------------------------------------------------------
 
-        # "Now" for the expiry checks, read once per batch and carried forward by
-        # the monotonic clock: on PostgreSQL `clock.now()` is a round trip to the
-        # database, which per item cost ten times the item itself (bench/e2e_bench.py).
-        read_at, read_mono = self.clock.now(), self.clock.monotonic()
-
-        def now() -> datetime:
-            return read_at + timedelta(seconds=self.clock.monotonic() - read_mono)
-
-        futures: list[Future[RunOutcome | QueueItem]] = []
+    def _slot(self) -> None:
+        """A run slot: take the next claimed item at once, until none waits."""
         try:
-            if self.concurrency == 1 or len(batch) == 1:
-                for work in batch:
-                    collect(self._run_unless_stopping(work, now))
-            else:
-                futures = [
-                    self._executor().submit(self._run_unless_stopping, w, now) for w in batch
-                ]
-                for future in as_completed(futures):
-                    collect(future.result())
+            while True:
+                with self._cond:
+                    if not self._waiting:
+                        return
+                    claimed = self._waiting.popleft()
+                outcome = self._start(claimed)
+                with self._cond:
+                    if isinstance(outcome, RunOutcome):
+                        if not self._pending:
+                            self._oldest = self.clock.monotonic()
+                        self._pending.append(outcome)
+                    elif outcome is not None:
+                        self._unstarted.append(outcome)
+                    if not self._waiting or self._due_to_flush():
+                        self._cond.notify_all()
+        except Exception:  # a bug here must not leave the slot counted busy
+            log.exception("a run slot failed")
         finally:
-            # After a failed write, the targets still running end before their
-            # claims are let go (their leases lapse; the sweep requeues them).
-            wait(futures)
-            # Outcomes already known are recorded even when a later write failed.
-            self._record(pending)
-            self._release(unstarted)
+            with self._cond:
+                self._busy -= 1
+                self._cond.notify_all()
 
-    def _run_unless_stopping(
-        self, work: _Work, now: Callable[[], datetime]
-    ) -> RunOutcome | QueueItem:
-        """The item's outcome; the item itself, unrun, when stopping or past its expiry.
-
-        An item that expired while it waited for its turn in the batch is given
-        back, not run: queued again, the sweep expires it, as it would have
-        had it never been claimed. `now` is the batch's clock (see _run_batch).
-        """
-        expires = work.item.expires_at
-        if self._stop.is_set() or (expires is not None and expires <= now()):
-            return work.item
-        return self._run(work)
-
-    def _run(self, work: _Work) -> RunOutcome:
-        """Run one item's target; its failure is data (an outcome), not an exception."""
-        item, job = work.item, work.job
-        policy = RetryPolicy.from_options(job.options if job else {})
-        if job is None:
-            return RunOutcome(item, policy, error="job missing: nothing to run")
-        context = RunContext(
-            tenant=item.tenant,
-            stack=item.stack,
-            environment=item.environment,
-            job=item.job,
-            item_id=item.id,
-            schedule_id=item.schedule_id,
-            schedule=work.schedule,
-            scheduled_for=item.scheduled_for,
-            attempt=item.attempts,
-            source=item.source,
-            options=dict(job.options),
-            timeout=item.timeout,
-        )
+    def _start(self, claimed: _Claimed) -> RunOutcome | QueueItem | None:
+        """Start one claimed item: its outcome; itself, unrun, to give back; None when lost."""
+        work, item = claimed.work, claimed.work.item
+        mono = self.clock.monotonic()
+        expires = item.expires_at
+        # Given back: stopping, past its expiry (the sweep expires it, as had it
+        # never been claimed), or it waited past the start bound.
+        if (
+            self._stop.is_set()
+            or (expires is not None and expires <= self.now())
+            or mono - claimed.claimed > START_BOUND
+        ):
+            return item
+        if mono - claimed.checked > CHECK_EVERY:
+            self._check(claimed)
+        if item.id in self._lost:
+            self._forget([item.id])
+            return None
         stop = self._stops.get(item.id) or threading.Event()
-        started = self.clock.monotonic()
+        if item.id in self._asked or stop.is_set():
+            return self.runner.never_started(item, work.job)
+        # Held from its start: a claim is either started within START_BOUND or
+        # given back, well inside its lease; a run may outlast the lease.
+        if self._beats is not None:
+            self._beats.hold([item.id])
+        outcome = self.runner.run(work, stop, self.now)
+        if outcome.ran is not None:
+            took = (outcome.ran[1] - outcome.ran[0]).total_seconds()
+            mean = self._item_seconds
+            self._item_seconds = took if mean is None else mean + _PACE_WEIGHT * (took - mean)
+        return outcome
+
+    def _check(self, claimed: _Claimed) -> None:
+        """Ask the database about this item and every claimed item still waiting: which are
+        no longer ours, which were asked to stop."""
+        with self._cond:
+            waiting = [claimed, *self._waiting]
+        ids = [c.work.item.id for c in waiting]
         try:
-            runner, spec = self.targets.resolve(job.target)
-            if self.processes is not None and isinstance(runner, PythonTarget):
-                result = self.processes.run(
-                    spec, dict(item.payload), context, timeout=item.timeout, stop=stop
-                )
-            else:
-                result = runner.run(spec, dict(item.payload), context)
-                # A thread cannot be stopped: the run ended, and is judged now.
-                if stop.is_set():
-                    raise RunStopped("cancelled")
-                if item.timeout is not None and self.clock.monotonic() - started > item.timeout:
-                    raise RunStopped("timeout")
-        except RunStopped as stopped:
-            return self._stopped(item, policy, stopped.reason)
-        except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
-            log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            return RunOutcome(item, policy, error=str(error)[:ERROR_LIMIT])
-        except Exception as error:  # the job's own failure is data, not a crash
-            text = "".join(traceback.format_exception_only(error)).strip()
-            log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            return RunOutcome(item, policy, error=text[:ERROR_LIMIT], retry=True)
-        return RunOutcome(item, policy, result=jsonable(result))
+            with self.database.read() as conn:
+                ours, asked = cancels.held(conn, ids, self.name)
+        except SQLAlchemyError as error:  # unknown: not started on a guess
+            log.warning("checking claimed items failed: %s", error)
+            with self._cond:
+                self._lost.update(ids)
+            return
+        mono = self.clock.monotonic()
+        with self._cond:
+            self._lost.update(set(ids) - ours)
+            self._asked.update(asked)
+            for c in waiting:
+                c.checked = mono
 
-    def _stopped(self, item: QueueItem, policy: RetryPolicy, reason: str) -> RunOutcome:
-        """A run stopped at its timeout (retried like a failure) or on a cancel request."""
-        if reason == "cancelled":
-            log.info("item %s (%s) cancelled while running", item.id, item.job)
-            return RunOutcome(item, policy, error="cancelled", stopped="cancelled")
-        text = str(
-            RunTimedOut(f"{item.job} ran past its timeout of {item.timeout:g}s and was stopped")
-        )
-        log.info("item %s (%s) timed out", item.id, item.job)
-        return RunOutcome(item, policy, error=text, retry=True, stopped="timeout")
-
-    def _cancel_requested(self, item_ids: set[UUID]) -> None:
-        """The heartbeat's watch saw cancel requests: stop those runs."""
-        for item_id in item_ids:
-            stop = self._stops.get(item_id)
-            if stop is not None:
-                stop.set()
+    def _due_to_flush(self) -> bool:
+        return bool(self._pending) and self.clock.monotonic() - self._oldest >= self.flush_after
 
     # -- recording ---------------------------------------------------------------
 
+    def _drive(self, *, until_idle: bool, timeout: float | None = None) -> None:
+        """Record outcomes and give back stale claims as the slots produce them; return when
+        the slots are idle (`until_idle`) or after `timeout` seconds without a reason to act."""
+        while True:
+            with self._cond:
+                stale = self._stale_locked()
+                group: list[RunOutcome] = []
+                if self._pending and (not self._waiting or self._due_to_flush()):
+                    group, self._pending = self._pending, []
+                back, self._unstarted = self._unstarted + stale, []
+                idle = self._busy == 0 and not self._waiting
+                if not group and not back:
+                    if idle or (not until_idle and timeout is not None and timeout <= 0):
+                        if idle and self._pending:
+                            group, self._pending = self._pending, []
+                        else:
+                            return
+                    else:
+                        self._cond.wait(self._next_deadline(timeout))
+                        timeout = 0 if timeout is not None else None
+                        continue
+            try:
+                self._record(group)
+            finally:
+                self._release(back)
+
+    def _stale_locked(self) -> list[QueueItem]:
+        """Claimed items still waiting START_BOUND after their claim (all slots busy)."""
+        stale: list[QueueItem] = []
+        mono = self.clock.monotonic()
+        while self._waiting and mono - self._waiting[0].claimed > START_BOUND:
+            stale.append(self._waiting.popleft().work.item)
+        return stale
+
+    def _next_deadline(self, timeout: float | None) -> float:
+        """How long the driver may sleep: until a group is due, a claim goes stale, or
+        `timeout`."""
+        mono = self.clock.monotonic()
+        waits = [START_BOUND if timeout is None else timeout]
+        if self._pending:
+            waits.append(self._oldest + self.flush_after - mono)
+        if self._waiting:
+            waits.append(self._waiting[0].claimed + START_BOUND - mono)
+        return max(0.001, min(waits))
+
     def _record(self, group: Sequence[RunOutcome]) -> None:
         """Write a group of outcomes and their events in one transaction, then report them."""
-        kinds = record(self.database, self.clock, self.name, self.jitter, group)
+        if not group:
+            return
+        try:
+            kinds = record(self.database, self.clock, self.name, self.jitter, group)
+        finally:
+            self._forget([o.item.id for o in group])
         if self.on_outcome is not None:
             for kind in kinds:
                 self.on_outcome(kind)
 
     def _release(self, unstarted: Sequence[QueueItem]) -> None:
-        """Give back claims that never ran (stopping): queued again, the attempt undone."""
-        if unstarted:
+        """Give back claims that never started: queued again, the attempt undone; those asked
+        to stop meanwhile are recorded cancelled (they never ran)."""
+        if not unstarted:
+            return
+        ids = [i.id for i in unstarted]
+        try:
             with self.database.begin() as conn:
-                outcomes.release(conn, [i.id for i in unstarted], self.name, self.clock.now())
+                outcomes.release(conn, ids, self.name, self.now())
+                _, asked = cancels.held(conn, ids, self.name)
+        finally:
+            self._forget(ids)
+        self._record([ItemRunner.never_started(i, None) for i in unstarted if i.id in asked])
+
+    def _forget(self, ids: Sequence[UUID]) -> None:
+        if self._beats is not None:
+            self._beats.drop(ids)
+        for item_id in ids:
+            self._stops.pop(item_id, None)
+            self._lost.discard(item_id)
+            self._asked.discard(item_id)
+
+    def _cancel_requested(self, item_ids: set[UUID]) -> None:
+        """The heartbeat's watch saw cancel requests: stop those runs (or their starts)."""
+        for item_id in item_ids:
+            stop = self._stops.get(item_id)
+            if stop is not None:
+                stop.set()
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -412,6 +444,8 @@ class Worker:
         if at is not None and (self._wake_at is None or at < self._wake_at):
             self._wake_at = at
         self._wake.set()
+        with self._cond:
+            self._cond.notify_all()
 
     def idle_wait(self) -> float:
         """How long an idle step waits: a poll, or less when items become claimable sooner."""
@@ -427,28 +461,46 @@ class Worker:
     def stop(self) -> None:
         """Ask `run` to return after the items in flight (unstarted claims are given back)."""
         self._stop.set()
-        self._wake.set()
+        self.wake()
 
     def close(self) -> None:
         """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        try:  # what finished is recorded, what never started given back
+            self._drive(until_idle=True)
+        except SQLAlchemyError as error:  # their leases lapse; the sweep requeues them
+            log.warning("recording the last outcomes failed: %s", error)
         if self._beats is not None:
             self._beats.stop()
             self._beats.join()
             self._beats = None
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
         if self.processes is not None:
             self.processes.close()
 
     def run(self) -> None:
-        """Run items until `stop()`; idle polls every `poll` seconds; back off on DB errors."""
+        """Run items until `stop()`: claim whenever a slot is free, record as outcomes come;
+        idle polls every `poll` seconds (sooner when woken); back off on database errors."""
         failures = 0
+        if self.processes is not None:
+            self.processes.warm()
         try:
             while not self._stop.is_set():
                 try:
-                    worked = self.run_once()
+                    self._wake.clear()
+                    claimed = self._claim()
                     failures = 0
+                    with self._cond:
+                        busy = self._busy > 0 or bool(self._waiting) or bool(self._pending)
+                    if claimed:
+                        self._drive(until_idle=False, timeout=0)
+                    elif busy:
+                        # Running: record as outcomes come, and look for more work
+                        # at least every poll (a slot may be free).
+                        self._drive(until_idle=False, timeout=self.idle_wait())
+                    else:
+                        self.clock.wait(self.idle_wait(), self._wake)
                 except Exception as error:  # database down, or a bug: keep the thread alive
                     failures += 1
                     delay = outage_delay(failures)
@@ -457,8 +509,5 @@ class Worker:
                     else:
                         log.exception("worker step crashed; retrying in %.1fs", delay)
                     self.clock.wait(delay, self._wake)
-                    continue
-                if not worked:
-                    self.clock.wait(self.idle_wait(), self._wake)
         finally:
             self.close()

@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.store import cancels, limits, outcomes
+from cronplane.store import cancels, limits, queue
 from cronplane.store.database import Database
 from cronplane.store.queue import item_from_row
 from cronplane.store.tables import queue_items, schedules
@@ -54,7 +54,7 @@ def claim(database: Database, clock: FakeClock, worker: str = "w", limit: int = 
 
 def finish(database: Database, clock: FakeClock, item_id: UUID, worker: str = "w") -> None:
     with database.begin() as conn:
-        assert outcomes.succeed_many(conn, [(item_id, None)], worker, clock.now())
+        assert queue.succeed(conn, item_id, worker, clock.now(), None)
 
 
 def by_status(database: Database, sid: UUID) -> dict[str, int]:
@@ -175,7 +175,7 @@ def test_never_two_running_items_of_one_schedule(database: Database, steps: list
                         item = item_from_row(row)
                         cancels.finish_cancelled(conn, item, row.lease_owner, clock.now())
                     else:
-                        outcomes.succeed_many(conn, [(row.id, None)], row.lease_owner, clock.now())
+                        queue.succeed(conn, row.id, row.lease_owner, clock.now(), None)
         for sid in (buffered, cancelling):
             counts = by_status(database, sid)
             assert counts.get("running", 0) <= 1, (step, counts)

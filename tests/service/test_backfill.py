@@ -17,7 +17,7 @@ from cronplane.core.model import ScheduleSpec, Scope
 from cronplane.dispatcher import Dispatcher
 from cronplane.errors import BackfillOverlap, BackfillTooLarge, InvalidBackfill
 from cronplane.service import ScheduleService
-from cronplane.store import limits, outcomes, queue
+from cronplane.store import limits, queue
 from cronplane.store.database import Database
 from service_support import START
 
@@ -56,7 +56,7 @@ def test_backfill_enqueues_each_occurrence_once_in_order(
             assert limits.claim(conn, "w2", clock.now(), timedelta(minutes=1), 10) == []
         started.append(claimed.scheduled_for)
         with database.begin() as conn:
-            assert outcomes.succeed_many(conn, [(claimed.id, None)], "w", clock.now())
+            assert queue.succeed(conn, claimed.id, "w", clock.now(), None)
     assert started == list(expected)
     # Again, overlapping the first range: those occurrences are reported, not enqueued.
     again = service.backfill_schedule(

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from cronplane.cli.main import cli
 from cronplane.clock import FakeClock
+from cronplane.item_runner import default_targets
 from cronplane.store.database import Database
 from cronplane.targets.webhook import SecretKeyring
-from cronplane.worker import default_targets
 from firing_support import START
 
 KEY = "cli-test-deployment-key-0123456789"

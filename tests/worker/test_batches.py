@@ -84,10 +84,17 @@ def test_grouped_outcomes_are_recorded_only_while_ours(
         assert queue.recover_abandoned(conn, later) == 3
         again = queue.claim_batch(conn, "alive", later, LEASE, 1)
         ids = [i.id for i in claimed]
-        assert outcomes.succeed_many(conn, [(i, None) for i in ids], "dead", later) == set()
+        assert (
+            outcomes.succeed_many(
+                conn, [outcomes.Success(i, None, None, later) for i in ids], "dead", later
+            )
+            == set()
+        )
         assert queue.heartbeat_many(conn, ids, "dead", later, LEASE) == set()
         assert queue.heartbeat_many(conn, ids, "alive", later, LEASE) == {again[0].id}
-        done = outcomes.succeed_many(conn, [(again[0].id, {"n": 1})], "alive", later)
+        done = outcomes.succeed_many(
+            conn, [outcomes.Success(again[0].id, {"n": 1}, None, later)], "alive", later
+        )
     assert done == {again[0].id}
     by_id = {i.id: i for i in all_items(database)}
     assert by_id[again[0].id].status == "succeeded" and by_id[again[0].id].result == {"n": 1}
@@ -101,7 +108,7 @@ def test_a_batch_with_one_failing_item_records_the_others(
     add_job(database, name="bad", target="python:worker_handlers:boom", options={"max_attempts": 2})
     rows = [item_row("good", now=START) for _ in range(3)] + [item_row("bad", now=START)]
     enqueue_items(database, rows)
-    worker = Worker(database, clock, claim_batch=10, heartbeat=False, jitter=lambda: 0.0)
+    worker = Worker(database, clock, claim_batch=10, heartbeat=False, jitter=lambda: 0.0, pace=0.0)
     assert worker.run_once() is True
     assert worker.run_once() is False
     by_job = Counter((i.job, i.status) for i in all_items(database))
@@ -122,7 +129,7 @@ def test_retries_and_expiry_are_unchanged_under_batches(
     add_job(database, name="good", target="python:worker_handlers:ok")
     stale = item_row("good", now=START, expires_at=START + timedelta(seconds=5))
     enqueue_items(database, [item_row("bad", now=START), item_row("bad", now=START)])
-    worker = Worker(database, clock, claim_batch=10, heartbeat=False, jitter=lambda: 0.0)
+    worker = Worker(database, clock, claim_batch=10, heartbeat=False, jitter=lambda: 0.0, pace=0.0)
     assert worker.run_once()
     assert {i.status for i in all_items(database)} == {"queued"}
     retry_at = min(i.available_at for i in all_items(database))
@@ -145,7 +152,7 @@ def test_a_stopping_worker_gives_back_the_claims_it_did_not_start(
 ) -> None:
     add_job(database, target="python:worker_handlers:hook")
     enqueue_items(database, [item_row(now=START, max_attempts=1) for _ in range(3)])
-    worker = Worker(database, clock, claim_batch=3, heartbeat=False)
+    worker = Worker(database, clock, claim_batch=3, heartbeat=False, pace=0.0)
     worker_handlers.ON_RUN[:] = [worker.stop]
     try:
         assert worker.run_once()
@@ -154,7 +161,7 @@ def test_a_stopping_worker_gives_back_the_claims_it_did_not_start(
     found = Counter((i.status, i.attempts, i.lease_owner) for i in all_items(database))
     assert found == {("succeeded", 1, None): 1, ("queued", 0, None): 2}
     # Given back whole: the next worker runs them, within their one attempt.
-    assert Worker(database, clock, claim_batch=3, heartbeat=False).run_once()
+    assert Worker(database, clock, claim_batch=3, heartbeat=False, pace=0.0).run_once()
     assert {i.status for i in all_items(database)} == {"succeeded"}
 
 
@@ -165,7 +172,7 @@ def test_an_item_that_expires_while_waiting_in_its_batch_is_not_run(
     first = item_row(now=START, priority=1)
     late = item_row(now=START, expires_at=START + timedelta(seconds=30))
     enqueue_items(database, [first, late])
-    worker = Worker(database, clock, claim_batch=2, heartbeat=False)
+    worker = Worker(database, clock, claim_batch=2, heartbeat=False, pace=0.0)
     worker_handlers.ON_RUN[:] = [lambda: clock.advance(31)]  # the first item takes 31 s
     try:
         assert worker.run_once()
@@ -199,7 +206,10 @@ def test_one_heartbeat_renews_every_claim_of_the_batch(
     worker_handlers.HOLD.clear()
     add_job(database, target="python:worker_handlers:held")
     enqueue_items(database, [item_row(now=START) for _ in range(3)])
-    worker = Worker(database, clock, lease=30, claim_batch=3)
+    # The run slots' start bound in real time (the heartbeat moves the fake
+    # clock fast); the leases in the fake clock's.
+    clock.monotonic = time.monotonic  # type: ignore[method-assign]
+    worker = Worker(database, clock, lease=30, concurrency=3, claim_batch=3, pace=0.0)
     before = {t for t in threading.enumerate() if t.name == "cronplane-heartbeat"}
     step = threading.Thread(target=worker.run_once)
     step.start()
@@ -247,7 +257,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_attempt(
                 "the worker did not get there"
             )
             time.sleep(0.05)
-        time.sleep(0.3)  # let it record what it would before the hang (it must not run more)
+        time.sleep(1.0)  # let it record what it would before the hang (it must not run more)
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
     finally:
@@ -259,13 +269,17 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_attempt(
     assert len(recorded) >= (hang_at - 1) // batch * batch  # the batches done before the hang
     assert all(before[i].attempts == 1 for i in recorded)
     held = [i for i in before.values() if i.status == "running"]
-    assert len(held) == min(batch, 10 - len(recorded))  # the dead worker's claims
-    assert {i.lease_owner for i in held} == {"victim"}
+    # Only the hung item is held: the claims behind it could not start within
+    # the start bound and were given back (queued, their attempt undone).
+    assert len(held) == 1 and {i.lease_owner for i in held} == {"victim"}
+    given_back = [i for i in before.values() if i.status == "queued"]
+    assert len(given_back) == 10 - len(recorded) - 1
+    assert all(i.attempts == 0 and i.lease_owner is None for i in given_back)
     # Housekeeping recovers its claims once their lease lapsed; another worker runs them.
     clock = FakeClock(database.now() + timedelta(seconds=301))
     with database.begin() as conn:
         assert queue.recover_abandoned(conn, clock.now()) == len(held)
-    survivor = Worker(database, clock, claim_batch=batch, heartbeat=False)
+    survivor = Worker(database, clock, claim_batch=batch, heartbeat=False, pace=0.0)
     os.environ.pop("CRONPLANE_TEST_HANG_AT", None)
     os.environ["CRONPLANE_TEST_RUNLOG"] = str(log)
     try:

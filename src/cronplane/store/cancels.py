@@ -92,22 +92,50 @@ def _cancel_where(conn: Connection, where: Any, *, actor: str, now: datetime) ->
 
 def requested(conn: Connection, item_ids: Sequence[UUID], worker: str) -> set[UUID]:
     """Of our running items, those asked to stop (the worker's watch)."""
+    return held(conn, item_ids, worker)[1]
+
+
+def held(conn: Connection, item_ids: Sequence[UUID], worker: str) -> tuple[set[UUID], set[UUID]]:
+    """Of these items, those still ours (running under our lease), and of those the ones
+    asked to stop: what a worker checks just before it starts claimed items."""
     if not item_ids:
-        return set()
-    found = conn.execute(
-        select(queue_items.c.id).where(
+        return set(), set()
+    rows = conn.execute(
+        select(queue_items.c.id, queue_items.c.cancel_requested_at.is_not(None)).where(
             queue_items.c.id.in_(list(item_ids)),
             queue_items.c.lease_owner == worker,
             queue_items.c.status == "running",
-            queue_items.c.cancel_requested_at.is_not(None),
         )
-    )
-    return set(found.scalars())
+    ).all()
+    return {row[0] for row in rows}, {row[0] for row in rows if row[1]}
 
 
-def finish_cancelled(conn: Connection, item: QueueItem, worker: str, now: datetime) -> str | None:
-    """The worker stopped a run it was asked to stop: `cancelled`, and by whom; None when no
-    longer ours."""
+def finish_cancelled(
+    conn: Connection,
+    item: QueueItem,
+    worker: str,
+    now: datetime,
+    *,
+    ran: tuple[datetime, datetime] | None = None,
+    note: str = "",
+) -> str | None:
+    """The worker stopped a run it was asked to stop (`ran`: when it was invoked and ended),
+    or never started it (`ran` None): `cancelled`, and by whom; None when no longer ours.
+
+    `note` ends the recorded error (a thread pool's run that went on to its end says when)."""
+    verb = "cancelled while running, by " if ran is not None else "cancelled before it started, by "
+    values: dict[str, Any] = {
+        "status": "cancelled",
+        "error": literal(verb, String)
+        + func.coalesce(queue_items.c.cancelled_by, literal("an operator", String))
+        + literal(note, String),
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "finished_at": now if ran is None else ran[1],
+        "updated_at": now,
+    }
+    # Never started: no start is recorded for this attempt.
+    values["started_at"] = None if ran is None else ran[0]
     done = conn.execute(
         update(queue_items)
         .where(
@@ -115,15 +143,7 @@ def finish_cancelled(conn: Connection, item: QueueItem, worker: str, now: dateti
             queue_items.c.lease_owner == worker,
             queue_items.c.status == "running",
         )
-        .values(
-            status="cancelled",
-            error=literal("cancelled while running, by ", String)
-            + func.coalesce(queue_items.c.cancelled_by, literal("an operator", String)),
-            lease_owner=None,
-            lease_expires_at=None,
-            finished_at=now,
-            updated_at=now,
-        )
+        .values(values)
         .returning(queue_items.c.cancelled_by)
     ).first()
     return None if done is None else str(done[0] or "an operator")

@@ -137,7 +137,7 @@ def claim_limited(
             lease_owner=worker,
             heartbeat_at=now,
             lease_expires_at=now + lease,
-            started_at=func.coalesce(queue_items.c.started_at, now),
+            started_at=now,  # this attempt's start (see queue._claim_statement)
             updated_at=now,
         )
         .returning(*queue_items.c)

@@ -12,11 +12,12 @@ dispatcher writes its ledger (store.dispatch).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, String, Uuid, bindparam, literal_column, update
+from sqlalchemy import Connection, String, Uuid, bindparam, case, literal_column, update
 
 from cronplane.store import dialects
 from cronplane.store.dispatch.transaction import EVENT_COLUMNS
@@ -37,44 +38,84 @@ _OURS = (
     & (queue_items.c.status == literal_column("'running'"))
 )
 _RELEASED = {"lease_owner": None, "lease_expires_at": None, "updated_at": _NOW}
-_SUCCEED = (
-    update(queue_items)
-    .where(_OURS)
-    .values(status="succeeded", error=None, result=None, finished_at=_NOW, **_RELEASED)
-    .returning(queue_items.c.id)
-)
 _RESULT = (
     update(queue_items)
     .where(queue_items.c.id == bindparam("item", type_=Uuid()))
     .values(result=bindparam("result", type_=JSONDocument))
 )
+# A claim given back before it started: queued again with its attempt undone,
+# unless it was asked to stop meanwhile (then `cancel_unstarted` takes it).
 _RELEASE = (
     update(queue_items)
-    .where(_OURS)
-    .values(status="queued", attempts=queue_items.c.attempts - 1, **_RELEASED)
+    .where(_OURS, queue_items.c.cancel_requested_at.is_(None))
+    .values(status="queued", attempts=queue_items.c.attempts - 1, started_at=None, **_RELEASED)
 )
 
 
-def succeed_many(
-    conn: Connection, results: Sequence[tuple[UUID, Any]], worker: str, now: datetime
-) -> set[UUID]:
-    """Record successes (item id, result); the ids recorded (those still ours).
+@dataclass(frozen=True, slots=True)
+class Success:
+    """One item's success as the worker saw it: its result, when it was invoked and ended."""
 
-    One UPDATE for the group, then one executemany for the results that are
-    not None, on rows this transaction has just made `succeeded`.
+    item_id: UUID
+    result: Any
+    started: datetime | None  # None: the claim's time stands
+    finished: datetime
+
+
+def succeed_many(
+    conn: Connection, results: Sequence[Success], worker: str, now: datetime
+) -> set[UUID]:
+    """Record successes; the ids recorded (those still ours).
+
+    One UPDATE for the group (each item's own start and end, by a CASE on its
+    id: a batch's write time is never an item's), then one executemany for
+    the results that are not None, on rows this transaction has just made
+    `succeeded`.
     """
     if not results:
         return set()
-    params = {"ids": [item_id for item_id, _ in results], "worker": worker, "now": now}
-    done = set(conn.execute(_SUCCEED, params).scalars())
-    values = [{"item": i, "result": r} for i, r in results if r is not None and i in done]
+    params = {"ids": [s.item_id for s in results], "worker": worker, "now": now}
+    done = set(
+        conn.execute(
+            update(queue_items)
+            .where(_OURS)
+            .values(
+                status="succeeded",
+                error=None,
+                result=None,
+                started_at=_per_item(
+                    {s.item_id: s.started for s in results}, queue_items.c.started_at
+                ),
+                finished_at=_per_item({s.item_id: s.finished for s in results}, _NOW),
+                **_RELEASED,
+            )
+            .returning(queue_items.c.id),
+            params,
+        ).scalars()
+    )
+    values = [
+        {"item": s.item_id, "result": s.result}
+        for s in results
+        if s.result is not None and s.item_id in done
+    ]
     if values:
         conn.execute(_RESULT, values)
     return done
 
 
+def _per_item(times: Mapping[UUID, datetime | None], otherwise: Any) -> Any:
+    """A CASE giving each item (by id) its own instant; `otherwise` where it has none."""
+    known = {
+        bindparam(None, item_id, type_=Uuid()): bindparam(None, at, type_=UTCDateTime())
+        for item_id, at in times.items()
+        if at is not None
+    }
+    return case(known, value=queue_items.c.id, else_=otherwise) if known else otherwise
+
+
 def release(conn: Connection, item_ids: Sequence[UUID], worker: str, now: datetime) -> int:
-    """Give back claimed items that never started (a stopping worker): queued, attempt undone."""
+    """Give back claimed items that never started: queued, attempt undone (those asked to
+    stop meanwhile are left to `cancels.cancel_unstarted`)."""
     if not item_ids:
         return 0
     done = conn.execute(_RELEASE, {"ids": list(item_ids), "worker": worker, "now": now})

@@ -247,7 +247,9 @@ def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
             lease_owner=_WORKER,
             heartbeat_at=_NOW,
             lease_expires_at=bindparam("until", type_=UTCDateTime()),
-            started_at=func.coalesce(queue_items.c.started_at, _NOW),
+            # When this attempt starts: a claimed item starts within the worker's
+            # start bound or is given back; its outcome records the exact instant.
+            started_at=_NOW,
             updated_at=_NOW,
         )
         .returning(*queue_items.c)
@@ -349,7 +351,9 @@ def heartbeat(
 
 def succeed(conn: Connection, item_id: UUID, worker: str, now: datetime, result: Any) -> bool:
     """Record success; False when the item is no longer ours."""
-    return bool(outcomes.succeed_many(conn, [(item_id, result)], worker, now))
+    return bool(
+        outcomes.succeed_many(conn, [outcomes.Success(item_id, result, None, now)], worker, now)
+    )
 
 
 def _ours(item_id: UUID, worker: str) -> Any:
@@ -367,17 +371,25 @@ def fail(
     now: datetime,
     error: str,
     retry_at: datetime | None,
+    *,
+    ran: tuple[datetime, datetime] | None = None,
 ) -> bool:
-    """Record a failure: back to queued at `retry_at`, or failed when None."""
+    """Record a failure: back to queued at `retry_at`, or failed when None.
+
+    `ran`: when the target was invoked and when it returned (the worker's
+    readings); without it the attempt's claim time stands and it ended `now`.
+    """
     values: dict[str, Any] = {
         "error": error,
         "lease_owner": None,
         "lease_expires_at": None,
         "updated_at": now,
     }
+    if ran is not None:
+        values["started_at"] = ran[0]
     ours = _ours(item_id, worker)
     if retry_at is None:
-        values |= {"status": "failed", "finished_at": now}
+        values |= {"status": "failed", "finished_at": now if ran is None else ran[1]}
     else:
         values |= {"status": "queued", "available_at": retry_at}
         # An item asked to stop is not retried (the worker records it cancelled).

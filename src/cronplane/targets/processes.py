@@ -109,14 +109,20 @@ class ProcessPool:
         *,
         timeout: float | None,
         stop: threading.Event,
+        on_start: Callable[[], None] | None = None,
     ) -> Any:
         """Run the target in a child; its result, or its failure raised here.
+
+        `on_start` is called once a child is ready, just before the item is sent
+        (a child being spawned is not the target running).
 
         RunStopped("timeout"|"cancelled") when the child was killed;
         PermanentFailure / RuntimeError (the child's error text) when the
         target raised; ChildDied when the child ended without answering.
         """
         child = self._take()
+        if on_start is not None:
+            on_start()
         started = self.monotonic()
         try:
             child.conn.send((spec, payload, context))
@@ -140,6 +146,16 @@ class ProcessPool:
             raise RuntimeError(value)
         return value
 
+    def warm(self) -> None:
+        """Start the children now (a worker's first items then start without a spawn)."""
+        started = []
+        with self._lock:
+            missing = self.size - len(self._idle)
+        for _ in range(max(0, missing)):
+            started.append(self._spawn())
+        for child in started:
+            self._give_back(child)
+
     def pids(self) -> list[int]:
         """The idle children's process ids (tests and diagnostics)."""
         with self._lock:
@@ -152,6 +168,9 @@ class ProcessPool:
                 if child.process.is_alive():
                     return child
                 child.conn.close()
+        return self._spawn()
+
+    def _spawn(self) -> _Child:
         parent, child_end = self._context.Pipe()
         process = self._context.Process(
             target=child_main, args=(child_end,), name="cronplane-run", daemon=True
