@@ -56,8 +56,10 @@ def handlers() -> None:
 
 
 def test_fail_hang_and_absent_notify_once_per_channel_and_recover_once(
-    database: Database,
+    database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The email's console link comes from the setting (the Slack channel has its own).
+    monkeypatch.setenv("CRONPLANE_PUBLIC_URL", "https://cron.example.org/")
     clock = FakeClock(at(0, 30))
     service = ScheduleService(database, clock)
     for name, handler, options in [
@@ -152,6 +154,7 @@ def test_fail_hang_and_absent_notify_once_per_channel_and_recover_once(
         hooks = [d.document for d in found.webhook.deliveries]
         slacks = [d.document["text"] for d in found.slack.deliveries]
         mails = [m["Subject"] for m in found.mailbox.messages]
+        bodies = [str(m.get_payload()) for m in found.mailbox.messages]
 
     # Exactly one notification and one recovery per condition, on every channel.
     expected = Counter(
@@ -169,6 +172,8 @@ def test_fail_hang_and_absent_notify_once_per_channel_and_recover_once(
     assert sum("RECOVERED" in t for t in slacks) == 3
     assert len(mails) == 6 and sum(str(s).startswith("[cronplane] RECOVERED") for s in mails) == 3
     assert {frm for frm, _ in found.mailbox.envelopes} == {"cronplane@example.com"}
+    assert all("Console: https://cron.example.org/alerts?tenant=acme" in b for b in bodies)
+    assert not any("localhost" in b for b in bodies)
     # Each delivery is in the tenant's ledger with its outcome; the alerts are closed.
     sent = ledger(database, ev.ALERT_SENT.text)
     assert len(sent) == 18 and {row["tenant"] for row in sent} == {TENANT}

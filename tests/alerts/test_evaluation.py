@@ -235,3 +235,59 @@ def test_a_broken_channel_never_blocks_dispatch(world: World) -> None:
         rows = conn.execute(select(queue_items.c.job, queue_items.c.status)).all()
     assert sorted(s for j, s in rows if j == "ok") == ["succeeded"] * 3
     assert [s for j, s in rows if j == "deliver-alert"] == ["queued"]  # waiting for its retry
+
+
+def test_long_opens_once_and_recovers_once_over_a_backlog_of_long_runs(world: World) -> None:
+    # 20 items of one schedule run one after another, 100 s each (threshold 60 s):
+    # between two long runs the alert must not clear and reopen.
+    from cronplane.store import outcomes, queue
+    from cronplane.store.tables import schedules
+    from firing_support import enqueue_items, item_row
+
+    world.rule("long", "long", threshold=60, scope="job", stack="billing",
+               environment="prod", target="ok")  # fmt: skip
+    world.schedule("beat", "ok", cron="0 0 1 1 *")
+    with world.database.read() as conn:
+        sid = conn.execute(select(schedules.c.id).where(schedules.c.name == "beat")).scalar_one()
+    rows = [item_row("ok", now=world.clock.now()) for _ in range(20)]
+    for row in rows:
+        row |= {"tenant": TENANT, "stack": "billing", "environment": "prod", "schedule_id": sid}
+    enqueue_items(world.database, rows)
+    opened = recovered = 0
+
+    def evaluate() -> None:
+        nonlocal opened, recovered
+        report = world.evaluate()
+        opened, recovered = opened + report.opened, recovered + report.recovered
+
+    lease = timedelta(seconds=300)
+    for _ in range(20):
+        start = world.clock.now()
+        with world.database.begin() as conn:
+            (item,) = queue.claim_batch(conn, "w", start, lease, 1, fair=False)
+        for seconds in (30, 70, 99):
+            world.clock.set(start + timedelta(seconds=seconds))
+            evaluate()
+        end = world.clock.advance(1)
+        with world.database.begin() as conn:
+            assert outcomes.succeed_many(
+                conn, [outcomes.Success(item.id, None, start, end)], "w", end
+            )
+        evaluate()
+    assert (opened, recovered) == (1, 1)
+    assert world.service.list_alerts(TENANT, status="open") == []
+
+
+def test_the_console_link_comes_from_the_setting_or_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from uuid import uuid4
+
+    from cronplane.core.alerts import Channel
+    from cronplane.targets.notify import console_link
+
+    channel = Channel(uuid4(), "acme", "mail", "email", {}, None, START)
+    monkeypatch.delenv("CRONPLANE_PUBLIC_URL", raising=False)
+    assert console_link(channel, "acme") is None  # never a guessed localhost
+    monkeypatch.setenv("CRONPLANE_PUBLIC_URL", "https://cron.example.org/")
+    assert console_link(channel, "acme") == "https://cron.example.org/alerts?tenant=acme"

@@ -44,3 +44,42 @@ def counted(payload: dict[str, Any], context: RunContext) -> None:
     with _LOCK:
         for key in keys:
             RUNNING[key] -= 1
+
+
+def clocked(payload: dict[str, Any], context: RunContext) -> None:
+    """Write this run's own clock readings (wall time at start and end, as ISO) to its file
+    after sleeping `seconds`: the target's own observation of when it ran."""
+    started = time.time()
+    threading.Event().wait(float(payload.get("seconds", 1.0)))
+    ended = time.time()
+    Path(payload["dir"], str(context.item_id)).write_text(f"{started} {ended}")
+
+
+def cancel_then_wait(payload: dict[str, Any], context: RunContext) -> None:
+    """Cancel another item through the run service (as an operator would), then wait a
+    little: the item it cancelled was claimed in the same batch, behind this one."""
+    from uuid import UUID
+
+    from cronplane.clock import SystemClock
+    from cronplane.service.runs import RunService
+    from cronplane.store.database import Database
+
+    database = Database(payload["url"])
+    try:
+        RunService(database, SystemClock()).cancel_item(
+            context.tenant, UUID(payload["other"]), actor="cli:ops"
+        )
+    finally:
+        database.dispose()
+    threading.Event().wait(float(payload.get("seconds", 0.1)))
+
+
+def touch(payload: dict[str, Any], context: RunContext) -> None:
+    """Append to the file named in the payload: the proof that this target ran."""
+    with Path(payload["file"]).open("a") as out:
+        out.write("ran\n")
+
+
+def warm(payload: dict[str, Any], context: RunContext) -> None:
+    """Import what `cancel_then_wait` uses (a pool's child then has it loaded)."""
+    import cronplane.service.runs  # noqa: F401

@@ -72,7 +72,9 @@ def test_an_item_that_expires_while_the_batch_runs_is_given_back(database: Datab
     # The first item takes two minutes (of the fake clock): the second expires meanwhile.
     worker_handlers.ON_RUN[:] = [lambda: clock.advance(120)]
     try:
-        Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=10, pace=0.0).run_once()
+        Worker(
+            database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=10, pace=0.0
+        ).run_once()
     finally:
         worker_handlers.ON_RUN.clear()
     status = {item.job: item.status for item in items(database)}

@@ -35,15 +35,17 @@ with backoff by the worker when the receiver fails, its outcome in the ledger.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import Connection, Row, func, select
 
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.alerts import (
+    Alert,
     AlertRule,
     Condition,
     NotificationKind,
@@ -278,9 +280,27 @@ class AlertEvaluator:
                     book.observe(rule, head, Observation(f"item:{item.id}", book.now, detail))
         cleared = [a for a in still_open if (a.rule_id, a.schedule_id) not in holding]
         rules = rules_store.rules_by_id(conn, {a.rule_id for a in cleared})
+        cleared = self._long_backlog_holds(conn, cleared, rules)
         for alert in cleared:
             key = (alert.rule_id, alert.schedule_id)
             book.clear(rules.get(alert.rule_id), book.open.get(key, alert))
+
+    @staticmethod
+    def _long_backlog_holds(
+        conn: Connection, cleared: list[Alert], rules: Mapping[UUID, AlertRule]
+    ) -> list[Alert]:
+        """A `long` alert stays open while its schedule's runs are not back under the
+        threshold: between two long runs of a backlog it does not clear (and reopen)."""
+        long: dict[UUID, float] = {}
+        for a in cleared:
+            rule = rules.get(a.rule_id)
+            if a.condition == Condition.LONG and rule is not None:
+                threshold = float(rule.threshold or 0)  # the smallest, of two rules on one
+                long[a.schedule_id] = min(threshold, long.get(a.schedule_id, threshold))
+        behind = store.backlog_of_long_runs(conn, long, long) if long else set()
+        return [
+            a for a in cleared if not (a.condition == Condition.LONG and a.schedule_id in behind)
+        ]
 
     # -- 3. absent ---------------------------------------------------------------
 

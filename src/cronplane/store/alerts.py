@@ -240,6 +240,38 @@ def overdue_items(conn: Connection, late: bool, before: datetime, now: datetime)
     return rows
 
 
+def backlog_of_long_runs(
+    conn: Connection, schedule_ids: Iterable[UUID], threshold: Mapping[UUID, float]
+) -> set[UUID]:
+    """Of these schedules, those whose runs are not back under their `long` threshold yet:
+    an item still queued or running, and the latest finished run took the threshold or more."""
+    wanted = list(set(schedule_ids))
+    if not wanted:
+        return set()
+    active = set(
+        conn.execute(
+            select(queue_items.c.schedule_id)
+            .where(QUEUED | RUNNING, queue_items.c.schedule_id.in_(wanted))
+            .distinct()
+        ).scalars()
+    )
+    behind = set()
+    for sid in active:
+        last = conn.execute(
+            select(queue_items.c.started_at, queue_items.c.finished_at)
+            .where(
+                queue_items.c.schedule_id == sid,
+                queue_items.c.finished_at.is_not(None),
+                queue_items.c.started_at.is_not(None),
+            )
+            .order_by(queue_items.c.finished_at.desc())
+            .limit(1)
+        ).first()
+        if last is not None and (last[1] - last[0]).total_seconds() >= threshold[sid]:
+            behind.add(sid)
+    return behind
+
+
 def paused_heads(conn: Connection, before: datetime, now: datetime) -> list[Row[Any]]:
     """Heads (with the pause) of the schedules paused since `before` or earlier whose
     pause has not run out at `now` (ix_schedules_paused: paused rows only)."""

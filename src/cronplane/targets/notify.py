@@ -51,7 +51,6 @@ from cronplane.targets.webhook import (
 )
 
 PUBLIC_URL_VARIABLE: Final = "CRONPLANE_PUBLIC_URL"
-DEFAULT_CONSOLE: Final = "http://localhost:8080"
 TIMEOUT: Final = 10.0
 ACTOR: Final = "alerts"
 
@@ -60,10 +59,14 @@ class DeliveryUnavailable(Exception):
     """The receiver could not take the notification now: retried by the queue."""
 
 
-def console_link(channel: Channel, tenant: str) -> str:
-    """Where people look at the tenant's open alerts."""
+def console_link(channel: Channel, tenant: str) -> str | None:
+    """Where people look at the tenant's open alerts: the channel's `console_url`, else
+    CRONPLANE_PUBLIC_URL; None when neither is set (a guessed address, such as the
+    server's own, is wrong for whoever reads the message elsewhere)."""
     base = channel.config.get("console_url") or os.environ.get(PUBLIC_URL_VARIABLE)
-    return f"{str(base or DEFAULT_CONSOLE).rstrip('/')}/alerts?tenant={tenant}"
+    if not base:
+        return None
+    return f"{str(base).rstrip('/')}/alerts?tenant={tenant}"
 
 
 class AlertDelivery:
@@ -147,7 +150,9 @@ class AlertDelivery:
             }
             return self._post(channel, str(channel.config["url"]), body, headers)
         if channel.kind == ChannelKind.SLACK:
-            text = f"{payload['summary']}\n<{link}|Open alerts in the cronplane console>"
+            text = str(payload["summary"])
+            if link is not None:
+                text += f"\n<{link}|Open alerts in the cronplane console>"
             body = json.dumps({"text": text}).encode()
             headers = {"Content-Type": "application/json"}
             return self._post(channel, self._secret(channel), body, headers)
@@ -186,14 +191,16 @@ class AlertDelivery:
                 f"channel {channel.name!r}: config.ca_file unreadable: {type(error).__name__}"
             ) from None
 
-    def _mail(self, channel: Channel, payload: dict[str, Any], link: str) -> dict[str, Any]:
+    def _mail(self, channel: Channel, payload: dict[str, Any], link: str | None) -> dict[str, Any]:
         config = channel.config
         message = EmailMessage()
         message["Subject"] = str(payload["summary"])
         message["From"] = str(config["sender"])
         message["To"] = ", ".join(config["to"])
         alert = payload["alert"]
-        lines = [str(payload["summary"]), "", f"Console: {link}", ""]
+        lines = [str(payload["summary"]), ""]
+        if link is not None:
+            lines += [f"Console: {link}", ""]
         lines += [f"{key}: {alert[key]}" for key in sorted(alert) if key != "detail"]
         message.set_content("\n".join(lines))
         try:
