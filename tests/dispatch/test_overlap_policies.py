@@ -7,6 +7,10 @@
   is the actor), cancels a waiting one, and enqueues itself; the new item
   does not start until the old one has stopped.
 
+- skip: over random cadences and run durations (hypothesis), the occurrences
+  skipped are exactly those a simple model of the policy skips: an
+  occurrence is skipped while the run it would follow has not finished.
+
 The invariants are also checked over random sequences of fires, claims and
 finishes (hypothesis): never two running items of one schedule, and never
 more than one waiting item of a buffer_one schedule.
@@ -14,7 +18,7 @@ more than one waiting item of a buffer_one schedule.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -196,3 +200,51 @@ def test_a_fire_carries_the_run_controls_onto_its_item(
     (second,) = items(database, inherits)
     assert (first.timeout, first.max_concurrency, first.exclusive) == (15, 4, False)
     assert (second.timeout, second.max_concurrency, second.exclusive) == (90, 4, True)
+
+
+def skipped_by_model(instants: list[datetime], durations: list[timedelta]) -> list[datetime]:
+    """The `skip` policy as a user reads it: an occurrence while the last run is
+    unfinished is skipped; otherwise it runs (starting at once) for its duration."""
+    skipped: list[datetime] = []
+    runs = iter(durations)
+    busy_until: datetime | None = None
+    for instant in instants:
+        if busy_until is not None and busy_until > instant:
+            skipped.append(instant)
+        else:
+            busy_until = instant + next(runs)
+    return skipped
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    cadence=st.sampled_from([1, 2, 3, 5]),
+    seconds=st.lists(st.integers(1, 900), min_size=12, max_size=12),
+)
+def test_skip_skips_exactly_the_occurrences_the_policy_says(
+    database: Database, cadence: int, seconds: list[int]
+) -> None:
+    empty_firing_tables(database)
+    clock = FakeClock(START)
+    add_job(database)
+    sid = add_schedule(database, cron=f"*/{cadence} * * * *", overlap="skip")
+    d = dispatcher(database, clock)
+    instants = [START + timedelta(minutes=cadence * k) for k in range(len(seconds))]
+    durations = [timedelta(seconds=s) for s in seconds]
+    runs = iter(durations)
+    running: tuple[UUID, datetime] | None = None
+    for instant in instants:
+        if running is not None and running[1] <= instant:  # it ends before the next is due
+            clock.set(running[1])
+            finish(database, clock, running[0])
+            running = None
+        clock.set(instant)
+        if d.tick().fired:
+            (started,) = claim(database, clock)  # a free worker starts it at once
+            running = (started.id, instant + next(runs))
+    skipped = [e.scheduled_for for e in ledger(database, sid) if e.code == ev.SKIPPED_OVERLAP.text]
+    assert skipped == skipped_by_model(instants, durations)
