@@ -410,7 +410,10 @@ class MethodNotAllowed(CronplaneError):
 class RunTimedOut(CronplaneError):
     """A target ran past its item's timeout and was stopped: the item's error, an attempt used."""
 
-    code = _code("X408203RUNTMO", "run timed out: the target ran past its timeout and was stopped")
+    code = _code(
+        "X408203RUNTMO",
+        "run timed out: the target ran past its timeout (killed in a process pool; a thread runs to its end)",
+    )
 
 
 class Conflict(CronplaneError):

@@ -75,9 +75,7 @@ ITEM_CANCELLED = _event("V200200ITMCAN", "queue item cancelled (detail: by whom;
 ITEM_CANCEL_REQUESTED = _event(
     "V200201ITMCRQ", "running queue item asked to stop; its worker stops it and records cancelled"
 )
-ITEM_TIMED_OUT = _event(
-    "X200202ITMTMO", "queue item ran past its timeout and was stopped (an attempt used)"
-)
+ITEM_TIMED_OUT = _event("X200202ITMTMO", "queue item ran past its timeout (an attempt used)")
 
 # Leadership.
 LEADER_ACQUIRED = _event("V200040LEADAC", "dispatcher took the lease (new term)")

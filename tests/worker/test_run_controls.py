@@ -149,6 +149,7 @@ def test_thread_mode_records_a_timeout_once_the_run_returns(
     # The thread ran to its end (it cannot be stopped), then the item timed out.
     assert after.status == "failed" and after.error is not None
     assert after.error.startswith("X408203RUNTMO") and after.result is None
+    assert "timed out after 1s; ran to its end at " in after.error and "stopped" not in after.error
 
 
 def _run_in_background(worker: Worker) -> threading.Thread:
@@ -182,6 +183,8 @@ def test_cancelling_a_running_item_stops_it(database: Database, tmp_path: Path, 
     assert after.status == "cancelled" and after.finished_at is not None
     assert after.error is not None
     assert after.error.startswith("cancelled while running, by cli:ops")
+    if pool == "thread":  # a thread cannot be stopped: the record says when it ended
+        assert f"ran to its end at {after.finished_at:%H:%M:%S} UTC" in after.error
     logged = _events(database, item)
     assert [(e.code, e.actor) for e in logged] == [
         (ev.ITEM_CANCEL_REQUESTED.text, "cli:ops"),
