@@ -19,7 +19,7 @@ re-reads them). Then times `AlertEvaluator.evaluate()`:
   the deadlines and enqueues one delivery per notification (median of
   `--passes`, for each N of `--news`).
 
-PostgreSQL: a database `cronplane_alerts_bench` is created on --pg-admin.
+PostgreSQL: a database `cronplane_alerts_bench_<pid>` is created on --pg-admin (unique, dropped at exit).
 """
 
 from __future__ import annotations
@@ -55,13 +55,7 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
     """name → URL of each database in the run (fresh, migrated)."""
     urls = {"sqlite": f"sqlite:///{workdir / 'alerts.db'}"}
     if not args.no_pg:
-        import psycopg
-
-        admin = args.pg_admin.replace("postgresql+psycopg://", "postgresql://")
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{PG_NAME}"')
-        urls["postgresql"] = args.pg_admin.rsplit("/", 1)[0] + "/" + PG_NAME
+        urls["postgresql"] = machine.fresh_postgres(args.pg_admin, PG_NAME)
     for url in urls.values():
         Database(url).upgrade()
     return urls

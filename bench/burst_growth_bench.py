@@ -8,7 +8,7 @@ Run by hand (not part of the test suite)::
 
 N schedules `@every 10s` (the seconds bench's seeding: all due at each
 instant, overlap allow, the worker bench's no-op job) in a fresh SQLite file
-(or, with --pg, a fresh PostgreSQL database `cronplane_growth_bench` on
+(or, with --pg, a fresh PostgreSQL database `cronplane_growth_bench_<pid>` on
 --pg-admin). A `FakeClock` steps 10 s at a time and the real
 `Dispatcher.tick()` fires each instant's N rows, so --bursts instants (the
 seconds bench's 10 minutes are 60) run back to back as fast as the machine
@@ -37,7 +37,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from sqlalchemy import event, text
 
 import machine
@@ -55,11 +54,7 @@ START = datetime(2026, 12, 3, 12, tzinfo=UTC)
 def fresh_url(args: argparse.Namespace, workdir: Path) -> str:
     if not args.pg:
         return f"sqlite:///{workdir / 'growth.db'}"
-    plain = args.pg_admin.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{PG_NAME}"')
-    return args.pg_admin.rsplit("/", 1)[0] + "/" + PG_NAME
+    return machine.fresh_postgres(args.pg_admin, PG_NAME)
 
 
 def sizes(database: Database) -> str:

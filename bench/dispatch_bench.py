@@ -12,6 +12,10 @@ Two workloads, every system in the same run:
   (cronplane: the commit of its batch) or when APScheduler called the job
   (APScheduler has no queue: calling a no-op job is its "item"). Reported:
   fires per second (N / (last - T)) and lateness p50 / p99 (item - T).
+  CPU: the dispatcher's process, plus on PostgreSQL the server backends of
+  the bench database (/proc), which do part of the work. APScheduler's
+  SQLAlchemy store gets an SQLite file set up as ours (WAL, synchronous
+  NORMAL).
 - **idle**: N schedules, none due. Reported: the cost of one dispatcher step
   (cronplane `Dispatcher.tick()`; APScheduler `_process_jobs()`), CPU used
   while idle (share of one core over a few seconds of the real loop), and
@@ -19,7 +23,8 @@ Two workloads, every system in the same run:
 
 Rows are seeded with one SQL statement (generate_series / a recursive CTE),
 so seeding costs no memory in the measured process. PostgreSQL: a database
-`cronplane_dispatch_bench` is created on --pg-admin (default local server).
+`cronplane_dispatch_bench_<pid>` is created on --pg-admin (default local server;
+unique to the run, dropped at exit).
 """
 
 from __future__ import annotations
@@ -142,13 +147,7 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
     """name → URL of each cronplane database in the run."""
     urls = {"cronplane-sqlite": f"sqlite:///{workdir / 'bench.db'}"}
     if not args.no_pg:
-        import psycopg
-
-        admin = args.pg_admin.replace("postgresql+psycopg://", "postgresql://")
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{PG_NAME}"')
-        urls["cronplane-postgres"] = args.pg_admin.rsplit("/", 1)[0] + "/" + PG_NAME
+        urls["cronplane-postgres"] = machine.fresh_postgres(args.pg_admin, PG_NAME)
     for url in urls.values():
         Database(url).upgrade()
     return urls
@@ -178,9 +177,14 @@ def burst_cronplane(url: str, n: int) -> dict[str, float]:
     wait = (due - clock.now()).total_seconds()
     assert wait > 0, "seeding took longer than the lead time"
     time.sleep(wait)
+    # PostgreSQL does part of the work in its own processes: their CPU counts too.
+    server = database.dialect == "postgresql"
+    backends = machine.postgres_backends_cpu(url) if server else 0.0
     cpu = time.process_time()
     report = dispatcher.tick()
     cpu = time.process_time() - cpu
+    if server:
+        cpu += machine.postgres_backends_cpu(url) - backends
     assert report.fired == n, (report.fired, report.error)
     lateness = [
         (batch.committed_at - due).total_seconds()
@@ -221,6 +225,23 @@ def _aps_scheduler(store: Any) -> Any:
     )
 
 
+def wal_engine(path: Path) -> Any:
+    """An SQLite engine set up as cronplane sets its own (WAL, synchronous NORMAL), so the
+    two durable stores are compared like for like."""
+    from sqlalchemy import create_engine, event
+
+    engine = create_engine(f"sqlite:///{path}")
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return engine
+
+
 def burst_apscheduler(kind: str, n: int, workdir: Path) -> dict[str, float]:
     from apscheduler.jobstores.memory import MemoryJobStore
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
@@ -229,7 +250,7 @@ def burst_apscheduler(kind: str, n: int, workdir: Path) -> dict[str, float]:
     CALLS.clear()
     path = workdir / f"aps-{n}.db"
     path.unlink(missing_ok=True)
-    store = MemoryJobStore() if kind == "memory" else SQLAlchemyJobStore(url=f"sqlite:///{path}")
+    store = MemoryJobStore() if kind == "memory" else SQLAlchemyJobStore(engine=wal_engine(path))
     scheduler = _aps_scheduler(store)
     scheduler.start(paused=True)
     # Generous lead: add_job runs about 10,000 jobs/s on a slow machine.

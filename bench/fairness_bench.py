@@ -9,7 +9,7 @@ Run by hand (not part of the test suite)::
     PYTHONPATH=/path/to/main/src:bench .venv/bin/python bench/fairness_bench.py
 
 Each run: a fresh database (the e2e bench's: a SQLite file, or a fresh
-PostgreSQL database `cronplane_fairness_bench`), migrated, with the worker
+PostgreSQL database `cronplane_fairness_bench_<pid>`, dropped at exit), migrated, with the worker
 bench's no-op job (`python:worker_bench:noop`) for tenant A (`bench`) and
 tenant B (`tenant-b`). A's --a daily schedules are seeded first, then B's
 --b, all due at one instant T a few seconds ahead (so B's rows come last in

@@ -8,6 +8,7 @@ the same invocation for the same reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 LOOP = 10_000_000
@@ -50,3 +52,60 @@ def in_child(script: str, *args: str) -> dict[str, Any]:
         raise RuntimeError(out.stderr[-2000:])
     figures: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return figures
+
+
+def fresh_postgres(admin_url: str, base: str) -> str:
+    """A new, empty database `<base>_<pid>` on the server of `admin_url` (a name no other
+    run uses at the same time), dropped when this process exits; its URL."""
+    import atexit
+
+    import psycopg
+
+    name = f"{base}_{os.getpid()}"
+    admin = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except psycopg.Error as error:
+            print(f"# could not drop {name}: {error}", file=sys.stderr)
+
+    atexit.register(drop)
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def tree_cpu(root: int) -> float:
+    """User+sys CPU seconds of `root` and its live descendants, from /proc."""
+    parents, seconds, tick = {}, {}, os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):  # not a process, or gone
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(entry.name)] = int(fields[1])
+            seconds[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    tree: set[int] = set()
+    grown = {root}
+    while grown != tree:
+        tree, grown = grown, grown | {pid for pid, ppid in parents.items() if ppid in grown}
+    return sum(seconds.get(pid, 0.0) for pid in tree)
+
+
+def postgres_backends_cpu(url: str) -> float:
+    """CPU seconds of the server processes serving database `url`'s sessions now (/proc;
+    the server runs on this machine)."""
+    import psycopg
+
+    raw = url.replace("postgresql+psycopg://", "postgresql://")
+    name = raw.rsplit("/", 1)[1]
+    with psycopg.connect(raw, autocommit=True) as conn:
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+        ]
+    return sum(tree_cpu(pid) for pid in pids)

@@ -11,7 +11,8 @@ of `--runs` fresh seedings:
   as bench/dispatch_bench.py runs it, with the CPU it cost: the client
   process and each lane's server process (from /proc, so the bench must run
   on the database's host);
-- **server-only, full schema**: each lane is one data-modifying statement
+- **server-only, full schema**: as many lanes as the dispatcher used
+  connections (`--lanes` overrides), each one data-modifying statement
   (due rows FOR UPDATE SKIP LOCKED → items → schedule_state UPDATE → ledger
   events), no Python per row, every index of the real schema;
 - **server-only, minimal schema**: the same statement after dropping every
@@ -80,11 +81,7 @@ SECONDARY = (
 
 
 def fresh(admin: str) -> Database:
-    raw = admin.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(raw, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{NAME}"')
-    database = Database(admin.rsplit("/", 1)[0] + "/" + NAME)
+    database = Database(machine.fresh_postgres(admin, NAME))
     database.upgrade()
     return database
 
@@ -107,25 +104,36 @@ def dispatcher_burst(database: Database, n: int) -> dict[str, float]:
     seed(database, 0, n, due, "due-")
     dispatcher = Dispatcher(database, clock, holder="ceiling")
     dispatcher.tick()
-    with psycopg.connect(raw_url(database), autocommit=True) as conn:
-        pids = [
-            row[0]
-            for row in conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                (NAME,),
-            )
-        ]
     time.sleep(max(0.0, (due - clock.now()).total_seconds()))
-    server = {pid: cpu_seconds(pid) for pid in pids}
+    server = {pid: cpu_seconds(pid) for pid in sessions(database)}
     client = time.process_time()
     report = dispatcher.tick()
     client = time.process_time() - client
-    server_cpu = sum(cpu_seconds(pid) - before for pid, before in server.items())
+    # Sessions the burst opened count whole; those open before, their growth.
+    used = sessions(database)
+    server_cpu = sum(cpu_seconds(pid) - server.get(pid, 0.0) for pid in used)
     assert report.fired == n, report
     last = max((batch.committed_at - due).total_seconds() for batch in report.batches)
     dispatcher.release()
     dispatcher.close()
-    return {"fires_per_s": n / last, "client_cpu": client, "server_cpu": server_cpu}
+    return {
+        "fires_per_s": n / last,
+        "client_cpu": client,
+        "server_cpu": server_cpu,
+        "connections": len(used),
+    }
+
+
+def sessions(database: Database) -> list[int]:
+    """Server pids of the database's other sessions (the dispatcher's connections)."""
+    with psycopg.connect(raw_url(database), autocommit=True) as conn:
+        return [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database.engine.url.database,),
+            )
+        ]
 
 
 def server_only_burst(database: Database, n: int, lanes: int) -> float:
@@ -159,7 +167,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=4)
-    parser.add_argument("--lanes", type=int, default=2, help="server-only lanes")
+    parser.add_argument(
+        "--lanes",
+        type=int,
+        default=None,
+        help="server-only lanes (default: as many connections as the dispatcher used)",
+    )
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     args = parser.parse_args()
     print(machine.header("pg fire ceiling"))
@@ -171,29 +184,32 @@ def main() -> None:
         database = fresh(args.pg_admin)
         runs.append(dispatcher_burst(database, args.n))
         database.dispose()
+        # Like for like: as many server connections as the dispatcher used.
+        lanes = args.lanes or int(runs[-1]["connections"])
         database = fresh(args.pg_admin)
-        full.append(server_only_burst(database, args.n, args.lanes))
+        full.append(server_only_burst(database, args.n, lanes))
         database.dispose()
         database = fresh(args.pg_admin)
         with psycopg.connect(raw_url(database), autocommit=True) as conn:
             for index in SECONDARY:
                 conn.execute(f"DROP INDEX {index}")
-        minimal.append(server_only_burst(database, args.n, args.lanes))
+        minimal.append(server_only_burst(database, args.n, lanes))
         database.dispose()
 
     def cell(values: list[float]) -> str:
         return f"{statistics.median(values):,.0f} ({min(values):,.0f}–{max(values):,.0f})"
 
+    connections = "/".join(sorted({str(int(r["connections"])) for r in runs}))
     print(f"\n{args.n:,} due at once, median (range) of {args.runs} runs:\n")
     print("| fire | fires/s | client CPU (s) | server CPU (s) |")
     print("|---|---|---|---|")
     print(
-        f"| dispatcher (2 lanes × 5,000) | {cell([r['fires_per_s'] for r in runs])} | "
+        f"| dispatcher ({connections} connections) | {cell([r['fires_per_s'] for r in runs])} | "
         f"{statistics.median(r['client_cpu'] for r in runs):.3f} | "
         f"{statistics.median(r['server_cpu'] for r in runs):.2f} |"
     )
-    print(f"| server-only, full schema ({args.lanes} lanes) | {cell(full)} | 0 | |")
-    print(f"| server-only, minimal schema ({args.lanes} lanes) | {cell(minimal)} | 0 | |")
+    print(f"| server-only, full schema ({lanes} lanes) | {cell(full)} | 0 | |")
+    print(f"| server-only, minimal schema ({lanes} lanes) | {cell(minimal)} | 0 | |")
     print(f"\n# load average at end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 

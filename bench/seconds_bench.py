@@ -8,7 +8,7 @@ Run by hand (not part of the test suite)::
 
 Three benchmarks (none selected: all three), each over a window of
 --minutes, each on a fresh SQLite file and a fresh PostgreSQL database
-(`cronplane_seconds_bench` on --pg-admin, dropped at the end). Schedules are
+(`cronplane_seconds_bench_<pid>` on --pg-admin, dropped at the end). Schedules are
 seeded in SQL as the parser stores `every 10 seconds` (`@every 10s`,
 anchored at the epoch: every schedule is due at each t with t mod 10 = 0, so
 each instant is a burst of N), overlap `allow` (an item still queued never
@@ -32,8 +32,10 @@ it), running the worker bench's no-op `python:` job.
   10-thread pool and job defaults: coalesce, misfire_grace_time 1 s) with
   1,000 IntervalTrigger(seconds=10) jobs anchored at the same instants, in a
   child process; lateness = call time − scheduled run time (it has no queue:
-  the call is its "item"), missed = EVENT_JOB_MISSED + max-instances skips.
-  Targets: p50 <= 10 ms, p99 <= 50 ms, none missing, none twice.
+  the call is its "item", reported in the started − due column, which is the
+  like-for-like figure), missed = EVENT_JOB_MISSED + max-instances skips.
+  Targets: committed p50 <= 10 ms, p99 <= 50 ms; started − due p50 <= 20 ms,
+  p99 <= 100 ms; none missing, none twice.
 - **--sustained**: 10,000 schedules (1,000 fires/s on average, 10,000 per
   instant) in the installed `cronplane dispatcher` (no workers: the
   dispatcher is what is measured, and on two shared cores 1,000 items/s of
@@ -56,7 +58,6 @@ Output: the rows as markdown tables ready to paste, then one JSON line.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -558,7 +559,8 @@ def child_apscheduler(n: int, minutes: float, lead: float) -> dict[str, Any]:
         "missing": missing,
         "twice": twice,
         "missed_events": skipped,
-        "committed": summary(lateness),
+        # Its call is when the user's job starts: the like-for-like of our started − due.
+        "started": summary(lateness),
         "cpu_s": cpu,
         "cpu_pct": 100 * cpu / elapsed,
         "rss_peak_mb": peak_rss_mb(os.getpid()),
@@ -638,6 +640,27 @@ def row(run: Run) -> str:
     )
 
 
+def started_ratios(runs: Sequence[Run]) -> list[str]:
+    """Each quiet cronplane run's started − due against APScheduler's call − due (the same
+    column): the job's own start, like for like."""
+    quiet = [r for r in runs if r.bench == "quiet" and "started" in r.figures]
+    peers = [r for r in quiet if r.system.startswith("APScheduler")]
+    if not peers:
+        return []
+    peer = peers[-1].figures["started"]
+    lines = ["", "started − due, cronplane ÷ APScheduler call − due (p50, p99):"]
+    for r in quiet:
+        if r in peers:
+            continue
+        ours = r.figures["started"]
+        cells = [
+            f"{ours[q]:.1f} / {peer[q]:.1f} ms = {ours[q] / peer[q]:.2f}" if peer[q] else "—"
+            for q in ("p50_ms", "p99_ms")
+        ]
+        lines.append(f"- {r.system}: p50 {cells[0]}; p99 {cells[1]}")
+    return lines
+
+
 # -- the run -----------------------------------------------------------------------
 
 
@@ -709,21 +732,12 @@ def main() -> None:
                 system = f"APScheduler {apscheduler.__version__} BackgroundScheduler (memory)"
                 runs.append(Run(bench, system, n, args.minutes, figures))
                 print(row(runs[-1]), flush=True)
+                for line in started_ratios(runs):
+                    print(line)
         print(f"\n# load average at end: {load()}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        if not args.no_pg:
-            with contextlib.suppress(Exception):
-                drop_postgres(args.pg_admin)
     print(json.dumps({"bench": "seconds", "runs": [run.__dict__ for run in runs]}))
-
-
-def drop_postgres(admin_url: str) -> None:
-    import psycopg
-
-    admin = admin_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ Every system in the same run (the machine's speed drifts), each in fresh process
   tasks (`send_task`, ignore_result=True); tasks/s = N / (first send ->
   counter at N); CPU = the worker's process tree (/proc), not Redis's.
 
-SQLite is a temp file (WAL); PostgreSQL a database `cronplane_worker_bench`
-made on --pg-admin. Loopback servers only; every wait is bounded, and every
+SQLite is a temp file (WAL); PostgreSQL a database `cronplane_worker_bench_<pid>`
+made on --pg-admin (unique to the run, dropped at its end). Loopback servers only; every wait is bounded, and every
 subprocess is stopped when the bench ends or fails.
 """
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, timedelta
 from pathlib import Path
@@ -63,6 +65,7 @@ from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, queue_items
 from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
+from machine import fresh_postgres, tree_cpu
 
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 PG_NAME = "cronplane_worker_bench"
@@ -73,8 +76,20 @@ CELERY_TASK, CELERY_QUEUE, COUNTER = "worker_bench.noop", "worker_bench", "worke
 WARMUP = 5
 
 
+# The mixed workload's own observations: item number -> (invoked, returned), by this
+# process's clock (time.time), written by the target itself.
+OBSERVED: dict[int, tuple[float, float]] = {}
+
+
 def noop(payload: dict[str, Any], context: Any) -> None:
-    """The job every bench item runs: nothing."""
+    """The job every bench item runs: nothing; in the mixed workload, it notes when it
+    was invoked and returned, and a slow item sleeps `sleep` seconds first."""
+    if "n" not in payload:
+        return
+    invoked = time.time()
+    if payload.get("sleep"):
+        time.sleep(payload["sleep"])
+    OBSERVED[payload["n"]] = (invoked, time.time())
 
 
 # -- seeding ----------------------------------------------------------------------
@@ -94,8 +109,9 @@ def _stamp(database: Database) -> Any:
     return lambda value: value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
-def seed(database: Database, start: int, stop: int) -> None:
-    """Queue items start..stop-1 in SQL (priority 0, available in order, none expiring).
+def seed(database: Database, start: int, stop: int, numbered: bool = False) -> None:
+    """Queue items start..stop-1 in SQL (priority 0, available in order, none expiring);
+    `numbered`: each item's payload is {"n": its place in the queue}.
 
     From 0, the queue and the events are emptied first.
     """
@@ -103,6 +119,7 @@ def seed(database: Database, start: int, stop: int) -> None:
     # available_at = base + n seconds, all in the past; expiry hours ahead.
     base, expires = now.replace(microsecond=0) - timedelta(days=2), now + timedelta(hours=5)
     params = {"start": start, "stop": stop, "base": stamp(base), "expires": stamp(expires)}
+    payload = "'{\"n\": ' || n || '}'" if numbered else "'{}'"
     with database.begin() as conn:
         if start == 0:
             conn.execute(text("DELETE FROM queue_items"))
@@ -112,14 +129,14 @@ def seed(database: Database, start: int, stop: int) -> None:
                 "WITH RECURSIVE seq(n) AS (SELECT :start UNION ALL SELECT n + 1 FROM seq "
                 f"WHERE n < :stop - 1) INSERT INTO queue_items ({_ITEM_COLUMNS}) "
                 "SELECT lower(hex(randomblob(16))), 'bench', 'default', 'default', 'job', "
-                "'{}', 'api', NULL, NULL, 0, 'queued', "
+                f"{payload}, 'api', NULL, NULL, 0, 'queued', "
                 "strftime('%Y-%m-%d %H:%M:%S', :base, '+' || n || ' seconds') || '.000000', "
                 ":expires, 0, 1, NULL, NULL, NULL, NULL, NULL, :base, NULL, NULL, :base FROM seq"
             )
         else:
             sql = (
                 f"INSERT INTO queue_items ({_ITEM_COLUMNS}) SELECT gen_random_uuid(), "
-                "'bench', 'default', 'default', 'job', '{}'::jsonb, 'api', NULL, NULL, 0, "
+                f"'bench', 'default', 'default', 'job', CAST({payload} AS jsonb), 'api', NULL, NULL, 0, "
                 "'queued', CAST(:base AS timestamptz) + n * interval '1 second', :expires, "
                 "0, 1, NULL, NULL, NULL, NULL, NULL, :base, NULL, NULL, :base "
                 "FROM generate_series(CAST(:start AS int), CAST(:stop AS int) - 1) AS n"
@@ -131,17 +148,6 @@ def seed(database: Database, start: int, stop: int) -> None:
             conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
                 "VACUUM ANALYZE queue_items"
             )
-
-
-def fresh_postgres(admin_url: str, name: str) -> str:
-    """Drop and create database `name` on the server of `admin_url`; its URL."""
-    import psycopg
-
-    admin = admin_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
 def register_noop(url: str) -> None:
@@ -193,15 +199,26 @@ def child_work(url: str, concurrency: int, claim_batch: int, pool: str) -> dict[
     if sys.stdin.readline().strip() != "go":
         return {"claimed": 0, "cpu_s": 0.0}
     cpu = time.process_time()  # user+sys of every thread (heartbeats too)
-    while worker.run_once():
-        pass
+    # What `cronplane worker` runs: Worker.run(), stopped once nothing is left.
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    while True:
+        time.sleep(0.02)
+        with database.read() as conn:
+            if not conn.execute(text(LEFT)).scalar_one():
+                break
+    worker.stop()
+    runner.join()
     cpu = time.process_time() - cpu
     worker.close()
     with database.read() as conn:  # what this worker ran: its success events
         claimed = conn.execute(
             select(func.count()).where(events.c.actor == f"worker:{worker.name}")
         ).scalar_one()
-    return {"claimed": claimed, "cpu_s": cpu}
+    return {"claimed": claimed, "cpu_s": cpu, "observed": OBSERVED}
+
+
+LEFT = "SELECT count(*) FROM queue_items WHERE status IN ('queued', 'running')"
 
 
 class _Rollback(Exception):
@@ -249,7 +266,7 @@ def _spawn(workdir: Path, *args: str, stdin: bool = False) -> Child:
     return child, log
 
 
-def _result(spawned: Child, timeout: float) -> dict[str, float]:
+def _result(spawned: Child, timeout: float) -> dict[str, Any]:
     """The child's last stdout line as JSON; killed when past `timeout`."""
     child, log = spawned
     try:
@@ -260,7 +277,7 @@ def _result(spawned: Child, timeout: float) -> dict[str, float]:
         raise RuntimeError(f"child {child.args} took longer than {timeout:.0f}s") from None
     if child.returncode != 0:
         raise RuntimeError(f"child {child.args} failed:\n{log.read_text()[-2000:]}")
-    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    figures: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return figures
 
 
@@ -274,12 +291,10 @@ CHECK = (  # items; items succeeded at their first attempt; success events; thei
 )
 
 
-def throughput(
-    url: str, n: int, processes: int, workdir: Path, worker: tuple[int, int, str]
-) -> dict[str, float]:
-    """N items through `processes` fresh workers (concurrency, claim batch, pool); items/s, CPU."""
-    database = Database(url)
-    seed(database, 0, n)
+def run_workers(
+    url: str, processes: int, workdir: Path, worker: tuple[int, int, str], timeout: float
+) -> tuple[float, list[dict[str, Any]]]:
+    """Start `processes` fresh workers together on "go"; the go time and each one's figures."""
     options = [str(option) for option in worker]
     children = [_spawn(workdir, "_work", url, *options, stdin=True) for _ in range(processes)]
     try:
@@ -291,14 +306,24 @@ def throughput(
         started = time.time()
         for child, _ in children:
             print("go", file=child.stdin, flush=True)
-        results = [_result(spawned, 60 + n / 20) for spawned in children]
+        return started, [_result(spawned, timeout) for spawned in children]
     finally:
         for child, _ in children:
             if child.poll() is None:
                 child.kill()
                 child.wait(timeout=10)
+
+
+def throughput(
+    url: str, n: int, processes: int, workdir: Path, worker: tuple[int, int, str]
+) -> dict[str, float]:
+    """N items through `processes` fresh workers (concurrency, claim batch, pool); items/s, CPU."""
+    database = Database(url)
+    seed(database, 0, n)
+    started, results = run_workers(url, processes, workdir, worker, timeout=60 + n / 20)
     with database.read() as conn:
-        last = conn.execute(select(func.max(queue_items.c.finished_at))).scalar_one()
+        # When the last outcome was written (finished_at is when a target returned).
+        last = conn.execute(select(func.max(queue_items.c.updated_at))).scalar_one()
         check = conn.execute(text(CHECK), {"code": ev.ITEM_SUCCEEDED.text}).one()
     total, once, events, distinct = check
     database.dispose()
@@ -309,6 +334,83 @@ def throughput(
     wall = last.timestamp() - started
     cpu = sum(r["cpu_s"] for r in results)
     return {"items_per_s": n / wall, "wall_s": wall, "cpu_ms_per_item": 1000 * cpu / n}
+
+
+def _slow_items(database: Database, every: int, seconds: float) -> None:
+    """Make every `every`-th item (from the middle of the first stretch) sleep `seconds`."""
+    if database.dialect == "sqlite":
+        sql = (
+            "UPDATE queue_items SET payload = json_set(payload, '$.sleep', :seconds) "
+            "WHERE json_extract(payload, '$.n') % :every = :every / 2"
+        )
+    else:
+        sql = (
+            "UPDATE queue_items SET payload = payload || jsonb_build_object('sleep', "
+            "CAST(:seconds AS float)) WHERE CAST(payload->>'n' AS int) % :every = :every / 2"
+        )
+    with database.begin() as conn:
+        conn.execute(text(sql), {"every": every, "seconds": seconds})
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def mixed(
+    url: str,
+    n: int,
+    slow: int,
+    seconds: float,
+    processes: int,
+    workdir: Path,
+    worker: tuple[int, int, str],
+) -> dict[str, float]:
+    """`slow` items sleeping `seconds` spread among N no-ops; timings by the targets' own
+    clock: how soon everything and the no-ops were done, the longest stretch with no
+    no-op starting (a stall behind slow items), and how long a no-op waited after one
+    queued behind it had started (an item held behind a slow one)."""
+    database = Database(url)
+    seed(database, 0, n, numbered=True)
+    _slow_items(database, n // slow, seconds)
+    go, results = run_workers(url, processes, workdir, worker, timeout=120 + n / 20)
+    observed: dict[int, tuple[float, float]] = {}
+    for r in results:
+        observed.update({int(k): (v[0], v[1]) for k, v in r["observed"].items()})
+    with database.read() as conn:
+        rows = conn.execute(
+            select(queue_items.c.payload, queue_items.c.started_at, queue_items.c.finished_at)
+        ).all()
+        check = conn.execute(text(CHECK), {"code": ev.ITEM_SUCCEEDED.text}).one()
+    database.dispose()
+    assert tuple(check) == (n, n, n, n), f"items, succeeded once, events, their items: {check}"
+    assert len(observed) == n, f"{len(observed)} items observed running, not {n}"
+    slow_ones = {int(p["n"]) for p, _, _ in rows if p.get("sleep")}
+    noops = [k for k in range(n) if k not in slow_ones]
+    # A no-op "overtaken": one queued behind it started first; how long it then waited.
+    waits, earliest_later = [], float("inf")
+    for k in reversed(noops):
+        waits.append(max(0.0, observed[k][0] - earliest_later))
+        earliest_later = min(earliest_later, observed[k][0])
+    # A stall: the longest stretch in which no no-op started while some still waited.
+    starts = sorted(observed[k][0] for k in noops)
+    gap = max((b - a for a, b in itertools.pairwise(starts)), default=0.0)
+    # The record against the targets' own clock: started_at / finished_at vs invoked / returned.
+    off = [
+        max(abs(s.timestamp() - observed[p["n"]][0]), abs(f.timestamp() - observed[p["n"]][1]))
+        for p, s, f in rows
+    ]
+    recorded = [f.timestamp() - s.timestamp() for p, s, f in rows if p.get("sleep")]
+    return {
+        "all_done_s": max(v[1] for v in observed.values()) - go,
+        "noops_done_s": max(observed[k][1] for k in noops) - go,
+        "gap_ms": 1000 * gap,
+        "wait_p99_ms": 1000 * _percentile(waits, 0.99),
+        "wait_max_ms": 1000 * max(waits),
+        "over_bound": sum(1 for w in waits if w > 0.25),
+        "record_off_max_ms": 1000 * max(off),
+        "slow_recorded_s": statistics.fmean(recorded),
+    }
 
 
 def claim_cost(url: str, depths: list[int], k: int, workdir: Path) -> list[dict[str, float]]:
@@ -351,21 +453,6 @@ def child_celery_worker(broker: str, pool: str, concurrency: int) -> None:
     argv = f"worker --pool={pool} --concurrency={concurrency} --queues={CELERY_QUEUE} "
     argv += f"--hostname=bench-{pool}@%h --loglevel=WARNING --without-gossip --without-mingle "
     celery_app(broker).worker_main(argv=[*argv.split(), "--without-heartbeat"])
-
-
-def tree_cpu(root: int) -> float:
-    """User+sys CPU seconds of `root` and its live descendants, from /proc."""
-    parents, seconds, tick = {}, {}, os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, ValueError, IndexError):  # not a process, or gone
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            parents[int(entry.name)] = int(fields[1])
-            seconds[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    tree: set[int] = set()
-    grown = {root}
-    while grown != tree:
-        tree, grown = grown, grown | {pid for pid, ppid in parents.items() if ppid in grown}
-    return sum(seconds.get(pid, 0.0) for pid in tree)
 
 
 def _wait_count(counter: Any, target: int, timeout: float) -> float:
@@ -431,6 +518,14 @@ def stop_celery(worker: subprocess.Popen[bytes]) -> None:
 # -- the run -----------------------------------------------------------------------
 
 
+MIXED = (
+    "database | processes | all done s | no-ops done s | longest no-op start gap ms "
+    "| overtaken no-op wait p99 ms | max ms "
+    "| waits > 0.25 s | record vs target's clock, max ms | slow item recorded s",
+    "| {database} | {pool} | {all_done_s:.2f} | {noops_done_s:.2f} | {gap_ms:.0f} | "
+    "{wait_p99_ms:.0f} | "
+    "{wait_max_ms:.0f} | {over_bound} | {record_off_max_ms:.0f} | {slow_recorded_s:.2f} |",
+)
 THROUGHPUT = (
     "system | database | processes/pool | items/s | CPU ms/item | wall (s)",
     "| {system} | {database} | {pool} | {items_per_s:,.0f} | {cpu_ms_per_item:.2f} | {wall_s:.1f} |",
@@ -465,6 +560,9 @@ def main() -> None:
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--redis", default=REDIS, help="Redis server (loopback)")
     parser.add_argument("--redis-db", type=int, default=5, help="Redis db the bench flushes")
+    parser.add_argument("--slow", type=int, default=10, help="slow items in the mixed run")
+    parser.add_argument("--slow-seconds", type=float, default=2.0, help="each one's sleep")
+    parser.add_argument("--mixed-only", action="store_true", help="only the mixed workload")
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-celery", action="store_true")
     args = parser.parse_args()
@@ -478,6 +576,19 @@ def main() -> None:
     print(f"# N={n:,}; Worker(heartbeat=True, {shape}); {args.claims} claims per depth")
     urls = databases(args, workdir)
 
+    shape_args = (args.concurrency, args.claim_batch, args.pool)
+    blend: list[dict[str, Any]] = []
+    if args.slow:
+        title = f"mixed: {args.slow} slow ({args.slow_seconds:g} s) items among N no-ops"
+        table(title, MIXED[0])
+        for name, url in urls.items():
+            count = max(int(p) for p in args.processes.split(",") if p)
+            f = mixed(url, n, args.slow, args.slow_seconds, count, workdir, shape_args)
+            blend.append({"database": name, "pool": f"{count} proc", **f})
+            print(MIXED[1].format(**blend[-1]), flush=True)
+    if args.mixed_only:
+        print(json.dumps({"bench": "worker", "items": n, "mixed": blend}))
+        return
     rows: list[dict[str, Any]] = []
     table("throughput: N no-op items", THROUGHPUT[0])
     for name, url in urls.items():
@@ -515,7 +626,11 @@ def main() -> None:
             claims.append({"database": name, **c})
             print(CLAIMS[1].format(**claims[-1]), flush=True)
     shutil.rmtree(workdir, ignore_errors=True)
-    print(json.dumps({"bench": "worker", "items": n, "throughput": rows, "claims": claims}))
+    print(
+        json.dumps(
+            {"bench": "worker", "items": n, "mixed": blend, "throughput": rows, "claims": claims}
+        )
+    )
 
 
 if __name__ == "__main__":
