@@ -6,7 +6,7 @@ Run by hand (not part of the test suite)::
     .venv/bin/python bench/e2e_bench.py --runs 1 --serve-args="--workers 1 --claim-batch 512"
 
 Each run: a fresh database (a SQLite file in a temp dir, or a fresh
-PostgreSQL database `cronplane_e2e_bench` on --pg-admin), migrated, with the
+PostgreSQL database `cronplane_e2e_bench_<pid>` on --pg-admin, dropped at exit), migrated, with the
 worker bench's no-op job (`python:worker_bench:noop`) and N daily schedules
 seeded in SQL (the dispatch bench's `seed`), all due at one instant T a few
 seconds ahead. Then the installed `cronplane serve` (the script beside
@@ -19,8 +19,8 @@ Reported: **fired** = the fire half, two bounds: max(created_at) - T (the
 clock of the last fire batch, taken as it began) / the time the dispatcher
 logged the tick that fired the N-th item - T (after its commits and, on
 SQLite, its WAL checkpoint; the serve log, ms, local time); **first ran** =
-min(started_at) - T; **all succeeded by** = max(finished_at) - T (the
-whole: due instant to last success). Only the bench tenant's items count
+min(started_at) - T; **all succeeded by** = max(updated_at) - T (the
+whole: due instant to the last success written). Only the bench tenant's items count
 (not the node's own `_system` housekeeping items). CPU = user+sys of the
 serve process tree from just before T to the last success (/proc); RSS = its peak
 (VmHWM). On PostgreSQL T comes from the database's clock, which the
@@ -174,7 +174,9 @@ def run(
         stop(server)
     with database.read() as conn:
         mine = queue_items.c.tenant == "bench"
-        columns = (func.max(queue_items.c.created_at), func.max(queue_items.c.finished_at))
+        # updated_at: when the last outcome was written (finished_at is when the
+        # target returned, before its group was written).
+        columns = (func.max(queue_items.c.created_at), func.max(queue_items.c.updated_at))
         fired, finished = conn.execute(select(*columns).where(mine)).one()
         ran = conn.execute(select(func.min(queue_items.c.started_at)).where(mine)).scalar_one()
     database.dispose()

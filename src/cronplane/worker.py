@@ -76,7 +76,7 @@ START_BOUND = 0.25
 # Before invoking a claimed item, the database is asked whether it was
 # cancelled whenever its last answer is older than this (seconds).
 CHECK_EVERY = 0.02
-DEFAULT_CLAIM_BATCH = 128  # `cronplane worker|serve`; the class itself claims `concurrency`
+DEFAULT_CLAIM_BATCH = 1024  # `cronplane worker|serve`; the class itself claims `concurrency`
 # A worker claims in turns by tenant at least this often (seconds), so a
 # tenant's item in the claim window starts within about this long of
 # reaching it, whatever another tenant's backlog; other claims take the

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, String, Uuid, bindparam, case, literal_column, update
+from sqlalchemy import Connection, String, Uuid, bindparam, literal_column, update
 
 from cronplane.store import dialects
 from cronplane.store.dispatch.transaction import EVENT_COLUMNS
@@ -62,55 +62,43 @@ class Success:
     finished: datetime
 
 
+# The group's status change: one constant statement (compiled once); each
+# item's own instants follow as two bulk updates (see succeed_many).
+_SUCCEED = (
+    update(queue_items)
+    .where(_OURS)
+    .values(status="succeeded", error=None, result=None, finished_at=_NOW, **_RELEASED)
+    .returning(queue_items.c.id)
+)
+
+
 def succeed_many(
     conn: Connection, results: Sequence[Success], worker: str, now: datetime
 ) -> set[UUID]:
     """Record successes; the ids recorded (those still ours).
 
-    One UPDATE for the group (each item's own start and end, by a CASE on its
-    id: a batch's write time is never an item's), then one executemany for
-    the results that are not None, on rows this transaction has just made
-    `succeeded`.
+    One UPDATE for the group, then each item's own start and end (a batch's
+    write time is never an item's) through the dialect's bulk row update (one
+    statement on PostgreSQL, an in-process executemany on SQLite), then one
+    executemany for the results that are not None. A single UPDATE with a
+    CASE per item said the same but is a new statement for every group:
+    SQLAlchemy's cache key and compile cost ~40 ms per 128 items.
     """
     if not results:
         return set()
     params = {"ids": [s.item_id for s in results], "worker": worker, "now": now}
-    done = set(
-        conn.execute(
-            update(queue_items)
-            .where(_OURS)
-            .values(
-                status="succeeded",
-                error=None,
-                result=None,
-                started_at=_per_item(
-                    {s.item_id: s.started for s in results}, queue_items.c.started_at
-                ),
-                finished_at=_per_item({s.item_id: s.finished for s in results}, _NOW),
-                **_RELEASED,
-            )
-            .returning(queue_items.c.id),
-            params,
-        ).scalars()
-    )
-    values = [
-        {"item": s.item_id, "result": s.result}
-        for s in results
-        if s.result is not None and s.item_id in done
-    ]
+    done = set(conn.execute(_SUCCEED, params).scalars())
+    ours = [s for s in results if s.item_id in done]
+    dialect = dialects.of(conn)
+    enc = dialect.params
+    ended = [(enc.datetime(s.finished), enc.uuid(s.item_id)) for s in ours]
+    dialect.update_rows(conn, queue_items, ("id",), "finished_at", ended)
+    began = [(enc.datetime(s.started), enc.uuid(s.item_id)) for s in ours if s.started]
+    dialect.update_rows(conn, queue_items, ("id",), "started_at", began)
+    values = [{"item": s.item_id, "result": s.result} for s in ours if s.result is not None]
     if values:
         conn.execute(_RESULT, values)
     return done
-
-
-def _per_item(times: Mapping[UUID, datetime | None], otherwise: Any) -> Any:
-    """A CASE giving each item (by id) its own instant; `otherwise` where it has none."""
-    known = {
-        bindparam(None, item_id, type_=Uuid()): bindparam(None, at, type_=UTCDateTime())
-        for item_id, at in times.items()
-        if at is not None
-    }
-    return case(known, value=queue_items.c.id, else_=otherwise) if known else otherwise
 
 
 def release(conn: Connection, item_ids: Sequence[UUID], worker: str, now: datetime) -> int:
