@@ -14,6 +14,11 @@ from cronplane.store.database import Database
 from cronplane.store.tables import metadata
 from required_services import require_service
 
+# The suite's receivers listen on loopback, which the outbound rule denies by default
+# (core.outbound); the tests of that denial give their own policy or variable.
+LOOPBACK_ALLOWED = "127.0.0.1,::1"
+os.environ["CRONPLANE_OUTBOUND_ALLOW"] = LOOPBACK_ALLOWED
+
 PG_ADMIN_URL = os.environ.get(
     "CRONPLANE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )

@@ -27,7 +27,8 @@
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
     │   ├── CommandTargetsOff            X403250CMDOFF  `command:` targets not enabled here
-    │   └── CommandJobForbidden          X403251CMDADM  only a platform admin may set one
+    │   ├── CommandJobForbidden          X403251CMDADM  only a platform admin may set one
+    │   └── OutboundAddressDenied        X403270OUTDNY  a webhook/channel address the platform denies
     ├── NotFound                         404 class, CLI exit 3
     │   ├── ScheduleNotFound             X404902SCHNFD
     │   ├── JobNotFound                  X404903JOBNFD
@@ -279,6 +280,14 @@ class CommandJobForbidden(Forbidden):
     """Creating or changing a `command:` job by a caller that is not a platform admin."""
 
     code = _code("X403251CMDADM", "only a platform admin may create or change a command: job")
+
+
+class OutboundAddressDenied(Forbidden):
+    """A webhook target or alert channel whose host is (or resolves to) an address the
+    platform denies (core.outbound: loopback, private, link-local, ... unless
+    CRONPLANE_OUTBOUND_ALLOW allows it); the message names the host and the address."""
+
+    code = _code("X403270OUTDNY", "outbound address denied; detail: host, address, setting")
 
 
 class QuotaExceeded(CronplaneError):

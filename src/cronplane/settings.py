@@ -11,6 +11,7 @@
 | —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
 | quota defaults | —        | CRONPLANE_QUOTA_MAX_SCHEDULES, …_MAX_JOBS, …_MAX_FIRES_PER_MINUTE, …_MAX_QUEUED | unlimited |
 | —            | —          | CRONPLANE_METRICS_TENANT_LABEL | on (`0` drops the label) |
+| —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
 
 A flag wins over its variable; the variable wins over the default.
 `min_interval` is the installation's shortest allowed schedule interval: a
@@ -22,6 +23,8 @@ service and the worker where they are made.
 The `CRONPLANE_QUOTA_*` variables are the platform's default tenant quotas
 (:func:`quota_defaults`, core.quotas); the minimum interval's default is
 `CRONPLANE_MIN_INTERVAL`. Read where the service and the dispatcher are made.
+`CRONPLANE_OUTBOUND_ALLOW` (:func:`outbound_policy`, core.outbound) adds CIDRs and
+host names to the public addresses webhooks and alert channels may connect to.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
+from cronplane.core.outbound import ALLOW_VARIABLE, OutboundPolicy, parse_allow
 from cronplane.core.quotas import Quota, checked_limits
 from cronplane.errors import InvalidRequest
 
@@ -150,3 +154,10 @@ def metrics_tenant_label(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     value = env.get(METRICS_TENANT_LABEL_VARIABLE, "").strip().lower()
     return value not in ("0", "false", "no", "off")
+
+
+def outbound_policy(environ: Mapping[str, str] | None = None) -> OutboundPolicy:
+    """The addresses webhooks and alert channels may reach: public ones, plus what
+    CRONPLANE_OUTBOUND_ALLOW names; InvalidRequest naming a bad entry."""
+    env = os.environ if environ is None else environ
+    return parse_allow(env.get(ALLOW_VARIABLE))

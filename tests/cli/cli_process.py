@@ -49,6 +49,8 @@ def run_cronplane(
 ) -> Outcome:
     """`cronplane ARGS` with `env` laid over a clean CRONPLANE_* environment."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
+    # The suite's receivers are on loopback (denied by default); `env` may override it.
+    base["CRONPLANE_OUTBOUND_ALLOW"] = "127.0.0.1,::1"
     for key, value in env.items():
         if value is None:
             base.pop(key, None)

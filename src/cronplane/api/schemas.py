@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import controls, validation, window
+from cronplane.core import controls, redact, validation, window
 from cronplane.core.model import Overlap
 from cronplane.core.quotas import MAX_LIMIT
 
@@ -260,6 +260,11 @@ class EventOut(Response):
     created_at: datetime
     detail: dict[str, Any]
 
+    @field_validator("message", "detail")
+    @classmethod
+    def _masked(cls, value: Any) -> Any:
+        return redact.redact_value(value)  # an error text may quote a URL
+
 
 class EventPage(Response):
     """Events newest first; pass `next_before` as `before` for older ones (null: no more)."""
@@ -322,6 +327,11 @@ class JobOut(Response):
         # Every route that answers a job goes through here: no secret leaves, sealed or not.
         return validation.public_options(options)
 
+    @field_validator("target")
+    @classmethod
+    def _masked(cls, target: str) -> str:
+        return redact.redact_text(target)  # `webhook:https://user:pass@…?token=…`
+
 
 class JobList(Response):
     """Jobs by stack and name."""
@@ -364,6 +374,11 @@ class QueueItemOut(Response):
     exclusive: bool = False
     cancel_requested_at: datetime | None = None
     cancelled_by: str | None = None
+
+    @field_validator("error", "result")
+    @classmethod
+    def _masked(cls, value: Any) -> Any:
+        return redact.redact_value(value)  # an error text or result may quote a URL
 
 
 class QueueItemList(Response):

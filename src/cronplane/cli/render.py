@@ -21,6 +21,7 @@ from cronplane.core.codec import to_document
 from cronplane.core.model import Job, Schedule
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
+from cronplane.core.redact import redact_text, redact_value
 from cronplane.events import Event
 
 
@@ -181,7 +182,8 @@ def jobs(rows: Sequence[Job], as_json: bool) -> None:
     for column in ("Code", "Name", "Type", "Status", "Stack", "Target"):
         table.add_column(column, no_wrap=column != "Target")
     for row in rows:
-        table.add_row(row.name, row.title, row.kind, row.status.upper(), row.stack, row.target)
+        target = redact_text(row.target)
+        table.add_row(row.name, row.title, row.kind, row.status.upper(), row.stack, target)
     _console().print(table)
 
 
@@ -209,7 +211,7 @@ HISTORY_KEYS = (
 def events(rows: Sequence[Event], as_json: bool) -> None:
     """A schedule's history, newest first."""
     if as_json:
-        documents = (to_document(event) for event in rows)
+        documents = (redact_value(to_document(event)) for event in rows)
         echo_json([{key: document[key] for key in HISTORY_KEYS} for document in documents])
         return
     table = Table()
@@ -218,7 +220,7 @@ def events(rows: Sequence[Event], as_json: bool) -> None:
     shown = distinct_tails([str(e.item_id) for e in rows if e.item_id is not None])
     for e in rows:
         item = "-" if e.item_id is None else shown[str(e.item_id)]
-        message = e.message + coalesced_note(e.detail) + late_note(e.detail)
+        message = redact_text(e.message + coalesced_note(e.detail) + late_note(e.detail))
         table.add_row(
             when(e.created_at), e.code, e.actor, when(e.scheduled_for), item, escape(message)
         )

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from cronplane.core import validation
 from cronplane.core.alerts import ChannelKind
+from cronplane.core.outbound import url_host_port
 from cronplane.errors import InvalidChannel
 
 MAX_RECIPIENTS: Final = 20
@@ -91,3 +92,16 @@ def check_channel(kind: str, config: Mapping[str, Any], secret: str | None) -> d
         if secret is None:
             raise bad("a username needs a sealed password", "secret")
     return out
+
+
+def channel_endpoint(kind: str, config: Mapping[str, Any]) -> tuple[str, int] | None:
+    """Where a checked channel connects (host, port): a webhook's URL, an email
+    channel's SMTP server; None for Slack (its URL is the sealed secret, judged at send)."""
+    if kind == ChannelKind.WEBHOOK:
+        try:
+            return url_host_port(str(config["url"]))
+        except ValueError:
+            return None
+    if kind == ChannelKind.EMAIL:
+        return str(config["host"]), int(config["port"])
+    return None

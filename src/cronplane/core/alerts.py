@@ -24,6 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from cronplane.core.codec import to_document
+from cronplane.core.redact import redact_value
 from cronplane.errors import InvalidAlertRule
 
 NAME_LIMIT: Final = 64
@@ -143,7 +144,7 @@ class Channel:
             "tenant": self.tenant,
             "name": self.name,
             "kind": self.kind,
-            "config": dict(self.config),
+            "config": redact_value(dict(self.config)),
             "secret": "set" if self.secret else None,
             "created_at": self.created_at.isoformat(),
         }

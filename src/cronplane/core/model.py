@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 from uuid import UUID
 
 from cronplane.core.codec import field_names, to_document
+from cronplane.core.redact import redact_text, redact_value
 
 Source = Literal["app", "user", "system"]
 Overlap = Literal["skip", "allow", "buffer_one", "cancel_running"]
@@ -181,8 +182,8 @@ class Job:
         return self.status == "active"
 
     def to_dict(self) -> dict[str, Any]:
-        """The row keyed by column names, JSON-ready."""
-        return to_document(self)
+        """The row keyed by column names, JSON-ready; credentials in the URL masked."""
+        return {**to_document(self), "target": redact_text(self.target)}
 
 
 ACTIVE: Final = ("queued", "running")
@@ -233,8 +234,11 @@ class QueueItem:
         return self.status in FINISHED
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly view (CLI `--json`, API)."""
-        return to_document(self)
+        """A JSON-friendly view (CLI `--json`, API); credentials in URLs masked."""
+        document = to_document(self)
+        document["error"] = None if self.error is None else redact_text(self.error)
+        document["result"] = redact_value(document["result"])
+        return document
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cronplane.clock import Clock
+from cronplane.core.outbound import OutboundPolicy
 from cronplane.core.quotas import Quota
 from cronplane.service.alerts import AlertService
 from cronplane.service.audit import AuditLog
@@ -35,7 +36,7 @@ from cronplane.service.schedule_creates import NewSchedule
 from cronplane.service.schedules import Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
-from cronplane.settings import command_targets_enabled, quota_defaults
+from cronplane.settings import command_targets_enabled, outbound_policy, quota_defaults
 from cronplane.store.database import Database
 
 
@@ -51,7 +52,8 @@ class ScheduleService:
     CRONPLANE_ALLOW_COMMAND_TARGETS variable) lets platform admins create
     `command:` jobs; `local_admin=False` (the API's service) makes every call
     name its principal for that, instead of being trusted as the database's holder.
-    `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota.
+    `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota;
+    `outbound` (default: CRONPLANE_OUTBOUND_ALLOW) the addresses webhooks may name.
     """
 
     def __init__(
@@ -66,13 +68,21 @@ class ScheduleService:
         allow_commands: bool | None = None,
         local_admin: bool = True,
         quotas: Quota | None = None,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
         if quotas is None:
             quotas = quota_defaults()
         self.context = Context(
-            database, clock, on_change, min_interval, allow_commands, local_admin, quotas
+            database,
+            clock,
+            on_change,
+            min_interval,
+            allow_commands,
+            local_admin,
+            quotas,
+            outbound_policy() if outbound is None else outbound,
         )
         self.database = database
         self.clock = clock

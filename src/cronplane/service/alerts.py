@@ -22,9 +22,10 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from cronplane import events as ev
+from cronplane import outbound
 from cronplane.codes import Code
 from cronplane.core import validation
-from cronplane.core.alert_channels import check_channel
+from cronplane.core.alert_channels import channel_endpoint, check_channel
 from cronplane.core.alerts import (
     Alert,
     AlertRule,
@@ -212,6 +213,9 @@ class AlertService(ServiceBase):
                 {"field": "secret"},
             )
         normalized = check_channel(kind, config, secret)
+        endpoint = channel_endpoint(kind, normalized)
+        if endpoint is not None:
+            outbound.check_at_create(self.context.outbound, *endpoint)
         with self._write() as tx:
             channel = Channel(uuid.uuid4(), tenant, name, kind, normalized, secret, tx.now)
             if not rules_store.insert_channel(tx.conn, channel):

@@ -18,12 +18,14 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from cronplane import outbound
 from cronplane.clock import Clock
 from cronplane.codes import Code
 from cronplane.core import cron as cron_engine
 from cronplane.core import validation
 from cronplane.core.access import COMMAND_KIND, Principal, check_command_job
 from cronplane.core.model import Job, JobSpec, Schedule, Scope
+from cronplane.core.outbound import DENY_ALL_PRIVATE, OutboundPolicy, url_host_port
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
 from cronplane.store import jobs as job_store
@@ -52,7 +54,8 @@ class Context:
     `allow_commands` the CRONPLANE_ALLOW_COMMAND_TARGETS switch; `local_admin`
     whether a call naming no principal is a platform admin's (a process that
     holds the database, like the local CLI: True; the API's service: False);
-    `quotas` the platform's default tenant quota (settings.quota_defaults)."""
+    `quotas` the platform's default tenant quota (settings.quota_defaults);
+    `outbound` the addresses webhook targets may name (settings.outbound_policy)."""
 
     database: Database
     clock: Clock
@@ -61,10 +64,11 @@ class Context:
     allow_commands: bool = False
     local_admin: bool = True
     quotas: Quota = UNLIMITED
+    outbound: OutboundPolicy = DENY_ALL_PRIVATE
 
     def caller(self, principal: Principal | None) -> Caller:
         """Who is writing, as the `command:` rule judges it."""
-        return Caller(principal, self.allow_commands, self.local_admin)
+        return Caller(principal, self.allow_commands, self.local_admin, self.outbound)
 
     @contextmanager
     def write(self) -> Iterator[Transaction]:
@@ -92,15 +96,32 @@ class Caller:
     principal: Principal | None
     allow_commands: bool
     local_admin: bool
+    outbound: OutboundPolicy = DENY_ALL_PRIVATE
 
     def check_job(self, before: Job | None, after: Job | JobSpec) -> None:
         """Refuse a write that creates a `command:` job or changes its command or options;
-        other changes to one (title, payload, status) follow the role alone."""
+        other changes to one (title, payload, status) follow the role alone. A new or
+        changed `webhook:` URL must not name a denied address (cronplane.outbound)."""
+        check_webhook_target(self.outbound, before, after)
         if not after.target.startswith(f"{COMMAND_KIND}:"):
             return
         if before is not None and (before.target, before.options) == (after.target, after.options):
             return
         check_command_job(self.principal, enabled=self.allow_commands, local_admin=self.local_admin)
+
+
+def check_webhook_target(policy: OutboundPolicy, before: Job | None, after: Job | JobSpec) -> None:
+    """OutboundAddressDenied for a new or changed `webhook:` target whose host is, or
+    resolves to, a denied address (a name that does not resolve is judged at send)."""
+    if not after.target.startswith("webhook:"):
+        return
+    if before is not None and before.target == after.target:
+        return
+    try:
+        host, port = url_host_port(after.target.removeprefix("webhook:"))
+    except ValueError:
+        return  # the target's shape is validation's to refuse
+    outbound.check_at_create(policy, host, port)
 
 
 class ServiceBase:

@@ -19,6 +19,12 @@ raises: the worker retries with backoff (`DELIVER_OPTIONS`). A 4xx, a missing
 channel or an unsealable secret fails at once. Either way the attempt is
 recorded in the tenant's ledger (`V200303ALTSNT` / `X200304ALTDLF`). Error
 texts never carry the secret (the Slack URL included): they name the channel.
+
+Every connection (HTTP and SMTP) goes only to checked addresses of its host
+(cronplane.outbound, CRONPLANE_OUTBOUND_ALLOW): a denied one fails the delivery
+at once with X403270OUTDNY, the Slack URL's host included (it is sealed, so it
+is first judged here, at send). A connection that fails reads the same whatever
+failed (refused, reset, timed out).
 """
 
 from __future__ import annotations
@@ -32,14 +38,17 @@ from typing import Any, Final
 
 import httpx
 
-from cronplane import __version__
+from cronplane import __version__, outbound
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.alerts import Channel, ChannelKind
+from cronplane.core.outbound import OutboundPolicy
+from cronplane.errors import OutboundAddressDenied
+from cronplane.settings import outbound_policy
 from cronplane.store import alert_rules as rules_store
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
-from cronplane.targets import PermanentFailure, RunContext
+from cronplane.targets import PermanentFailure, RunContext, outbound_http
 from cronplane.targets.webhook import (
     ATTEMPT_HEADER,
     DELIVERY_HEADER,
@@ -72,10 +81,17 @@ def console_link(channel: Channel, tenant: str) -> str | None:
 class AlertDelivery:
     """Delivers `system:deliver` items (one notification, one channel)."""
 
-    def __init__(self, database: Database, clock: Clock, keyring: SecretKeyring | None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        keyring: SecretKeyring | None,
+        policy: OutboundPolicy | None = None,
+    ) -> None:
         self.database = database
         self.clock = clock
         self.keyring = keyring
+        self.policy = outbound_policy() if policy is None else policy
 
     def deliver(self, payload: dict[str, Any], context: RunContext) -> dict[str, Any]:
         """Send, record the outcome in the tenant's ledger, and return or raise it."""
@@ -86,6 +102,9 @@ class AlertDelivery:
             if channel is None:
                 raise PermanentFailure(f"alert channel {name!r} no longer exists")
             result = self._send(channel, payload, context)
+        except OutboundAddressDenied as error:
+            self._record(payload, context, error=str(error))
+            raise PermanentFailure(str(error)) from None
         except Exception as error:
             self._record(payload, context, error=f"{type(error).__name__}: {error}")
             raise
@@ -163,12 +182,14 @@ class AlertDelivery:
     ) -> dict[str, Any]:
         headers["User-Agent"] = f"cronplane/{__version__}"
         try:
-            with httpx.Client(follow_redirects=False, timeout=TIMEOUT) as client:
-                response = client.post(url, content=body, headers=headers)
-        except httpx.HTTPError as error:
-            # The exception text may quote the URL (a Slack URL is the secret): name the type.
+            with outbound_http.http_client(self.policy) as client:
+                response = client.post(url, content=body, headers=headers, timeout=TIMEOUT)
+        except httpx.HTTPError:
+            # The exception text may quote the URL (a Slack URL is the secret), and its kind
+            # tells a port scanner refused from reset: one text, naming only the channel.
             raise DeliveryUnavailable(
-                f"channel {channel.name!r} unreachable: {type(error).__name__}"
+                f"channel {channel.name!r}: no answer within {TIMEOUT:g}s "
+                "(could not connect, or the connection failed)"
             ) from None
         status = response.status_code
         if 200 <= status < 300:
@@ -177,6 +198,15 @@ class AlertDelivery:
         if status >= 500 or status in RETRYABLE_CLIENT_ERRORS:
             raise DeliveryUnavailable(message)
         raise PermanentFailure(message)
+
+    @staticmethod
+    def _no_answer(channel: Channel) -> DeliveryUnavailable:
+        """Refused, reset or timed out: one text (no port scan through a channel's errors)."""
+        host, port = str(channel.config["host"]), int(channel.config["port"])
+        return DeliveryUnavailable(
+            f"channel {channel.name!r}: SMTP failed: "
+            + outbound.uniform_failure(host, port, TIMEOUT)
+        )
 
     def _tls(self, channel: Channel) -> ssl.SSLContext:
         """Verify the server against `ca_file` when set, else the system's CAs (which
@@ -204,7 +234,9 @@ class AlertDelivery:
         lines += [f"{key}: {alert[key]}" for key in sorted(alert) if key != "detail"]
         message.set_content("\n".join(lines))
         try:
-            with smtplib.SMTP(str(config["host"]), int(config["port"]), timeout=TIMEOUT) as smtp:
+            with outbound.PinnedSMTP(
+                str(config["host"]), int(config["port"]), TIMEOUT, self.policy
+            ) as smtp:
                 if config.get("starttls"):
                     # Raises (no STARTTLS offered, an untrusted certificate) before any
                     # credential or message is sent: nothing goes out in clear.
@@ -216,8 +248,18 @@ class AlertDelivery:
             raise PermanentFailure(
                 f"channel {channel.name!r}: SMTP login refused ({error.smtp_code})"
             ) from None
-        except (smtplib.SMTPException, OSError) as error:
+        except smtplib.SMTPConnectError:
+            raise self._no_answer(channel) from None
+        except (
+            ssl.SSLError,
+            smtplib.SMTPResponseException,
+            smtplib.SMTPNotSupportedError,
+            smtplib.SMTPRecipientsRefused,
+        ) as error:
+            # An SMTP server answered: what it refused says nothing about other ports.
             raise DeliveryUnavailable(
                 f"channel {channel.name!r}: SMTP failed: {type(error).__name__}"
             ) from None
+        except (smtplib.SMTPException, OSError):
+            raise self._no_answer(channel) from None
         return {"channel": channel.name, "recipients": len(config["to"])}

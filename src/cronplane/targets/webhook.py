@@ -19,9 +19,15 @@ Outcomes, by the receiver's answer:
 | 2xx                                      | succeeded; result {status, body, …}       |
 | 5xx, 408, 425, 429, timeout, no connect  | retried with backoff while attempts remain |
 | other 4xx, 3xx (redirects not followed)  | failed at once (PermanentFailure)          |
+| a denied address (cronplane.outbound)    | failed at once, X403270OUTDNY              |
 
-The body kept is capped (4 KiB on the result, 2 KiB in the error text, which
-the worker caps at 4,000 characters).
+What is recorded is the status and a viewer-safe excerpt of the body: at most
+EXCERPT_LIMIT (512) characters, control characters replaced. Every connection
+failure reads the same ("no answer from HOST:PORT within Ns …"), whether the
+port refused, reset or never answered: a viewer of the item learns nothing
+about the receiver's network. Connections go only to checked addresses of the
+URL's host (cronplane.outbound: resolved once, every address judged against
+CRONPLANE_OUTBOUND_ALLOW's rule, no proxy from the environment).
 
 **Secrets.** Each job signs with its own secret. By default the secret is not
 stored at all: it is derived, ``HMAC-SHA256(K, tenant/stack/job/rotation)``,
@@ -56,10 +62,13 @@ from typing import Any, Final
 import httpx
 from cryptography.fernet import Fernet, InvalidToken
 
-from cronplane import __version__
+from cronplane import __version__, outbound
 from cronplane.clock import Clock
 from cronplane.core import validation
-from cronplane.targets import PermanentFailure, RunContext
+from cronplane.core.outbound import OutboundPolicy, url_host_port
+from cronplane.errors import OutboundAddressDenied
+from cronplane.settings import outbound_policy
+from cronplane.targets import PermanentFailure, RunContext, outbound_http
 
 SECRET_KEY_VARIABLE: Final = "CRONPLANE_SECRET_KEY"
 SIGNATURE_HEADER: Final = "X-Cronplane-Signature"
@@ -67,8 +76,8 @@ DELIVERY_HEADER: Final = "X-Cronplane-Delivery"
 ATTEMPT_HEADER: Final = "X-Cronplane-Attempt"
 DEFAULT_TIMEOUT: Final = 10.0
 MAX_TIMEOUT: Final = 300.0
-RESULT_BODY_LIMIT: Final = 4096
-ERROR_BODY_LIMIT: Final = 2048
+RESULT_BODY_LIMIT: Final = 4096  # bytes read from an answer (the rest is not read)
+EXCERPT_LIMIT: Final = 512  # characters of the body kept on the result or in the error
 SIGNATURE_TOLERANCE: Final = 300  # seconds a receiver should accept between t and its clock
 SEALED_PREFIX: Final = validation.SEALED_PREFIX
 MIN_KEY_LENGTH: Final = 16
@@ -204,17 +213,27 @@ def context_document(context: RunContext) -> dict[str, Any]:
     }
 
 
-def _body_text(data: bytes, limit: int) -> tuple[str, bool]:
-    """At most `limit` bytes of a response body as text, and whether it was cut."""
-    return data[:limit].decode("utf-8", errors="replace"), len(data) > limit
+def excerpt(data: bytes, limit: int = EXCERPT_LIMIT) -> tuple[str, bool]:
+    """At most `limit` characters of a response body as text a viewer may see (control
+    characters but newline and tab replaced), and whether it was cut."""
+    text = data.decode("utf-8", errors="replace")
+    safe = "".join(
+        char if char in "\n\t" or (char.isprintable() and char != "\ufffd") else "\ufffd"
+        for char in text[:limit]
+    )
+    return safe, len(text) > limit
 
 
 class WebhookTarget:
     """Delivers `webhook:` targets; one pooled HTTP client per worker process."""
 
-    def __init__(self, clock: Clock, keyring: SecretKeyring | None) -> None:
+    def __init__(
+        self, clock: Clock, keyring: SecretKeyring | None, policy: OutboundPolicy | None = None
+    ) -> None:
         self.clock = clock
         self.keyring = keyring
+        # None: CRONPLANE_OUTBOUND_ALLOW's rule (read once, where the worker is made).
+        self.policy = outbound_policy() if policy is None else policy
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
@@ -222,14 +241,15 @@ class WebhookTarget:
         """The pooled client, made on first delivery (building its TLS context is not free)."""
         with self._lock:
             if self._client is None:
-                # Redirects are not followed: a signed POST goes to the job's URL, or fails.
-                self._client = httpx.Client(follow_redirects=False)
+                # Redirects are not followed: a signed POST goes to the job's URL, or fails;
+                # connections only to checked addresses, never through a proxy.
+                self._client = outbound_http.http_client(self.policy)
             return self._client
 
     @classmethod
     def from_environ(cls, clock: Clock, environ: Mapping[str, str] | None = None) -> WebhookTarget:
         """A target keyed by CRONPLANE_SECRET_KEY (deliveries fail while it is unset)."""
-        return cls(clock, SecretKeyring.from_environ(environ))
+        return cls(clock, SecretKeyring.from_environ(environ), outbound_policy(environ))
 
     def close(self) -> None:
         """Close the pooled connections."""
@@ -266,20 +286,27 @@ class WebhookTarget:
         started = self.clock.monotonic()
         try:
             status, reason, data = self._post(spec, body, headers, timeout, started)
-        except httpx.TimeoutException as error:
-            raise WebhookUnavailable(f"webhook timed out after {timeout:g}s: {spec}") from error
-        except httpx.TransportError as error:
-            raise WebhookUnavailable(f"webhook unreachable: {spec}: {error}") from error
+        except OutboundAddressDenied as error:
+            raise PermanentFailure(str(error)) from None
+        except httpx.HTTPError:
+            # One text for refused, reset and timed out (no port scan through the error).
+            try:
+                host, port = url_host_port(spec)
+            except ValueError:
+                host, port = "the webhook's host", 0
+            raise WebhookUnavailable(
+                "webhook: " + outbound.uniform_failure(host, port, timeout)
+            ) from None
         elapsed_ms = round((self.clock.monotonic() - started) * 1000)
         if 200 <= status < 300:
-            text, truncated = _body_text(data, RESULT_BODY_LIMIT)
+            text, truncated = excerpt(data)
             return {
                 "status": status,
                 "body": text,
                 "truncated": truncated,
                 "elapsed_ms": elapsed_ms,
             }
-        text, truncated = _body_text(data, ERROR_BODY_LIMIT)
+        text, truncated = excerpt(data)
         message = f"webhook answered HTTP {status} {reason}: {text}{' …' if truncated else ''}"
         if status >= 500 or status in RETRYABLE_CLIENT_ERRORS:
             raise WebhookUnavailable(message)

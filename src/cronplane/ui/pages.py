@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from cronplane import __version__
 from cronplane.core.cron import known_zone
+from cronplane.core.redact import redact_text
 from cronplane.errors import CronplaneError, UnknownZone
 
 TEMPLATE_DIR: Final = Path(__file__).parent / "templates"
@@ -84,6 +85,13 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _masked(value: Any) -> Any:
+    if isinstance(value, str) and "://" in value:
+        masked = redact_text(str(value))
+        return value if masked == str(value) else type(value)(masked)
+    return value
+
+
 def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATE_DIR)
     env = templates.env
@@ -93,6 +101,8 @@ def _templates() -> Jinja2Templates:
     env.filters["compact_json"] = compact_json
     env.globals["static"] = STATIC_PREFIX
     env.globals["version"] = __version__
+    # Every `{{ … }}` the console prints: credentials in URLs masked (core.redact).
+    env.finalize = _masked
     env.trim_blocks = True
     env.lstrip_blocks = True
     return templates
