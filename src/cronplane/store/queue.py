@@ -27,9 +27,10 @@ and only their parameters change per call.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 from uuid import UUID
 
@@ -61,10 +62,16 @@ from cronplane.store.types import UTCDateTime
 _DEFAULT = ItemOptions()
 
 
+@lru_cache(maxsize=32)
+def _picker(fields: tuple[str, ...]) -> Callable[[Row[Any]], tuple[Any, ...]]:
+    """The record's fields, in its order, from a row of these columns."""
+    return itemgetter(*(fields.index(name) for name in QueueItem.__slots__))
+
+
 def item_from_row(row: Row[Any]) -> QueueItem:
-    """Map a `queue_items` row to the frozen record."""
-    m = row._mapping
-    return QueueItem(**{name: m[name] for name in QueueItem.__slots__})
+    """Map a `queue_items` row to the frozen record (by position: a claim maps a
+    thousand rows at a time, and a mapping per row cost a third of it)."""
+    return QueueItem(*_picker(row._fields)(row))
 
 
 def item_values(
