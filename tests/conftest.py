@@ -10,9 +10,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane.store.database import Database
 from cronplane.store.tables import metadata
 from required_services import require_service
+
+# The tests' own job modules (tests/allowed_modules.py), for this process and the worker and
+# server processes tests start; a test that judges the rule sets its own value.
+os.environ["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
 
 PG_ADMIN_URL = os.environ.get(
     "CRONPLANE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

@@ -9,6 +9,7 @@
 | actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
 | min_interval | —          | CRONPLANE_MIN_INTERVAL   | `1` (seconds)            |
 | —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
+| —            | —          | CRONPLANE_PYTHON_TARGETS | `demo_jobs` (module prefixes; empty: none) |
 | quota defaults | —        | CRONPLANE_QUOTA_MAX_SCHEDULES, …_MAX_JOBS, …_MAX_FIRES_PER_MINUTE, …_MAX_QUEUED | unlimited |
 | —            | —          | CRONPLANE_METRICS_TENANT_LABEL | on (`0` drops the label) |
 
@@ -32,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
+from cronplane.core.python_targets import VARIABLE as PYTHON_TARGETS_VARIABLE
+from cronplane.core.python_targets import parse_prefixes
 from cronplane.core.quotas import Quota, checked_limits
 from cronplane.errors import InvalidRequest
 
@@ -88,6 +91,13 @@ def command_targets_enabled(environ: Mapping[str, str] | None = None) -> bool:
     worker runs no shell command unless its installation said so."""
     env = os.environ if environ is None else environ
     return env.get(COMMAND_TARGETS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def python_target_prefixes(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The module prefixes `python:` targets may name (CRONPLANE_PYTHON_TARGETS, read by the
+    service and the worker where they are made; core.python_targets has the rule)."""
+    env = os.environ if environ is None else environ
+    return parse_prefixes(env.get(PYTHON_TARGETS_VARIABLE))
 
 
 def load_settings(

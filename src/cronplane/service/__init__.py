@@ -35,7 +35,7 @@ from cronplane.service.schedule_creates import NewSchedule
 from cronplane.service.schedules import Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
-from cronplane.settings import command_targets_enabled, quota_defaults
+from cronplane.settings import command_targets_enabled, python_target_prefixes, quota_defaults
 from cronplane.store.database import Database
 
 
@@ -52,6 +52,8 @@ class ScheduleService:
     `command:` jobs; `local_admin=False` (the API's service) makes every call
     name its principal for that, instead of being trusted as the database's holder.
     `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota.
+    `python_targets` (default: the CRONPLANE_PYTHON_TARGETS variable) are the module
+    prefixes a `python:` job may name (X403252PYDENY otherwise).
     """
 
     def __init__(
@@ -66,13 +68,23 @@ class ScheduleService:
         allow_commands: bool | None = None,
         local_admin: bool = True,
         quotas: Quota | None = None,
+        python_targets: tuple[str, ...] | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
         if quotas is None:
             quotas = quota_defaults()
+        if python_targets is None:
+            python_targets = python_target_prefixes()
         self.context = Context(
-            database, clock, on_change, min_interval, allow_commands, local_admin, quotas
+            database,
+            clock,
+            on_change,
+            min_interval,
+            allow_commands,
+            local_admin,
+            quotas,
+            python_targets,
         )
         self.database = database
         self.clock = clock
