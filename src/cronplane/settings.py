@@ -11,7 +11,8 @@
 | —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
 | —            | —          | CRONPLANE_PYTHON_TARGETS | `demo_jobs` (module prefixes; empty: none) |
 | quota defaults | —        | CRONPLANE_QUOTA_MAX_SCHEDULES, …_MAX_JOBS, …_MAX_FIRES_PER_MINUTE, …_MAX_QUEUED | unlimited |
-| —            | —          | CRONPLANE_METRICS_TENANT_LABEL | on (`0` drops the label) |
+| —            | —          | CRONPLANE_METRICS_TENANT_LABEL | off (`1` adds per-tenant series) |
+| —            | —          | CRONPLANE_METRICS_TOKEN  | unset: `/metrics` is public |
 
 A flag wins over its variable; the variable wins over the default.
 `min_interval` is the installation's shortest allowed schedule interval: a
@@ -155,8 +156,20 @@ METRICS_TENANT_LABEL_VARIABLE = "CRONPLANE_METRICS_TENANT_LABEL"
 
 
 def metrics_tenant_label(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether metrics carry a `tenant` label: on unless CRONPLANE_METRICS_TENANT_LABEL is
-    `0` (or false/no/off), for installations with too many tenants for one series each."""
+    """Whether the per-tenant series (`cronplane_tenant_*{tenant}`) are fed: off unless
+    CRONPLANE_METRICS_TENANT_LABEL is `1` (or true/yes/on), since a tenant's name in a
+    scrape tells whoever reads it which tenants exist (issue 33)."""
     env = os.environ if environ is None else environ
     value = env.get(METRICS_TENANT_LABEL_VARIABLE, "").strip().lower()
-    return value not in ("0", "false", "no", "off")
+    return value in ("1", "true", "yes", "on")
+
+
+METRICS_TOKEN_VARIABLE = "CRONPLANE_METRICS_TOKEN"
+
+
+def metrics_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The bearer token `/metrics` requires (CRONPLANE_METRICS_TOKEN); None (unset or
+    blank): `/metrics` answers without one."""
+    env = os.environ if environ is None else environ
+    value = env.get(METRICS_TOKEN_VARIABLE, "").strip()
+    return value or None
