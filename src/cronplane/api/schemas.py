@@ -37,6 +37,8 @@ def described(**schema: Any) -> Any:
 # What the service accepts, for the document (core/validation.py is the rule).
 NAME_SCHEMA: Final = {"pattern": validation.NAME_REGEX, "maxLength": validation.MAX_NAME_LENGTH}
 NO_NUL: Final = "^[^\\x00]*$"
+# A free-text query parameter's schema: no NUL (api.limits refuses one in any parameter).
+NUL_FREE: Final[dict[str, Any]] = {"pattern": NO_NUL}
 
 NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME), described(**NAME_SCHEMA)]
 # A name in a URL path (tenant, stack, environment, schedule, job).
