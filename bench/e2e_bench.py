@@ -56,6 +56,10 @@ from cronplane.store.tables import queue_items
 from dispatch_bench import clock_for, seed
 from worker_bench import PG_ADMIN, fresh_postgres, register_noop, tree_cpu
 
+# The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process
+# and the servers and workers it starts.
+os.environ.setdefault("CRONPLANE_PYTHON_TARGETS", "worker_bench")
+
 PG_NAME = "cronplane_e2e_bench"
 BENCH = Path(__file__).resolve().parent
 PROGRESS = (

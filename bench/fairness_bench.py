@@ -55,6 +55,10 @@ from dispatch_bench import clock_for, percentile, seed
 from e2e_bench import fire_logged, free_port, start_serve, stop, wait_ready
 from worker_bench import PG_ADMIN, fresh_postgres, register_noop
 
+# The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process
+# and the servers and workers it starts.
+os.environ.setdefault("CRONPLANE_PYTHON_TARGETS", "worker_bench")
+
 PG_NAME = "cronplane_fairness_bench"
 A, B = "bench", "tenant-b"
 PROGRESS = (

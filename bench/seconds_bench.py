@@ -84,6 +84,10 @@ from dispatch_bench import SEED_COLUMNS, STATES
 from e2e_bench import free_port, peak_rss_mb, stop, wait_ready
 from worker_bench import PG_ADMIN, fresh_postgres, register_noop, tree_cpu
 
+# The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process
+# and the servers and workers it starts.
+os.environ.setdefault("CRONPLANE_PYTHON_TARGETS", "worker_bench")
+
 PG_NAME = "cronplane_seconds_bench"
 BENCH = Path(__file__).resolve().parent
 EVERY = 10  # seconds: `every 10 seconds`

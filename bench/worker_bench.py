@@ -67,6 +67,10 @@ from cronplane.store.tables import events, queue_items
 from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 from machine import fresh_postgres, tree_cpu
 
+# The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process
+# and the servers and workers it starts.
+os.environ.setdefault("CRONPLANE_PYTHON_TARGETS", "worker_bench")
+
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 PG_NAME = "cronplane_worker_bench"
 REDIS = "redis://127.0.0.1:6379"

@@ -45,6 +45,10 @@ from cronplane.service import ScheduleService
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
+# The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process
+# and the servers and workers it starts.
+os.environ.setdefault("CRONPLANE_PYTHON_TARGETS", "m")
+
 PG_ADMIN = os.environ.get("CRONPLANE_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
 LOCKED = "database is locked"

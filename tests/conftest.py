@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane.store.database import Database
 from cronplane.store.tables import metadata
 from required_services import require_service
@@ -18,6 +19,9 @@ from required_services import require_service
 # (core.outbound); the tests of that denial give their own policy or variable.
 LOOPBACK_ALLOWED = "127.0.0.1,::1"
 os.environ["CRONPLANE_OUTBOUND_ALLOW"] = LOOPBACK_ALLOWED
+# The tests' own job modules (tests/allowed_modules.py), for this process and the worker and
+# server processes tests start; a test that judges the rule sets its own value.
+os.environ["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
 
 PG_ADMIN_URL = os.environ.get(
     "CRONPLANE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

@@ -18,6 +18,8 @@ import threading
 from datetime import timedelta
 from typing import Final
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
 from cronplane.dispatcher import default_holder
@@ -74,10 +76,15 @@ class AlertLoop:
                 )
             if self.term is not None:
                 self.last = self.evaluator.evaluate()
-        except Exception:  # the database is away, or a bug: log, back off, go on
+        except Exception as error:  # the database is away, or a bug: log, back off, go on
             self._failures += 1
             delay = outage_delay(self._failures)
-            log.exception("alert evaluation failed; retrying in %.1fs", delay)
+            if isinstance(error, SQLAlchemyError | OSError):
+                # An outage: one line per attempt, like the dispatcher's and the worker's.
+                first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+                log.warning("alert evaluation failed (%s); retrying in %.1fs", first, delay)
+            else:
+                log.exception("alert evaluation crashed; retrying in %.1fs", delay)
             return delay
         self._failures = 0
         return self.interval

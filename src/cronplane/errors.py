@@ -28,6 +28,7 @@
     ├── Forbidden                        X403001FORBID  CLI exit 6
     │   ├── CommandTargetsOff            X403250CMDOFF  `command:` targets not enabled here
     │   ├── CommandJobForbidden          X403251CMDADM  only a platform admin may set one
+    │   ├── PythonTargetForbidden        X403252PYDENY  a python: module outside CRONPLANE_PYTHON_TARGETS
     │   └── OutboundAddressDenied        X403270OUTDNY  a webhook/channel address the platform denies
     ├── NotFound                         404 class, CLI exit 3
     │   ├── ScheduleNotFound             X404902SCHNFD
@@ -280,6 +281,13 @@ class CommandJobForbidden(Forbidden):
     """Creating or changing a `command:` job by a caller that is not a platform admin."""
 
     code = _code("X403251CMDADM", "only a platform admin may create or change a command: job")
+
+
+class PythonTargetForbidden(Forbidden):
+    """A `python:` target whose module (or what its attribute path reaches) is not one the
+    installation allows (CRONPLANE_PYTHON_TARGETS): refused at create and in the worker."""
+
+    code = _code("X403252PYDENY", "python: target outside the modules this installation allows")
 
 
 class OutboundAddressDenied(Forbidden):

@@ -132,6 +132,7 @@ class ItemRunner:
                     timeout=item.timeout,
                     stop=stop,
                     on_start=mark,
+                    allowed=runner.allowed,
                 )
             else:
                 mark()

@@ -171,7 +171,7 @@ class _Metrics:
 
     def __init__(self, module: Any) -> None:
         self.m = module
-        # Per-tenant series (CRONPLANE_METRICS_TENANT_LABEL, on unless `0`).
+        # Per-tenant series (CRONPLANE_METRICS_TENANT_LABEL=1; off by default).
         self.by_tenant = metrics_tenant_label()
 
     @classmethod

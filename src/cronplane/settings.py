@@ -9,8 +9,10 @@
 | actor        | —          | CRONPLANE_ACTOR          | `cli:<login name>`       |
 | min_interval | —          | CRONPLANE_MIN_INTERVAL   | `1` (seconds)            |
 | —            | —          | CRONPLANE_ALLOW_COMMAND_TARGETS | off (`1` enables) |
+| —            | —          | CRONPLANE_PYTHON_TARGETS | `demo_jobs` (module prefixes; empty: none) |
 | quota defaults | —        | CRONPLANE_QUOTA_MAX_SCHEDULES, …_MAX_JOBS, …_MAX_FIRES_PER_MINUTE, …_MAX_QUEUED | unlimited |
-| —            | —          | CRONPLANE_METRICS_TENANT_LABEL | on (`0` drops the label) |
+| —            | —          | CRONPLANE_METRICS_TENANT_LABEL | off (`1` adds per-tenant series) |
+| —            | —          | CRONPLANE_METRICS_TOKEN  | unset: `/metrics` is public |
 | —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
 
 A flag wins over its variable; the variable wins over the default.
@@ -36,6 +38,8 @@ from dataclasses import dataclass
 
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
 from cronplane.core.outbound import ALLOW_VARIABLE, OutboundPolicy, parse_allow
+from cronplane.core.python_targets import VARIABLE as PYTHON_TARGETS_VARIABLE
+from cronplane.core.python_targets import parse_prefixes
 from cronplane.core.quotas import Quota, checked_limits
 from cronplane.errors import InvalidRequest
 
@@ -94,6 +98,13 @@ def command_targets_enabled(environ: Mapping[str, str] | None = None) -> bool:
     return env.get(COMMAND_TARGETS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def python_target_prefixes(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The module prefixes `python:` targets may name (CRONPLANE_PYTHON_TARGETS, read by the
+    service and the worker where they are made; core.python_targets has the rule)."""
+    env = os.environ if environ is None else environ
+    return parse_prefixes(env.get(PYTHON_TARGETS_VARIABLE))
+
+
 def load_settings(
     flags: Mapping[str, str | None] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -149,11 +160,23 @@ METRICS_TENANT_LABEL_VARIABLE = "CRONPLANE_METRICS_TENANT_LABEL"
 
 
 def metrics_tenant_label(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether metrics carry a `tenant` label: on unless CRONPLANE_METRICS_TENANT_LABEL is
-    `0` (or false/no/off), for installations with too many tenants for one series each."""
+    """Whether the per-tenant series (`cronplane_tenant_*{tenant}`) are fed: off unless
+    CRONPLANE_METRICS_TENANT_LABEL is `1` (or true/yes/on), since a tenant's name in a
+    scrape tells whoever reads it which tenants exist (issue 33)."""
     env = os.environ if environ is None else environ
     value = env.get(METRICS_TENANT_LABEL_VARIABLE, "").strip().lower()
-    return value not in ("0", "false", "no", "off")
+    return value in ("1", "true", "yes", "on")
+
+
+METRICS_TOKEN_VARIABLE = "CRONPLANE_METRICS_TOKEN"
+
+
+def metrics_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The bearer token `/metrics` requires (CRONPLANE_METRICS_TOKEN); None (unset or
+    blank): `/metrics` answers without one."""
+    env = os.environ if environ is None else environ
+    value = env.get(METRICS_TOKEN_VARIABLE, "").strip()
+    return value or None
 
 
 def outbound_policy(environ: Mapping[str, str] | None = None) -> OutboundPolicy:

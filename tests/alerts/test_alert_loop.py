@@ -4,9 +4,12 @@ closed alerts with the history."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
+
+import pytest
 
 from cronplane.alert_loop import AlertLoop
 from cronplane.clock import FakeClock
@@ -72,3 +75,23 @@ def test_prune_history_drops_alerts_closed_past_the_retention(database: Database
     with database.read() as conn:
         left = list_alerts(conn, "acme")
     assert len(left) == 2 and old.id not in {a.id for a in left}
+
+
+def test_an_unreachable_database_logs_one_line_per_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Issue 33: during an outage the alert loop logged a full traceback per refused
+    # connection while the dispatcher and the worker log one line.
+    gone = Database(
+        "postgresql+psycopg://postgres@127.0.0.1:1/none", connect_args={"connect_timeout": 1}
+    )
+    loop = AlertLoop(gone, FakeClock(START), holder="node-a")
+    with caplog.at_level(logging.WARNING, logger="cronplane.alert_loop"):
+        delays = [loop.step(), loop.step()]
+    gone.dispose()
+    assert delays == [0.5, 1.0] and loop.term is None
+    records = [r for r in caplog.records if r.name == "cronplane.alert_loop"]
+    assert len(records) == 2
+    for record in records:
+        assert record.exc_info is None and record.levelno == logging.WARNING
+        assert "\n" not in record.getMessage() and "alert evaluation failed" in record.getMessage()

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
+
 
 @dataclass
 class Outcome:
@@ -47,10 +49,12 @@ def command() -> str:
 def run_cronplane(
     *args: str, env: Mapping[str, str | None], cwd: Path, timeout: float = 120
 ) -> Outcome:
-    """`cronplane ARGS` with `env` laid over a clean CRONPLANE_* environment."""
+    """`cronplane ARGS` with `env` laid over a clean CRONPLANE_* environment (but for the
+    tests' allowed `python:` modules)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
     # The suite's receivers are on loopback (denied by default); `env` may override it.
     base["CRONPLANE_OUTBOUND_ALLOW"] = "127.0.0.1,::1"
+    base["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
     for key, value in env.items():
         if value is None:
             base.pop(key, None)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from cli_process import Cronplane, command, stop_group
 
+from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,6 +59,7 @@ def test_queue_cancel_stops_a_running_item_in_a_real_worker(
     item = cronplane("schedule", "run", "ticker", "--json").json()
     assert isinstance(item, dict) and item["timeout"] == 300 and item["max_concurrency"] == 2
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
+    env["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
     env |= {
         "CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
         "CRONPLANE_TENANT": "acme",

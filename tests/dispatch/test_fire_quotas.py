@@ -107,8 +107,8 @@ def test_platform_default_applies_to_every_tenant_and_a_row_overrides_it(
     assert _codes(database, "globex", MINUTE) == {"V200610SCHTRG": 3, "V200400SKPQTA": 2}
 
 
-@pytest.mark.parametrize("label", ["1", "0"])
-def test_tenant_metrics_count_fires_and_quota_skips_unless_turned_off(
+@pytest.mark.parametrize("label", ["1", "0", ""])
+def test_tenant_metrics_count_fires_and_quota_skips_only_when_turned_on(
     database: Database,
     clock: FakeClock,
     service: ScheduleService,

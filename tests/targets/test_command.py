@@ -200,13 +200,15 @@ def test_changing_the_command_is_an_admins_but_its_title_is_not(database: Databa
     service.register_job("acme", "default", COMMAND, actor="t", principal=PLATFORM_ADMIN)
     other = JobSpec(name="report", target="python:handlers:ok")
     service.register_job("acme", "default", other, actor="t", principal=TENANT_ADMIN)
-    for name, patch in [
-        ("backup", JobPatch(target="command:rm -rf /")),
-        ("backup", JobPatch(options={"timeout": 7200})),
-        ("report", JobPatch(target="command:id")),
+    for name, patch, field in [
+        ("backup", JobPatch(target="command:rm -rf /"), "target"),
+        # The refusal names what the write changed (issue 33: it said "target").
+        ("backup", JobPatch(options={"timeout": 7200}), "options"),
+        ("report", JobPatch(target="command:id"), "target"),
     ]:
-        with pytest.raises(CommandJobForbidden):
+        with pytest.raises(CommandJobForbidden) as refused:
             service.update_job("acme", "default", name, patch, actor="t", principal=TENANT_ADMIN)
+        assert refused.value.detail["field"] == field
     retitled = service.update_job(
         "acme", "default", "backup", JobPatch(title="Nightly"), actor="t", principal=TENANT_ADMIN
     )

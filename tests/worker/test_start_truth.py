@@ -23,6 +23,7 @@ import pytest
 from cli_process import command
 from sqlalchemy import select
 
+from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane import events as ev
 from cronplane.clock import SystemClock
 from cronplane.core.model import QueueItem
@@ -42,6 +43,7 @@ def _items(database: Database) -> list[QueueItem]:
 
 def _worker_process(url: str, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
+    env["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
     return subprocess.Popen(
         [command(), "worker", "--db", url, *args],

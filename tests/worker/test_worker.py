@@ -217,7 +217,7 @@ def test_python_target_loading() -> None:
     with pytest.raises(ValueError):
         load_callable("no-colon")
     with pytest.raises(ImportError):
-        load_callable("no_such_module_xyz:f")
+        load_callable("no_such_module_xyz:f", ("no_such_module_xyz",))
     targets = Targets({"python": PythonTarget()})
     with pytest.raises(UnknownTargetKind):
         targets.resolve("webhook:https://example.invalid/")

@@ -43,6 +43,7 @@ from cronplane.api.limits import RequestLimits
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
 from cronplane.service import ScheduleService
+from cronplane.settings import metrics_token
 from cronplane.store.database import Database
 
 API_PREFIX: Final = "/api/v1"
@@ -131,6 +132,7 @@ def create_app(
         creates=CreateGroups(service),
         limits=limits or Limits(),
         on_change=on_change,
+        metrics_token=metrics_token(),
     )
     # Each router straight onto the app (not nested in a /api/v1 router): one
     # level of router matching per request instead of two.

@@ -38,6 +38,8 @@ class ApiContext:
     creates: CreateGroups
     limits: Limits = field(default_factory=Limits)
     on_change: Callable[[], None] | None = None
+    # The bearer token /metrics requires (CRONPLANE_METRICS_TOKEN); None: public.
+    metrics_token: str | None = None
 
 
 def context_of(request: Request) -> ApiContext:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 
 from cronplane.api.auth import Authenticated
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import MAX_CRON, MAX_NAME, MAX_ZONE, ExplainBody, Preview
+from cronplane.api.schemas import MAX_CRON, MAX_NAME, MAX_ZONE, NUL_FREE, ExplainBody, Preview
 from cronplane.core.explain import explain
 
 router = APIRouter(prefix="/cron", tags=["cron"])
@@ -48,11 +48,15 @@ def explain_post(body: ExplainBody, ctx: Context, _: Authenticated) -> Preview:
 def explain_get(
     ctx: Context,
     _: Authenticated,
-    expression: Annotated[str, Query(min_length=1, max_length=MAX_CRON)],
-    timezone: Annotated[str, Query(min_length=1, max_length=MAX_ZONE)] = "UTC",
+    expression: Annotated[
+        str, Query(min_length=1, max_length=MAX_CRON, json_schema_extra=NUL_FREE)
+    ],
+    timezone: Annotated[
+        str, Query(min_length=1, max_length=MAX_ZONE, json_schema_extra=NUL_FREE)
+    ] = "UTC",
     count: Annotated[int, Query(ge=1, le=100)] = 5,
     after: datetime | None = None,
-    seed: Annotated[str | None, Query(max_length=MAX_NAME)] = None,
+    seed: Annotated[str | None, Query(max_length=MAX_NAME, json_schema_extra=NUL_FREE)] = None,
 ) -> Preview:
     """The same as POST, for links and quick checks."""
     return preview(expression, timezone, after or ctx.clock.now(), count, seed)

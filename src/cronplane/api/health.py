@@ -1,7 +1,12 @@
-"""Liveness, readiness and metrics: unauthenticated, outside the versioned prefix."""
+"""Liveness, readiness and metrics: outside the versioned prefix, no API token.
+
+`/metrics` asks for the installation's own bearer token when CRONPLANE_METRICS_TOKEN is
+set (a scraper's secret, not an API token); 401 X401001AUTHRQ without it.
+"""
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -11,7 +16,7 @@ from cronplane.api import metrics
 from cronplane.api.auth import Public
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import ErrorBody, Health
-from cronplane.errors import Unavailable
+from cronplane.errors import Unauthenticated, Unavailable
 
 router = APIRouter(tags=["health"], dependencies=[Public])
 Context = Annotated[ApiContext, Depends(current_context)]
@@ -57,11 +62,28 @@ def _head_revision(ctx: ApiContext) -> str | None:
 
 @router.get(
     "/metrics",
-    summary="Prometheus metrics (no per-tenant labels)",
+    summary="Prometheus metrics (bearer CRONPLANE_METRICS_TOKEN when set)",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+        401: {"model": ErrorBody, "description": "CRONPLANE_METRICS_TOKEN set, not presented"},
+    },
 )
 def prometheus(ctx: Context, request: Request) -> Response:
     """The text exposition: fires, skips, lateness, leader, queue depth, worker, HTTP."""
+    if ctx.metrics_token is not None:
+        _check_metrics_token(ctx.metrics_token, request.headers.get("authorization", ""))
     body = metrics.exposition(ctx.database, ctx.clock)
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _check_metrics_token(expected: str, authorization: str) -> None:
+    """Unauthenticated unless the header is `Bearer <CRONPLANE_METRICS_TOKEN>`."""
+    scheme, _, given = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), expected.encode()
+    ):
+        raise Unauthenticated(
+            "/metrics needs the bearer token set in CRONPLANE_METRICS_TOKEN",
+            {"setting": "CRONPLANE_METRICS_TOKEN"},
+        )

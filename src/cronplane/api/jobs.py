@@ -12,7 +12,15 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from cronplane.api.auth import CanCreate, CanRead, CanUpdate
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.revisions import if_match, set_etag
-from cronplane.api.schemas import MAX_NAME, JobCreate, JobList, JobOut, JobPatchBody, NameSegment
+from cronplane.api.schemas import (
+    MAX_NAME,
+    NUL_FREE,
+    JobCreate,
+    JobList,
+    JobOut,
+    JobPatchBody,
+    NameSegment,
+)
 from cronplane.core.model import Job, JobPatch, JobSpec
 
 router = APIRouter(prefix="/tenants/{tenant}/jobs", tags=["jobs"])
@@ -34,7 +42,9 @@ def list_jobs(
     ctx: Context,
     _: CanRead,
     tenant: Segment,
-    stack: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)] = None,
+    stack: Annotated[
+        str | None, Query(min_length=1, max_length=MAX_NAME, json_schema_extra=NUL_FREE)
+    ] = None,
     status: Annotated[str | None, Query(pattern="^(active|inactive)$")] = None,
 ) -> dict[str, Any]:
     """The tenant's jobs (optionally one stack, one status), by stack and name."""

@@ -4,6 +4,10 @@ An ASGI middleware: it refuses a declared `Content-Length` over the limit at
 once, counts the bytes of a streamed body, and scans a JSON body's nesting
 depth (outside strings) before FastAPI's parser sees it — a 100,000-deep
 array would otherwise exhaust the parser's recursion and answer 500.
+
+It also refuses a NUL in the query string (`?search=%00`): no stored text holds one
+(core.validation.storable_text), and the databases disagreed about it — SQLite matched
+every row, PostgreSQL refused the statement.
 """
 
 from __future__ import annotations
@@ -51,6 +55,11 @@ def json_depth(body: bytes, limit: int) -> int:
     return deepest
 
 
+def _has_nul(query: bytes) -> bool:
+    """True when the raw query string decodes to text with a NUL (`%00`, or a raw byte)."""
+    return b"\x00" in query or b"%00" in query
+
+
 class RequestLimits:
     """ASGI middleware enforcing `Limits` on every HTTP request body."""
 
@@ -61,6 +70,12 @@ class RequestLimits:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if _has_nul(scope.get("query_string", b"")):
+            error = InvalidRequest(
+                "a query parameter holds a NUL character (%00)", {"field": "query"}
+            )
+            await self._refuse(scope, receive, send, error)
             return
         limit = self.limits.max_body_bytes
         declared = _content_length(scope)

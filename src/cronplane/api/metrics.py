@@ -7,11 +7,11 @@ functions below (``record_fire``, ``record_skip``, ``set_leader``,
 The installation-wide series carry no tenant label. Per tenant there are
 ``cronplane_tenant_fires_total{tenant}`` and
 ``cronplane_tenant_skips_total{tenant,reason}`` (issue 18: who fires, and
-whose occurrences a quota skipped), fed only while
-CRONPLANE_METRICS_TENANT_LABEL is on (the default; ``0`` for installations
-with too many tenants) and capped at MAX_TENANT_SERIES tenants (later ones
-count as ``other``). /metrics is for the platform's monitoring, not for
-tenants. Skip reasons and worker outcomes are closed sets; an unknown value
+whose occurrences a quota skipped), fed only with
+CRONPLANE_METRICS_TENANT_LABEL=1 (off by default: a tenant's name must not
+reach an unauthenticated scrape, issue 33) and capped at MAX_TENANT_SERIES
+tenants (later ones count as ``other``). /metrics is for the platform's
+monitoring, not for tenants; CRONPLANE_METRICS_TOKEN makes it ask for a token. Skip reasons and worker outcomes are closed sets; an unknown value
 is counted as ``other``.
 
 Two gauges are read from the database at scrape time, so every node reports
@@ -90,7 +90,7 @@ HTTP_LATENCY: Final = Histogram(
 
 TENANT_FIRES: Final = Counter(
     "cronplane_tenant_fires",
-    "Occurrences fired, by tenant (CRONPLANE_METRICS_TENANT_LABEL=0 turns it off)",
+    "Occurrences fired, by tenant (only with CRONPLANE_METRICS_TENANT_LABEL=1)",
     ["tenant"],
     registry=REGISTRY,
 )

@@ -21,6 +21,7 @@ from cronplane.api.events import render_event
 from cronplane.api.revisions import etag, if_match, set_etag
 from cronplane.api.schemas import (
     MAX_NAME,
+    NUL_FREE,
     EventPage,
     NameSegment,
     Preview,
@@ -36,7 +37,7 @@ from cronplane.service import NewSchedule
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
 Segment = NameSegment
-Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
+Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME, json_schema_extra=NUL_FREE)]
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{environment}/{name}"
 SPEC_FIELDS = field_names(ScheduleSpec)
@@ -95,8 +96,8 @@ def list_schedules(
     source: Annotated[str | None, Query(pattern="^(app|user|system)$")] = None,
     enabled: bool | None = None,
     job: Filter = None,
-    search: Annotated[str | None, Query(max_length=128)] = None,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    search: Annotated[str | None, Query(max_length=128, json_schema_extra=NUL_FREE)] = None,
+    cursor: Annotated[str | None, Query(max_length=1024, json_schema_extra=NUL_FREE)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Response:
     """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page.

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
 from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import controls, redact, validation, window
 from cronplane.core.model import Overlap
@@ -37,6 +37,8 @@ def described(**schema: Any) -> Any:
 # What the service accepts, for the document (core/validation.py is the rule).
 NAME_SCHEMA: Final = {"pattern": validation.NAME_REGEX, "maxLength": validation.MAX_NAME_LENGTH}
 NO_NUL: Final = "^[^\\x00]*$"
+# A free-text query parameter's schema: no NUL (api.limits refuses one in any parameter).
+NUL_FREE: Final[dict[str, Any]] = {"pattern": NO_NUL}
 
 NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME), described(**NAME_SCHEMA)]
 # A name in a URL path (tenant, stack, environment, schedule, job).
@@ -431,9 +433,22 @@ class RunBody(Request):
 
 # -- tenants and quotas (platform tokens only) -------------------------------------------
 
+
+def _json_number(value: object) -> object:
+    """Refuse what lax validation would turn into a number: `false`/`true` (0/1) and numeric
+    strings (`"5"`); an integral float (`3.0`) stays, and becomes 3."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be a whole number or null")
+    return value
+
+
 # The bounds core.quotas.checked_limits enforces, stated in the OpenAPI document too.
-QuotaLimit = Annotated[int | None, Field(ge=0, le=MAX_LIMIT)]
-IntervalLimit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]
+QuotaLimit = Annotated[
+    Annotated[int, Field(ge=0, le=MAX_LIMIT)] | None, BeforeValidator(_json_number)
+]
+IntervalLimit = Annotated[
+    Annotated[int, Field(ge=1, le=MAX_LIMIT)] | None, BeforeValidator(_json_number)
+]
 
 
 class QuotaBody(Request):

@@ -189,19 +189,22 @@ def is_platform_admin(principal: Principal) -> bool:
     return principal.is_platform and principal.role is Role.ADMIN
 
 
-def check_command_job(principal: Principal | None, *, enabled: bool, local_admin: bool) -> None:
+def check_command_job(
+    principal: Principal | None, *, enabled: bool, local_admin: bool, field: str = "target"
+) -> None:
     """Raise unless a `command:` job may be created or changed by this caller.
 
     `enabled`: the installation's switch (CRONPLANE_ALLOW_COMMAND_TARGETS);
     `principal` None is a caller without a credential, a platform admin only
     when `local_admin` (a process holding the database: the local CLI), never
     over the API. The switch is judged first: while it is off nobody may.
+    `field` is what the refused write changed (`target`, or `options` alone), for the detail.
     """
     if not enabled:
         raise CommandTargetsOff(
             "command: targets are off in this installation: set "
             "CRONPLANE_ALLOW_COMMAND_TARGETS=1 on its servers and workers to allow them",
-            {"field": "target"},
+            {"field": field},
         )
     if principal is None and local_admin:
         return
@@ -212,5 +215,5 @@ def check_command_job(principal: Principal | None, *, enabled: bool, local_admin
         )
         raise CommandJobForbidden(
             f"only a platform admin may create or change a command: job ({shown}{scope})",
-            {"field": "target"},
+            {"field": field},
         )

@@ -36,7 +36,12 @@ from cronplane.service.schedule_creates import NewSchedule
 from cronplane.service.schedules import Schedules
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
-from cronplane.settings import command_targets_enabled, outbound_policy, quota_defaults
+from cronplane.settings import (
+    command_targets_enabled,
+    outbound_policy,
+    python_target_prefixes,
+    quota_defaults,
+)
 from cronplane.store.database import Database
 
 
@@ -53,7 +58,9 @@ class ScheduleService:
     `command:` jobs; `local_admin=False` (the API's service) makes every call
     name its principal for that, instead of being trusted as the database's holder.
     `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota;
-    `outbound` (default: CRONPLANE_OUTBOUND_ALLOW) the addresses webhooks may name.
+    `outbound` (default: CRONPLANE_OUTBOUND_ALLOW) the addresses webhooks may name;
+    `python_targets` (default: the CRONPLANE_PYTHON_TARGETS variable) are the module
+    prefixes a `python:` job may name (X403252PYDENY otherwise).
     """
 
     def __init__(
@@ -69,11 +76,14 @@ class ScheduleService:
         local_admin: bool = True,
         quotas: Quota | None = None,
         outbound: OutboundPolicy | None = None,
+        python_targets: tuple[str, ...] | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
         if quotas is None:
             quotas = quota_defaults()
+        if python_targets is None:
+            python_targets = python_target_prefixes()
         self.context = Context(
             database,
             clock,
@@ -83,6 +93,7 @@ class ScheduleService:
             local_admin,
             quotas,
             outbound_policy() if outbound is None else outbound,
+            python_targets,
         )
         self.database = database
         self.clock = clock

@@ -26,6 +26,7 @@ from cronplane.core import validation
 from cronplane.core.access import COMMAND_KIND, Principal, check_command_job
 from cronplane.core.model import Job, JobSpec, Schedule, Scope
 from cronplane.core.outbound import DENY_ALL_PRIVATE, OutboundPolicy, url_host_port
+from cronplane.core.python_targets import DEFAULT_PREFIXES, check_target
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
 from cronplane.store import jobs as job_store
@@ -55,7 +56,8 @@ class Context:
     whether a call naming no principal is a platform admin's (a process that
     holds the database, like the local CLI: True; the API's service: False);
     `quotas` the platform's default tenant quota (settings.quota_defaults);
-    `outbound` the addresses webhook targets may name (settings.outbound_policy)."""
+    `outbound` the addresses webhook targets may name (settings.outbound_policy);
+    `python_targets` the module prefixes `python:` jobs may name (CRONPLANE_PYTHON_TARGETS)."""
 
     database: Database
     clock: Clock
@@ -65,10 +67,13 @@ class Context:
     local_admin: bool = True
     quotas: Quota = UNLIMITED
     outbound: OutboundPolicy = DENY_ALL_PRIVATE
+    python_targets: tuple[str, ...] = DEFAULT_PREFIXES
 
     def caller(self, principal: Principal | None) -> Caller:
-        """Who is writing, as the `command:` rule judges it."""
-        return Caller(principal, self.allow_commands, self.local_admin, self.outbound)
+        """Who is writing, as the `command:`, `python:` and outbound rules judge it."""
+        return Caller(
+            principal, self.allow_commands, self.local_admin, self.outbound, self.python_targets
+        )
 
     @contextmanager
     def write(self) -> Iterator[Transaction]:
@@ -90,24 +95,36 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """The writer of a job, for the one rule that depends on more than the role: a
-    `command:` job is a platform admin's (core.access.check_command_job)."""
+    """The writer of a job, for the rules that depend on more than the role: a
+    `command:` job is a platform admin's (core.access.check_command_job), and a
+    `python:` job names an allowed module (core.python_targets)."""
 
     principal: Principal | None
     allow_commands: bool
     local_admin: bool
     outbound: OutboundPolicy = DENY_ALL_PRIVATE
+    python_targets: tuple[str, ...] = DEFAULT_PREFIXES
 
     def check_job(self, before: Job | None, after: Job | JobSpec) -> None:
-        """Refuse a write that creates a `command:` job or changes its command or options;
-        other changes to one (title, payload, status) follow the role alone. A new or
-        changed `webhook:` URL must not name a denied address (cronplane.outbound)."""
+        """Refuse a write that creates a `command:` job or changes its command or options,
+        or that sets a `python:` target outside the allowed modules; other changes to
+        either (title, payload, status) follow the role alone. A new or changed
+        `webhook:` URL must not name a denied address (cronplane.outbound)."""
         check_webhook_target(self.outbound, before, after)
+        if before is None or before.target != after.target:
+            check_target(after.target, self.python_targets)
         if not after.target.startswith(f"{COMMAND_KIND}:"):
             return
         if before is not None and (before.target, before.options) == (after.target, after.options):
             return
-        check_command_job(self.principal, enabled=self.allow_commands, local_admin=self.local_admin)
+        # The field the refused change touched: a change to the options alone names them.
+        field = "options" if before is not None and before.target == after.target else "target"
+        check_command_job(
+            self.principal,
+            enabled=self.allow_commands,
+            local_admin=self.local_admin,
+            field=field,
+        )
 
 
 def check_webhook_target(policy: OutboundPolicy, before: Job | None, after: Job | JobSpec) -> None:

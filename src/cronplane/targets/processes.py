@@ -59,11 +59,12 @@ def _json_ready(value: Any) -> Any:
 
 
 def child_main(conn: Connection) -> None:
-    """A child's loop: run one (spec, payload, context) at a time until the pipe closes."""
+    """A child's loop: run one (spec, payload, context, allowed) at a time until the pipe
+    closes."""
     if hasattr(os, "setsid"):
         os.setsid()  # its own process group: a kill takes what it started too
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when children stop
-    resolved: dict[str, Callable[..., Any]] = {}
+    resolved: dict[tuple[str, tuple[str, ...] | None], Callable[..., Any]] = {}
     while True:
         try:
             message = conn.recv()
@@ -71,11 +72,12 @@ def child_main(conn: Connection) -> None:
             return
         if message is None:
             return
-        spec, payload, context = message
+        spec, payload, context, allowed = message
         try:
-            function = resolved.get(spec)
+            function = resolved.get((spec, allowed))
             if function is None:
-                function = resolved[spec] = load_callable(spec)
+                # The parent's allowed modules, judged here where the walk happens.
+                function = resolved[spec, allowed] = load_callable(spec, allowed)
             reply: tuple[str, Any] = ("ok", _json_ready(function(payload, context)))
         except PermanentFailure as error:
             reply = ("permanent", str(error))
@@ -110,8 +112,12 @@ class ProcessPool:
         timeout: float | None,
         stop: threading.Event,
         on_start: Callable[[], None] | None = None,
+        allowed: tuple[str, ...] | None = None,
     ) -> Any:
         """Run the target in a child; its result, or its failure raised here.
+
+        `allowed` are the module prefixes the target may reach (None: the child reads
+        CRONPLANE_PYTHON_TARGETS); a target outside them fails permanently, never called.
 
         `on_start` is called once a child is ready, just before the item is sent
         (a child being spawned is not the target running).
@@ -125,7 +131,7 @@ class ProcessPool:
             on_start()
         started = self.monotonic()
         try:
-            child.conn.send((spec, payload, context))
+            child.conn.send((spec, payload, context, allowed))
             while not child.conn.poll(POLL):
                 if stop.is_set():
                     raise RunStopped("cancelled")
