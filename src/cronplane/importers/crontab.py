@@ -41,8 +41,8 @@ from cronplane.importers.translation import (
     cron_name,
     unique,
 )
+from cronplane.input_files import read_input
 
-MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 NICKNAMES: Final = frozenset(
     {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 )
@@ -74,15 +74,13 @@ MAX_TITLE: Final = 200
 
 
 def read_text(path: Path) -> str:
-    """The file's text; InvalidRequest when it cannot be read or is too large."""
+    """The file's text; InvalidRequest when it cannot be read, InputFileTooLarge over 4 MiB."""
     try:
-        data = path.read_bytes()
+        data = read_input(path)
     except OSError as error:
         raise InvalidRequest(
             f"cannot read {str(path)!r}: {error.strerror}", {"path": str(path)}
         ) from error
-    if len(data) > MAX_FILE_BYTES:
-        raise InvalidRequest(f"{str(path)!r} is larger than {MAX_FILE_BYTES} bytes")
     return data.decode(errors="replace")
 
 

@@ -36,8 +36,9 @@ from typing import Any, Final
 import yaml
 
 from cronplane.core import cron as cron_engine
+from cronplane.core import yaml_bounds
 from cronplane.core.cron_zones import known_zone
-from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
+from cronplane.errors import InputFileTooLarge, InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
     Skipped,
     Translation,
@@ -45,11 +46,11 @@ from cronplane.importers.translation import (
     cron_name,
     unique,
 )
+from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
 API_VERSIONS: Final = ("batch/v1", "batch/v1beta1")
 OVERLAP: Final = {"Allow": "allow", "Forbid": "skip", "Replace": "cancel_running"}
 DEFAULT_BACKOFF_LIMIT: Final = 6
-MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 # Pod and container settings a command on the worker's host cannot honour.
 POD_SETTINGS: Final = (
     "volumes",
@@ -67,19 +68,28 @@ MAX_TITLE: Final = 200
 
 def read_documents(path: Path) -> list[tuple[str, Any]]:
     """(file, document) for every YAML document in `path` (a file, or a directory's
-    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable."""
+    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable,
+    InputFileTooLarge when they hold more than MAX_INPUT_BYTES together, and the coded
+    errors of core.yaml_bounds over its limits."""
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
         if path.is_dir()
         else [path]
     )
     found: list[tuple[str, Any]] = []
+    total = 0
     for file in files:
         try:
-            data = file.read_bytes()
-            if len(data) > MAX_FILE_BYTES:
-                raise InvalidRequest(f"{str(file)!r} is larger than {MAX_FILE_BYTES} bytes")
-            found += [(str(file), doc) for doc in yaml.safe_load_all(data)]
+            data = read_input(file, MAX_INPUT_BYTES - total)
+            total += len(data)
+            found += [(str(file), doc) for doc in yaml_bounds.load_all(data, str(file))]
+        except InputFileTooLarge as error:
+            if total == 0:
+                raise
+            raise InputFileTooLarge(
+                f"the files under {str(path)!r} hold more than {MAX_INPUT_BYTES} bytes",
+                {"path": str(path), "limit": MAX_INPUT_BYTES},
+            ) from error
         except OSError as error:
             raise InvalidRequest(f"cannot read {str(file)!r}: {error.strerror}") from error
         except yaml.YAMLError as error:
