@@ -26,7 +26,7 @@ from typing import Any, Final
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 from yaml.resolver import Resolver
 
 from cronplane.errors import YamlDuplicateKey, YamlOverLimit
@@ -37,6 +37,8 @@ MAX_NODES: Final = 1_000_000  # counting each alias as the size of what it repea
 MAX_DOCUMENTS: Final = 10_000
 MAX_INT_DIGITS: Final = 100
 MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+# What PyYAML's constructors raise on odd scalars instead of a YAMLError.
+BUILD_ERRORS: Final = (ValueError, TypeError, IndexError, KeyError, OverflowError, AttributeError)
 
 
 def _line(mark: Any) -> int | None:
@@ -136,20 +138,16 @@ class _BoundedConstructor(SafeConstructor):
             )
         return super().construct_yaml_int(node)
 
-    def construct_yaml_timestamp(self, node: ScalarNode) -> Any:
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:
-            return super().construct_yaml_timestamp(node)
-        except (ValueError, OverflowError) as error:  # 2024-02-30 matches the pattern
+            return super().construct_object(node, deep=deep)
+        except BUILD_ERRORS as error:  # `!!int ""`, `2024-02-30`: PyYAML's own crashes
             raise ConstructorError(
-                None, None, f"{node.value!r} is not a date: {error}", node.start_mark
+                None, None, f"cannot read {str(node.value)[:80]!r} as {node.tag}", node.start_mark
             ) from error
 
 
 _BoundedConstructor.add_constructor("tag:yaml.org,2002:int", _BoundedConstructor.construct_yaml_int)  # type: ignore[type-var]
-_BoundedConstructor.add_constructor(
-    "tag:yaml.org,2002:timestamp",
-    _BoundedConstructor.construct_yaml_timestamp,  # type: ignore[type-var]
-)
 
 
 class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -281,6 +279,8 @@ def _load(text: str | bytes, source: str, *, single: bool) -> Any:
         while loader.check_data():  # type: ignore[no-untyped-call]
             documents.append(loader.get_data())
         return documents
+    except BUILD_ERRORS as error:  # a backstop: construct_object words these
+        raise ConstructorError(None, None, f"cannot read: {error}", None) from error
     except RecursionError as error:  # a backstop: the first pass stops depth before this
         raise _Limits(source).refuse("depth", MAX_DEPTH, "is nested too deeply", None) from error
     finally:

@@ -35,11 +35,11 @@ from cronplane.core import cron as cron_engine
 from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
 from cronplane.input_files import read_input
 
@@ -95,6 +95,7 @@ def translate(text: str, *, stack: str, system: bool = False, timezone: str = "U
     known_zone(timezone)  # UnknownZone: a bad --timezone is the caller's error
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     env: dict[str, str] = {}
@@ -148,7 +149,7 @@ def translate(text: str, *, stack: str, system: bool = False, timezone: str = "U
         as_user = f" (as {user})" if user else ""
         if user:
             users.add(user)
-        job = unique(_command_name(command), jobs)
+        job = names.claim(_command_name(command))
         jobs[job] = {
             "title": f"crontab {where}{as_user}: {command}"[:MAX_TITLE],
             "target": f"command:{command}",

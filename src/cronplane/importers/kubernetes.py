@@ -40,11 +40,11 @@ from cronplane.core import yaml_bounds
 from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InputFileTooLarge, InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
 from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
@@ -105,6 +105,7 @@ def translate(
     known_zone(timezone)
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     others: dict[str, int] = {}
@@ -135,7 +136,7 @@ def translate(
         without_zone += not (isinstance(spec, Mapping) and spec.get("timeZone"))
         if "timezone" in declared and declared["timezone"] == "UTC":
             del declared["timezone"]
-        entry = unique(cron_name(name, "cronjob"), crons)
+        entry = names.claim(cron_name(name, "cronjob"))
         jobs[entry] = job_spec
         crons[entry] = {"job": entry, **declared}
         notes += [f"{namespace}/{name}: {note}" for note in entry_notes]
