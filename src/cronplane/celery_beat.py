@@ -42,11 +42,11 @@ from cronplane.core import cron as cron_engine
 from cronplane.errors import InvalidRequest, ScheduleSyntax
 from cronplane.importers.translation import (
     CeleryJobs,
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
 
 DAY: Final = 86400
@@ -111,6 +111,7 @@ def translate(
     """Translate `beat_schedule` entries; crontabs are read in `timezone`."""
     celery_jobs = CeleryJobs()
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     for entry_name, entry in beat_schedule.items():
@@ -120,7 +121,7 @@ def translate(
             skipped.append(Skipped(str(entry_name), str(error)))
             continue
         job = celery_jobs.job_for(job_spec)
-        entry_cron = unique(cron_name(str(entry_name), "entry"), crons)
+        entry_cron = names.claim(cron_name(str(entry_name), "entry"))
         declared: dict[str, Any] = {"job": job, "cron": cron}
         if zone != "UTC":
             declared["timezone"] = zone

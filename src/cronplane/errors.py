@@ -10,6 +10,8 @@
     │   ├── UnknownZone                  X400004ZONINV
     │   ├── InvalidName                  X400005NAMINV
     │   ├── InvalidManifest              X400006MANINV
+    │   ├── YamlOverLimit                X400340YAMLIM  YAML over a loader limit (names it, and the line)
+    │   ├── YamlDuplicateKey             X400341YAMDUP  a YAML mapping names a key twice
     │   ├── InvalidRequest               X400007REQINV
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
@@ -23,7 +25,8 @@
     │   ├── InvalidMaxRuns               X400151RUNINV  max_runs not a whole number >= 1
     │   ├── InvalidAlertRule             X400310ALRINV
     │   ├── InvalidChannel               X400314CHNINV
-    │   └── PayloadTooLarge              X413001TOOBIG
+    │   ├── PayloadTooLarge              X413001TOOBIG
+    │   └── InputFileTooLarge            X413340INPBIG  a manifest or importer input over 4 MiB
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
     ├── Forbidden                        X403001FORBID  CLI exit 6
     │   ├── CommandTargetsOff            X403250CMDOFF  `command:` targets not enabled here
@@ -179,6 +182,21 @@ class InvalidManifest(InvalidInput):
     code = _code("X400006MANINV", "app manifest invalid; detail lists every problem with its path")
 
 
+class YamlOverLimit(InvalidInput):
+    """YAML over one of the loader's limits (core.yaml_bounds); detail names it and the line."""
+
+    code = _code(
+        "X400340YAMLIM",
+        "YAML over a limit (depth, aliases, nodes, documents, integer digits); names it and the line",
+    )
+
+
+class YamlDuplicateKey(InvalidInput):
+    """A YAML mapping that names one key twice (the first would be dropped silently)."""
+
+    code = _code("X400341YAMDUP", "YAML mapping names a key twice; detail names the key and line")
+
+
 class InvalidRequest(InvalidInput):
     """A request that is malformed or carries unknown or out-of-range fields."""
 
@@ -254,6 +272,12 @@ class PayloadTooLarge(InvalidInput):
     """A request body over the size limit."""
 
     code = _code("X413001TOOBIG", "request body too large")
+
+
+class InputFileTooLarge(InvalidInput):
+    """A file given to `app install`/`app sync` or an importer over the input cap."""
+
+    code = _code("X413340INPBIG", "input file over the 4 MiB cap of manifests and importers")
 
 
 class Unauthenticated(CronplaneError):

@@ -17,19 +17,15 @@ from typing import Any, TypeVar
 
 import yaml
 
-from cronplane.core import validation
+from cronplane.core import validation, yaml_bounds
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
 from cronplane.core.model import DECLARED_FIELDS, CronDeclaration, JobSpec
-from cronplane.errors import CronplaneError, InvalidManifest
+from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest
+from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
-MAX_MANIFEST_BYTES = 16 * 1024 * 1024
-# Checked while the YAML is composed, before anything is built from it: a
-# 2,000-deep `[[[…` would exhaust the recursion, and an alias bomb ("billion
-# laughs") expands a few hundred bytes into millions of nodes.
-MAX_YAML_DEPTH = 64  # a payload may nest 32 levels, under jobs.NAME.payload
-MAX_YAML_ALIASES = 1_000
-MAX_YAML_NODES = 1_000_000  # counting each alias as the size of what it repeats
+# The cap the importers share (input_files); the YAML limits are core.yaml_bounds'.
+MAX_MANIFEST_BYTES = MAX_INPUT_BYTES
 JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
 # `enabled`: the state a new row is created in, never synced afterwards (not declared).
 CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled"}
@@ -107,82 +103,11 @@ class _Problems:
             return None
 
 
-class BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with depth, alias and expanded-size limits applied in compose.
-
-    Each node composed counts 1; an alias counts the size of the node it
-    names, so the count is the size of the document once aliases are
-    expanded, and a bomb is refused at its first alias over the limit,
-    before a node of it is built. A recursive alias is refused outright.
-    """
-
-    def __init__(self, stream: str | bytes) -> None:
-        super().__init__(stream)
-        self.depth = 0
-        self.aliases = 0
-        self.nodes = 0
-        self.sizes: dict[str, int] = {}  # anchor -> expanded size of its node
-        self.open_anchors: set[str] = set()
-
-    def fetch_flow_collection_start(self, TokenClass: type) -> None:
-        # The scanner reads a run of `[`/`{` whole before the first event (each may
-        # start a key), quadratically: 2,000 of them took seconds. Stop it here.
-        if self.flow_level >= MAX_YAML_DEPTH:
-            raise yaml.scanner.ScannerError(
-                None, None, f"is nested deeper than {MAX_YAML_DEPTH} levels", self.get_mark()
-            )
-        super().fetch_flow_collection_start(TokenClass)
-
-    def _refuse(self, problem: str, event: yaml.Event) -> None:
-        raise yaml.composer.ComposerError(None, None, problem, event.start_mark)  # type: ignore[arg-type]
-
-    def _count(self, size: int, event: yaml.Event) -> None:
-        self.nodes += size
-        if self.nodes > MAX_YAML_NODES:
-            self._refuse(f"expands to more than {MAX_YAML_NODES} nodes (aliases included)", event)
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_YAML_ALIASES:
-                self._refuse(f"has more than {MAX_YAML_ALIASES} aliases", event)
-            if event.anchor in self.open_anchors:
-                self._refuse(f"alias *{event.anchor} refers to a node that contains it", event)
-            self._count(self.sizes.get(str(event.anchor), 1), event)
-            return super().compose_node(parent, index)  # type: ignore[arg-type]
-        self.depth += 1
-        if self.depth > MAX_YAML_DEPTH:
-            self._refuse(f"is nested deeper than {MAX_YAML_DEPTH} levels", event)
-        anchor = getattr(event, "anchor", None)
-        before = self.nodes
-        self._count(1, event)
-        if anchor is not None:
-            self.open_anchors.add(anchor)
-        try:
-            node: yaml.Node | None = super().compose_node(parent, index)  # type: ignore[arg-type]
-        finally:
-            self.depth -= 1
-            self.open_anchors.discard(anchor)
-        if anchor is not None:
-            self.sizes[anchor] = self.nodes - before
-        return node
-
-
-def load_yaml(text: str | bytes) -> Any:
-    """One YAML document through BoundedLoader; yaml.YAMLError when it breaks a limit."""
-    loader = BoundedLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
 def load_manifest(path: str | Path) -> Manifest:
     """Read and check an app.yaml file."""
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        raw = read_input(file)
     except OSError as error:
         raise InvalidManifest(
             f"cannot read manifest {str(file)!r}: {error.strerror}", {"problems": []}
@@ -191,18 +116,20 @@ def load_manifest(path: str | Path) -> Manifest:
 
 
 def parse_manifest(text: str | bytes, source: str = "app.yaml") -> Manifest:
-    """Parse YAML (safe loader only) and check it; InvalidManifest lists every problem."""
+    """Parse YAML (core.yaml_bounds) and check it; InvalidManifest lists every problem.
+
+    YamlOverLimit and YamlDuplicateKey pass through with their own codes, and
+    InputFileTooLarge over MAX_MANIFEST_BYTES.
+    """
     if len(text) > MAX_MANIFEST_BYTES:
-        raise InvalidManifest(
-            f"{source} is larger than {MAX_MANIFEST_BYTES} bytes", {"problems": []}
+        raise InputFileTooLarge(
+            f"{source} is larger than {MAX_MANIFEST_BYTES} bytes",
+            {"path": source, "limit": MAX_MANIFEST_BYTES},
         )
     try:
-        data = load_yaml(text)
+        data = yaml_bounds.load_one(text, source)
     except yaml.YAMLError as error:
         problem = f"(yaml): {error}"
-        raise InvalidManifest(f"{source} is not valid YAML", {"problems": [problem]}) from error
-    except RecursionError as error:  # a backstop: the depth limit stops it first
-        problem = "(yaml): nested too deeply"
         raise InvalidManifest(f"{source} is not valid YAML", {"problems": [problem]}) from error
     return manifest_from_data(data, source=source)
 

@@ -64,9 +64,9 @@ def test_schedule_add_with_an_unstorable_payload_is_coded(tmp_path: Path, payloa
 
 
 @pytest.mark.parametrize("text", ["[" * 2000, billion_laughs()], ids=["deep", "alias-bomb"])
-def test_app_install_of_a_hostile_manifest_is_a_manifest_error(tmp_path: Path, text: str) -> None:
+def test_app_install_of_a_hostile_manifest_is_a_yaml_limit(tmp_path: Path, text: str) -> None:
     (tmp_path / "app.yaml").write_text(text)
-    assert_refused(run(tmp_path, "app", "install", "app.yaml"), "X400006MANINV")
+    assert_refused(run(tmp_path, "app", "install", "app.yaml"), "X400340YAMLIM")
 
 
 def test_dot_names_are_refused_by_the_cli(tmp_path: Path) -> None:

@@ -11,29 +11,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cronplane.core import validation
-from cronplane.errors import InvalidName, InvalidPayload, InvalidRequest, InvalidTarget
-from cronplane.manifest import (
-    MAX_YAML_ALIASES,
-    MAX_YAML_DEPTH,
-    InvalidManifest,
-    parse_manifest,
+from cronplane.core.yaml_bounds import MAX_ALIASES as MAX_YAML_ALIASES
+from cronplane.core.yaml_bounds import MAX_DEPTH as MAX_YAML_DEPTH
+from cronplane.errors import (
+    CronplaneError,
+    InvalidName,
+    InvalidPayload,
+    InvalidRequest,
+    InvalidTarget,
+    YamlOverLimit,
 )
+from cronplane.manifest import InvalidManifest, parse_manifest
 from cronplane.targets.webhook import SecretKeyring
 from hostile_support import billion_laughs
 
 
-def refused_cheaply(text: str) -> InvalidManifest:
-    """Parse `text`, expecting InvalidManifest within 0.5 s and 10 MB (the bomb: 3.9 s, 116 MB).
+def refused_cheaply(text: str) -> CronplaneError:
+    """Parse `text`, expecting YamlOverLimit within 0.5 s and 10 MB (the bomb: 3.9 s, 116 MB).
 
     Timed and measured in two runs: tracemalloc slows the parse several times.
     """
     started = time.perf_counter()
-    with pytest.raises(InvalidManifest) as refused:
+    with pytest.raises(YamlOverLimit) as refused:
         parse_manifest(text)
     assert time.perf_counter() - started < 0.5
     tracemalloc.start()
     try:
-        with pytest.raises(InvalidManifest):
+        with pytest.raises(YamlOverLimit):
             parse_manifest(text)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -55,19 +59,23 @@ def refused_cheaply(text: str) -> InvalidManifest:
 )
 def test_deep_yaml_is_a_manifest_error_not_a_recursion_error(text: str) -> None:
     error = refused_cheaply(text)
-    assert error.code.text == "X400006MANINV"
-    assert f"deeper than {MAX_YAML_DEPTH}" in error.detail["problems"][0]
+    assert error.code.text == "X400340YAMLIM"
+    assert f"deeper than {MAX_YAML_DEPTH}" in error.message
+    assert error.detail["limit"] == "depth" and error.detail["line"] >= 1
 
 
 def test_an_alias_bomb_is_refused_before_it_expands() -> None:
     error = refused_cheaply(billion_laughs())
-    assert "nodes" in error.detail["problems"][0]
+    assert (error.detail["limit"], error.detail["line"]) == (
+        "nodes",
+        7,
+    )  # l6, the first to pass 1,000,000
 
 
 def test_many_aliases_and_recursive_aliases_are_refused() -> None:
     many = "a: &a 1\nb: [" + ", ".join(["*a"] * (MAX_YAML_ALIASES + 1)) + "]\n"
-    assert "aliases" in refused_cheaply(many).detail["problems"][0]
-    assert "contains it" in refused_cheaply("a: &a [*a]\n").detail["problems"][0]
+    assert refused_cheaply(many).detail["limit"] == "aliases"
+    assert "contains it" in refused_cheaply("a: &a [*a]\n").message
 
 
 def test_ordinary_anchors_and_merge_keys_still_load() -> None:

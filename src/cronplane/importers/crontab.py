@@ -35,14 +35,14 @@ from cronplane.core import cron as cron_engine
 from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
+from cronplane.input_files import read_input
 
-MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 NICKNAMES: Final = frozenset(
     {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 )
@@ -74,15 +74,13 @@ MAX_TITLE: Final = 200
 
 
 def read_text(path: Path) -> str:
-    """The file's text; InvalidRequest when it cannot be read or is too large."""
+    """The file's text; InvalidRequest when it cannot be read, InputFileTooLarge over 4 MiB."""
     try:
-        data = path.read_bytes()
+        data = read_input(path)
     except OSError as error:
         raise InvalidRequest(
             f"cannot read {str(path)!r}: {error.strerror}", {"path": str(path)}
         ) from error
-    if len(data) > MAX_FILE_BYTES:
-        raise InvalidRequest(f"{str(path)!r} is larger than {MAX_FILE_BYTES} bytes")
     return data.decode(errors="replace")
 
 
@@ -97,6 +95,7 @@ def translate(text: str, *, stack: str, system: bool = False, timezone: str = "U
     known_zone(timezone)  # UnknownZone: a bad --timezone is the caller's error
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     env: dict[str, str] = {}
@@ -150,7 +149,7 @@ def translate(text: str, *, stack: str, system: bool = False, timezone: str = "U
         as_user = f" (as {user})" if user else ""
         if user:
             users.add(user)
-        job = unique(_command_name(command), jobs)
+        job = names.claim(_command_name(command))
         jobs[job] = {
             "title": f"crontab {where}{as_user}: {command}"[:MAX_TITLE],
             "target": f"command:{command}",

@@ -43,11 +43,11 @@ from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InvalidRequest, UnknownZone
 from cronplane.importers.translation import (
     CeleryJobs,
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
 
 PREFIX: Final = "django_celery_beat_"
@@ -187,6 +187,7 @@ def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
     """Translate periodic tasks into a manifest for `stack`."""
     celery_jobs = CeleryJobs()
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     for beat in tasks:
@@ -198,7 +199,7 @@ def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
             skipped.append(Skipped(label, str(error)))
             continue
         job = celery_jobs.job_for(job_spec)
-        crons[unique(cron_name(label, "task"), crons)] = {"job": job, **declared}
+        crons[names.claim(cron_name(label, "task"))] = {"job": job, **declared}
         notes += [f"{label}: {note}" for note in entry_notes]
     document: dict[str, Any] = {
         "name": cron_name(stack, "default"),

@@ -36,20 +36,21 @@ from typing import Any, Final
 import yaml
 
 from cronplane.core import cron as cron_engine
+from cronplane.core import yaml_bounds
 from cronplane.core.cron_zones import known_zone
-from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
+from cronplane.errors import InputFileTooLarge, InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
+    Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    unique,
 )
+from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
 API_VERSIONS: Final = ("batch/v1", "batch/v1beta1")
 OVERLAP: Final = {"Allow": "allow", "Forbid": "skip", "Replace": "cancel_running"}
 DEFAULT_BACKOFF_LIMIT: Final = 6
-MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 # Pod and container settings a command on the worker's host cannot honour.
 POD_SETTINGS: Final = (
     "volumes",
@@ -67,19 +68,28 @@ MAX_TITLE: Final = 200
 
 def read_documents(path: Path) -> list[tuple[str, Any]]:
     """(file, document) for every YAML document in `path` (a file, or a directory's
-    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable."""
+    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable,
+    InputFileTooLarge when they hold more than MAX_INPUT_BYTES together, and the coded
+    errors of core.yaml_bounds over its limits."""
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
         if path.is_dir()
         else [path]
     )
     found: list[tuple[str, Any]] = []
+    total = 0
     for file in files:
         try:
-            data = file.read_bytes()
-            if len(data) > MAX_FILE_BYTES:
-                raise InvalidRequest(f"{str(file)!r} is larger than {MAX_FILE_BYTES} bytes")
-            found += [(str(file), doc) for doc in yaml.safe_load_all(data)]
+            data = read_input(file, MAX_INPUT_BYTES - total)
+            total += len(data)
+            found += [(str(file), doc) for doc in yaml_bounds.load_all(data, str(file))]
+        except InputFileTooLarge as error:
+            if total == 0:
+                raise
+            raise InputFileTooLarge(
+                f"the files under {str(path)!r} hold more than {MAX_INPUT_BYTES} bytes",
+                {"path": str(path), "limit": MAX_INPUT_BYTES},
+            ) from error
         except OSError as error:
             raise InvalidRequest(f"cannot read {str(file)!r}: {error.strerror}") from error
         except yaml.YAMLError as error:
@@ -95,6 +105,7 @@ def translate(
     known_zone(timezone)
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
+    names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
     others: dict[str, int] = {}
@@ -125,7 +136,7 @@ def translate(
         without_zone += not (isinstance(spec, Mapping) and spec.get("timeZone"))
         if "timezone" in declared and declared["timezone"] == "UTC":
             del declared["timezone"]
-        entry = unique(cron_name(name, "cronjob"), crons)
+        entry = names.claim(cron_name(name, "cronjob"))
         jobs[entry] = job_spec
         crons[entry] = {"job": entry, **declared}
         notes += [f"{namespace}/{name}: {note}" for note in entry_notes]
