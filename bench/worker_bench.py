@@ -185,10 +185,13 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
 # -- children -----------------------------------------------------------------------
 
 
-def child_work(url: str, concurrency: int, claim_batch: int, pool: str) -> dict[str, float]:
+def child_work(url: str, concurrency: int, claim_batch: int, pool: str) -> dict[str, Any]:
     """Import, connect, say ready; on "go", run items until the queue is empty."""
-    # The target `python:worker_bench:noop` is this file: imported once, as itself.
-    sys.modules.setdefault("worker_bench", sys.modules["__main__"])
+    # The target `python:worker_bench:noop` is this file, imported by its name (not as
+    # __main__), as the worker resolves it: the allowed-module check (CRONPLANE_PYTHON_TARGETS)
+    # looks at the module a callable was defined in.
+    import worker_bench
+
     database = Database(url)
     worker = Worker(
         database,
@@ -219,7 +222,7 @@ def child_work(url: str, concurrency: int, claim_batch: int, pool: str) -> dict[
         claimed = conn.execute(
             select(func.count()).where(events.c.actor == f"worker:{worker.name}")
         ).scalar_one()
-    return {"claimed": claimed, "cpu_s": cpu, "observed": OBSERVED}
+    return {"claimed": claimed, "cpu_s": cpu, "observed": worker_bench.OBSERVED}
 
 
 LEFT = "SELECT count(*) FROM queue_items WHERE status IN ('queued', 'running')"
