@@ -200,7 +200,9 @@ class Worker:
         fair = mono >= self._fair_after
         if fair:
             self._fair_after = mono + FAIR_CLAIM_EVERY
-        now = self.clock.now()
+        # "now" and the monotonic reading taken together: the anchor of the worker's clock
+        # (paired with a reading after the claim, it ran behind by the claim's duration).
+        now, anchor = self.clock.now(), self.clock.monotonic()
         with self.database.begin() as conn:
             claimed = limits.claim(
                 conn,
@@ -215,7 +217,7 @@ class Worker:
                 return False
             batch = self._lookups(conn, claimed)
         mono = self.clock.monotonic()
-        self._anchor = (now, mono)
+        self._anchor = (now, anchor)
         self._stops.update((item.id, threading.Event()) for item in claimed)
         self._heartbeat()  # made here, in the one thread that claims
         with self._cond:

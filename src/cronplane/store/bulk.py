@@ -305,31 +305,49 @@ def pg_array(values: Sequence[UUID | str | int]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
+def _set_columns(column: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (column,) if isinstance(column, str) else column
+
+
 def sqlite_update_rows(
-    conn: Connection, table: Table, keys: tuple[str, ...], column: str, rows: Sequence[Any]
+    conn: Connection,
+    table: Table,
+    keys: tuple[str, ...],
+    column: str | tuple[str, ...],
+    rows: Sequence[Any],
 ) -> None:
-    """SQLite: UPDATE … SET column = ? WHERE each key = ?, for each (value, *key values)
-    row of driver values (one executemany: in-process, no round trips)."""
+    """SQLite: UPDATE … SET column = ? (or each of several columns) WHERE each key = ?, for
+    each (value(s), *key values) row of driver values (one executemany: in-process, no
+    round trips)."""
     if rows:
         where = " AND ".join(f"{key} = ?" for key in keys)
-        conn.exec_driver_sql(f"UPDATE {table.name} SET {column} = ? WHERE {where}", list(rows))
+        assignments = ", ".join(f"{name} = ?" for name in _set_columns(column))
+        conn.exec_driver_sql(f"UPDATE {table.name} SET {assignments} WHERE {where}", list(rows))
 
 
 def pg_update_rows(
-    conn: Connection, table: Table, keys: tuple[str, ...], column: str, rows: Sequence[Any]
+    conn: Connection,
+    table: Table,
+    keys: tuple[str, ...],
+    column: str | tuple[str, ...],
+    rows: Sequence[Any],
 ) -> None:
     """PostgreSQL: as sqlite_update_rows, in one statement: the rows as arrays, joined
     through unnest (UPDATE … FROM), instead of a round trip per row."""
     if not rows:
         return
-    names = (column, *keys)
+    columns = _set_columns(column)
+    names = (*columns, *keys)
     arrays = [f"CAST(%s AS {_pg_type(table.c[name].type)}[])" for name in names]
     aliases = [f"v{n}" for n in range(len(names))]
+    assignments = ", ".join(
+        f"{name} = v.{alias}" for name, alias in zip(columns, aliases, strict=False)
+    )
     where = " AND ".join(f"{table.name}.{key} = v.{alias}" for key, alias in zip(
-        keys, aliases[1:], strict=True
+        keys, aliases[len(columns):], strict=True
     ))  # fmt: skip
     sql = (
-        f"UPDATE {table.name} SET {column} = v.{aliases[0]} "
+        f"UPDATE {table.name} SET {assignments} "
         f"FROM unnest({', '.join(arrays)}) AS v({', '.join(aliases)}) WHERE {where}"
     )
     conn.exec_driver_sql(sql, tuple([list(values) for values in zip(*rows, strict=True)]))

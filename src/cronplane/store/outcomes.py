@@ -79,7 +79,7 @@ def succeed_many(
 
     One UPDATE for the group, then each item's own start and end (a batch's
     write time is never an item's) through the dialect's bulk row update (one
-    statement on PostgreSQL, an in-process executemany on SQLite), then one
+    statement on PostgreSQL, one in-process executemany on SQLite), then one
     executemany for the results that are not None. A single UPDATE with a
     CASE per item said the same but is a new statement for every group:
     SQLAlchemy's cache key and compile cost ~40 ms per 128 items.
@@ -91,10 +91,15 @@ def succeed_many(
     ours = [s for s in results if s.item_id in done]
     dialect = dialects.of(conn)
     enc = dialect.params
-    ended = [(enc.datetime(s.finished), enc.uuid(s.item_id)) for s in ours]
+    # Each item's own instants; an item without its own start keeps the claim's.
+    both = [
+        (enc.datetime(s.started), enc.datetime(s.finished), enc.uuid(s.item_id))
+        for s in ours
+        if s.started
+    ]
+    dialect.update_rows(conn, queue_items, ("id",), ("started_at", "finished_at"), both)
+    ended = [(enc.datetime(s.finished), enc.uuid(s.item_id)) for s in ours if not s.started]
     dialect.update_rows(conn, queue_items, ("id",), "finished_at", ended)
-    began = [(enc.datetime(s.started), enc.uuid(s.item_id)) for s in ours if s.started]
-    dialect.update_rows(conn, queue_items, ("id",), "started_at", began)
     values = [{"item": s.item_id, "result": s.result} for s in ours if s.result is not None]
     if values:
         conn.execute(_RESULT, values)

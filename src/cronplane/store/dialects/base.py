@@ -48,15 +48,15 @@ class InUpdate(Protocol):
 
 
 class RowsUpdate(Protocol):
-    """UPDATE table SET column = value WHERE keys = key values, for each row
-    (value, *key values) of driver-ready values (the dialect's `params`)."""
+    """UPDATE table SET column = value (or several columns) WHERE keys = key values, for
+    each row (value(s), *key values) of driver-ready values (the dialect's `params`)."""
 
     def __call__(
         self,
         conn: Connection,
         table: Table,
         keys: tuple[str, ...],
-        column: str,
+        column: str | tuple[str, ...],
         rows: Sequence[Any],
         /,
     ) -> None: ...
