@@ -16,8 +16,8 @@ slot hands `python:` targets to a child process). The rule it keeps
    given back (`queued`, the attempt undone) for another worker or slot.
 3. **A cancel before the start means it never starts.** Just before an item
    is invoked its stop flag is read (the heartbeat's watch sets it), and the
-   database is asked again whenever the last answer for it is older than
-   `CHECK_EVERY`; an item asked to stop is recorded `cancelled` with its
+   database is asked again (about it and the next `CHECK_WINDOW` claims)
+   whenever the last answer for it is older than `CHECK_EVERY`; an item asked to stop is recorded `cancelled` with its
    actor and nothing of its target runs.
 4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
    with the instants the target was invoked and returned (item_runner):
@@ -37,6 +37,7 @@ stop gives its unstarted claims back.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import random
@@ -76,6 +77,9 @@ START_BOUND = 0.25
 # Before invoking a claimed item, the database is asked whether it was
 # cancelled whenever its last answer is older than this (seconds).
 CHECK_EVERY = 0.02
+# ... and with it the next this many claimed items (each is asked again when its turn
+# comes more than CHECK_EVERY later).
+CHECK_WINDOW = 64
 DEFAULT_CLAIM_BATCH = 1024  # `cronplane worker|serve`; the class itself claims `concurrency`
 # A worker claims in turns by tenant at least this often (seconds), so a
 # tenant's item in the claim window starts within about this long of
@@ -304,16 +308,20 @@ class Worker:
             self._beats.hold([item.id])
         outcome = self.runner.run(work, stop, self.now)
         if outcome.ran is not None:
-            took = (outcome.ran[1] - outcome.ran[0]).total_seconds()
+            # The slot's time for the item, its checks and bookkeeping included: what the
+            # claim's size must fit in START_BOUND (the target's own time alone over-claims).
+            took = self.clock.monotonic() - mono
             mean = self._item_seconds
             self._item_seconds = took if mean is None else mean + _PACE_WEIGHT * (took - mean)
         return outcome
 
     def _check(self, claimed: _Claimed) -> None:
-        """Ask the database about this item and every claimed item still waiting: which are
-        no longer ours, which were asked to stop."""
+        """Ask the database about this item and the next claimed items (CHECK_WINDOW): which
+        are no longer ours, which were asked to stop."""
         with self._cond:
-            waiting = [claimed, *self._waiting]
+            # The items that start next, not every claim: a thousand-item claim asked
+            # about whole every CHECK_EVERY cost more than running its no-ops.
+            waiting = [claimed, *itertools.islice(self._waiting, CHECK_WINDOW - 1)]
         ids = [c.work.item.id for c in waiting]
         try:
             with self.database.read() as conn:
