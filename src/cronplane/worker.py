@@ -63,7 +63,7 @@ from cronplane.recorder import RunOutcome, record
 from cronplane.store import cancels, limits, outcomes
 from cronplane.store.database import Database
 from cronplane.store.jobs import get_job
-from cronplane.store.schedules import name_of
+from cronplane.store.schedules import names_of
 from cronplane.targets import Targets
 from cronplane.targets.processes import ProcessPool
 
@@ -233,17 +233,15 @@ class Worker:
         return True
 
     def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[Work]:
-        """Each item's job and schedule name, read once per distinct key."""
+        """Each item's job (read once per distinct key) and schedule name (all in one read)."""
         jobs: dict[tuple[str, str, str], Job | None] = {}
-        names: dict[UUID, str | None] = {}
+        names = names_of(conn, {i.schedule_id for i in claimed if i.schedule_id is not None})
         batch = []
         for item in claimed:
             key = (item.tenant, item.stack, item.job)
             if key not in jobs:
                 jobs[key] = get_job(conn, *key)
             sid = item.schedule_id
-            if sid is not None and sid not in names:
-                names[sid] = name_of(conn, sid)
             batch.append(Work(item, jobs[key], names.get(sid) if sid else None))
         return batch
 

@@ -345,12 +345,14 @@ def set_payload(
     )
 
 
-def name_of(conn: Connection, schedule_id: UUID) -> str | None:
-    """The name of the schedule with this id, or None when it is gone."""
-    name: str | None = conn.execute(
-        select(schedules.c.name).where(schedules.c.id == schedule_id)
-    ).scalar()
-    return name
+def names_of(conn: Connection, schedule_ids: Iterable[UUID]) -> dict[UUID, str]:
+    """The names of the schedules with these ids, in one statement (an id that is gone
+    has none): a claim of items from a thousand schedules asked once, not per item."""
+    ids = list(schedule_ids)
+    if not ids:
+        return {}
+    query = select(schedules.c.id, schedules.c.name).where(schedules.c.id.in_(ids))
+    return {row.id: row.name for row in conn.execute(query)}
 
 
 def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
