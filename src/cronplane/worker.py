@@ -56,13 +56,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
-from cronplane.core.model import Job, QueueItem
+from cronplane.core.model import QueueItem
 from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
 from cronplane.item_runner import ItemRunner, Work, default_targets
 from cronplane.recorder import RunOutcome, record
 from cronplane.store import cancels, limits, outcomes
 from cronplane.store.database import Database
-from cronplane.store.jobs import get_job
+from cronplane.store.jobs import jobs_by_key
 from cronplane.store.schedules import names_of
 from cronplane.targets import Targets
 from cronplane.targets.processes import ProcessPool
@@ -233,17 +233,17 @@ class Worker:
         return True
 
     def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[Work]:
-        """Each item's job (read once per distinct key) and schedule name (all in one read)."""
-        jobs: dict[tuple[str, str, str], Job | None] = {}
+        """Each item's job and schedule name, each kind in one read."""
+        jobs = jobs_by_key(conn, ((i.tenant, i.stack, i.job) for i in claimed))
         names = names_of(conn, {i.schedule_id for i in claimed if i.schedule_id is not None})
-        batch = []
-        for item in claimed:
-            key = (item.tenant, item.stack, item.job)
-            if key not in jobs:
-                jobs[key] = get_job(conn, *key)
-            sid = item.schedule_id
-            batch.append(Work(item, jobs[key], names.get(sid) if sid else None))
-        return batch
+        return [
+            Work(
+                item,
+                jobs.get((item.tenant, item.stack, item.job)),
+                names.get(item.schedule_id) if item.schedule_id else None,
+            )
+            for item in claimed
+        ]
 
     def now(self) -> datetime:
         """The worker's clock: the last claim's "now" carried forward by the monotonic clock."""

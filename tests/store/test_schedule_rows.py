@@ -108,3 +108,36 @@ def test_a_job_round_trips(database: Database) -> None:
     with database.read() as conn:
         assert job_store.get_job(conn, "acme", "billing", "send-invoices") == job
         assert job_store.list_jobs(conn, "acme") == [job]
+
+
+def test_jobs_are_read_by_key_in_one_statement(database: Database) -> None:
+    # The worker reads a claim's jobs this way: each key to its own job, a key with no
+    # job left out, the same name in another tenant or stack kept apart.
+    def job(tenant: str, stack: str, name: str) -> Job:
+        return Job(
+            id=uuid4(),
+            tenant=tenant,
+            stack=stack,
+            name=name,
+            title=name,
+            kind="python",
+            status="active",
+            payload={},
+            payload_schema=None,
+            target="python:billing.jobs:send",
+            options={},
+            source="app",
+            created_at=NOW,
+            updated_at=NOW,
+            revision=1,
+        )
+
+    stored = [job("acme", "billing", "a"), job("acme", "ops", "a"), job("globex", "billing", "a")]
+    with database.begin() as conn:
+        for one in stored:
+            assert job_store.insert_job(conn, one)
+    keys = [("acme", "billing", "a"), ("globex", "billing", "a"), ("acme", "billing", "gone")]
+    with database.read() as conn:
+        found = job_store.jobs_by_key(conn, [*keys, keys[0]])
+        assert job_store.jobs_by_key(conn, []) == {}
+    assert found == {keys[0]: stored[0], keys[1]: stored[2]}
