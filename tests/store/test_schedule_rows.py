@@ -84,12 +84,12 @@ def test_keyset_pages_cover_every_row_once(database: Database) -> None:
     assert {r.stack for r in only} == {"st1"} and {r.job for r in only} == {"j1"}
 
 
-def test_a_job_round_trips(database: Database) -> None:
+def a_job(name: str = "send-invoices", **changes: object) -> Job:
     job = Job(
         id=uuid4(),
         tenant="acme",
         stack="billing",
-        name="send-invoices",
+        name=name,
         title="Send",
         kind="python",
         status="active",
@@ -102,6 +102,11 @@ def test_a_job_round_trips(database: Database) -> None:
         updated_at=NOW,
         revision=1,
     )
+    return replace(job, **changes)  # type: ignore[arg-type]
+
+
+def test_a_job_round_trips(database: Database) -> None:
+    job = a_job()
     with database.begin() as conn:
         assert job_store.insert_job(conn, job)
         assert not job_store.insert_job(conn, replace(job, id=uuid4()))
@@ -113,26 +118,7 @@ def test_a_job_round_trips(database: Database) -> None:
 def test_jobs_are_read_by_key_in_one_statement(database: Database) -> None:
     # The worker reads a claim's jobs this way: each key to its own job, a key with no
     # job left out, the same name in another tenant or stack kept apart.
-    def job(tenant: str, stack: str, name: str) -> Job:
-        return Job(
-            id=uuid4(),
-            tenant=tenant,
-            stack=stack,
-            name=name,
-            title=name,
-            kind="python",
-            status="active",
-            payload={},
-            payload_schema=None,
-            target="python:billing.jobs:send",
-            options={},
-            source="app",
-            created_at=NOW,
-            updated_at=NOW,
-            revision=1,
-        )
-
-    stored = [job("acme", "billing", "a"), job("acme", "ops", "a"), job("globex", "billing", "a")]
+    stored = [a_job("a"), a_job("a", stack="ops"), a_job("a", tenant="globex")]
     with database.begin() as conn:
         for one in stored:
             assert job_store.insert_job(conn, one)

@@ -311,14 +311,7 @@ def test_rebinding_name_accepted_at_create_refused_at_send(
     url = receiver.url.replace("127.0.0.1", "hooks.rebind.test")
     service.register_job("acme", "s", JobSpec(name="h", target=f"webhook:{url}"), actor="t")
     assert rebinding.calls == 1  # judged at create: public then
-    clock = FakeClock(START)
-    target = WebhookTarget(clock, KEYRING, DENY_ALL_PRIVATE)
-    try:
-        scheduled(database, clock, url, {}, max_attempts=3)
-        work(database, clock, target)
-    finally:
-        target.close()
-    (item,) = items(database)
+    item = deliver(database, url, DENY_ALL_PRIVATE)
     assert item.status == "failed" and item.error.startswith(CODE)
     assert "hooks.rebind.test" in item.error and "127.0.0.1" in item.error
     assert receiver.deliveries == []

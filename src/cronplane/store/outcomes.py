@@ -67,7 +67,7 @@ class Success:
 _SUCCEED = (
     update(queue_items)
     .where(_OURS)
-    .values(status="succeeded", error=None, result=None, finished_at=_NOW, **_RELEASED)
+    .values(status="succeeded", error=None, result=None, **_RELEASED)
     .returning(queue_items.c.id)
 )
 
