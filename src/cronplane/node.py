@@ -123,7 +123,7 @@ class Node:
     def wake_workers(self, at: datetime | None = None) -> None:
         """An item was enqueued in this process (run now, a fire): wake the workers
         (claimable from `at`, when given)."""
-        if at is None or len(self.workers) == 1:
+        if at is None or len(self.workers) <= 1:
             for worker in self.workers:
                 worker.wake(at)
             return

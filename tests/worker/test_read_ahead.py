@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronplane.clock import FakeClock
+from cronplane.node import WAKE_OTHERS_AFTER, Node, NodeOptions
 from cronplane.store import cancels, claims, queue
 from cronplane.store.database import Database
 from cronplane.worker import Worker
@@ -148,3 +149,17 @@ def test_workers_reading_the_same_instant_ahead_run_each_item_once(
     ran = Counter(payload["n"] for payload, _ in worker_handlers.CALLS)
     assert ran == Counter(range(count))
     assert _statuses(database) == {"succeeded": count}
+
+
+def test_a_node_wakes_one_worker_for_the_instant_and_the_others_just_after(
+    database: Database,
+) -> None:
+    clock = FakeClock(START - timedelta(seconds=0.5))
+    node = Node(database, NodeOptions(dispatcher=False, workers=3, alerts=False), clock)
+    node.wake_workers(START)
+    waits = sorted(worker.idle_wait() for worker in node.workers)
+    assert waits == pytest.approx([0.5, 0.5 + WAKE_OTHERS_AFTER, 0.5 + WAKE_OTHERS_AFTER])
+    # No workers (a dispatcher-only node): nothing to wake, nothing fails.
+    Node(database, NodeOptions(dispatcher=False, workers=0, alerts=False), clock).wake_workers(
+        START
+    )

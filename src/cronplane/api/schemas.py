@@ -19,7 +19,7 @@ from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import controls, redact, validation, window
-from cronplane.core.model import Overlap
+from cronplane.core.choices import Overlap
 from cronplane.core.quotas import MAX_LIMIT
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup

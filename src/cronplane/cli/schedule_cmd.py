@@ -14,9 +14,10 @@ import click
 
 from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.core.choices import OVERLAPS
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
-from cronplane.core.model import OVERLAPS, UNSET, SchedulePatch, ScheduleSpec
+from cronplane.core.model import UNSET, SchedulePatch, ScheduleSpec
 from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
 from cronplane.node import clock_for
 

@@ -29,6 +29,7 @@ from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
+from cronplane.core.fields import declared_value
 from cronplane.core.model import (
     DECLARED_FIELDS,
     CronDeclaration,
@@ -185,7 +186,8 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
             continue
         document = wanted.to_dict()
         drift.extend(
-            Drift(name, key, current_value(row, key), document.get(key)) for key in row.overrides
+            Drift(name, key, current_value(row, key), declared_value(document, key))
+            for key in row.overrides
         )
         if row.declared == document:
             unchanged.append(name)
@@ -193,7 +195,7 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
         changes = {
             key: getattr(wanted, key)
             for key in DECLARED_FIELDS
-            if key not in row.overrides and current_value(row, key) != document.get(key)
+            if key not in row.overrides and current_value(row, key) != declared_value(document, key)
         }
         updated.append(PlannedUpdate(name, row.id, row.revision, wanted, changes))
     removed = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -18,9 +17,8 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from cronplane.core import controls, window
 from cronplane.core import cron as cron_engine
-from cronplane.core.model import OVERLAPS, Overlap
+from cronplane.core.choices import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,
     IntervalTooShort,
@@ -402,21 +400,3 @@ def validate_enabled(value: object) -> bool:
     if not isinstance(value, bool):
         raise InvalidRequest("enabled must be true or false", {"field": "enabled"})
     return value
-
-
-# A schedule's own fields: field -> check(value, seed), in the order they are
-# checked (the first bad one answers). `seed` is the schedule's identity (`H`).
-FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
-    "job": lambda value, seed: validate_name(value, "job"),
-    "cron": normalize_cron,
-    "timezone": lambda value, seed: validate_zone(value),
-    "payload": lambda value, seed: validate_payload(value),
-    "misfire_grace": lambda value, seed: validate_misfire_grace(value),
-    "jitter": lambda value, seed: controls.validate_jitter(value),
-    "overlap": lambda value, seed: validate_overlap(value),
-    "timeout": lambda value, seed: validate_timeout(value),
-    "enabled": lambda value, seed: validate_enabled(value),
-    "start_at": lambda value, seed: window.validate_instant(value, "start_at"),
-    "end_at": lambda value, seed: window.validate_instant(value, "end_at"),
-    "max_runs": lambda value, seed: window.validate_max_runs(value),
-}

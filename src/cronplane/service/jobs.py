@@ -11,8 +11,9 @@ from sqlalchemy import Connection
 from cronplane import events
 from cronplane.core import validation
 from cronplane.core.access import Principal
+from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
-from cronplane.core.model import Job, JobPatch, JobSpec, Source
+from cronplane.core.model import Job, JobPatch, JobSpec
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value

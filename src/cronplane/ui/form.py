@@ -16,10 +16,10 @@ from typing import Any, Final, Literal
 
 from fastapi import Request
 
+from cronplane.core.choices import DEFAULT_ZONE
 from cronplane.core.codec import field_names
 from cronplane.core.model import (
     DEFAULT_SCOPE_PART,
-    DEFAULT_ZONE,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
