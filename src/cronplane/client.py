@@ -36,6 +36,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
+from cronplane.core.queries import ScheduleQuery
 from cronplane.core.reconcile import (
     Drift,
     PlannedCreate,
@@ -116,28 +117,9 @@ class RemoteService(RemoteQueue, RemoteAlerts):
         """GET one schedule."""
         return from_document(Schedule, self._request("GET", self._schedule(scope, name)))
 
-    def list_schedules(
-        self,
-        tenant: str,
-        *,
-        stack: str | None = None,
-        environment: str | None = None,
-        source: str | None = None,
-        enabled: bool | None = None,
-        job: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> Page:
+    def list_schedules(self, tenant: str, query: ScheduleQuery | None = None) -> Page:
         """GET one page of schedules."""
-        params = {
-            "stack": stack,
-            "environment": environment,
-            "source": source,
-            "enabled": enabled,
-            "job": job,
-            "cursor": cursor,
-            "limit": limit,
-        }
+        params = (query or ScheduleQuery()).params()
         answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
         return from_document(Page, answer)
 

@@ -111,6 +111,25 @@ class ErrorBody(Response):
 
 # -- schedules -------------------------------------------------------------------
 
+NameFilter = Annotated[
+    str | None, Field(min_length=1, max_length=MAX_NAME, json_schema_extra=NUL_FREE)
+]
+
+
+class ScheduleQueryParams(BaseModel):
+    """The listing's query parameters: `core.queries.ScheduleQuery`, field for field
+    (tests/api/test_schedule_query.py), with the limits the OpenAPI document states.
+    Unknown parameters are ignored, as a query string's are."""
+
+    stack: NameFilter = None
+    environment: NameFilter = None
+    source: str | None = Field(default=None, pattern="^(app|user|system)$")
+    enabled: bool | None = None
+    job: NameFilter = None
+    search: str | None = Field(default=None, max_length=128, json_schema_extra=NUL_FREE)
+    cursor: str | None = Field(default=None, max_length=1024, json_schema_extra=NUL_FREE)
+    limit: int = Field(default=100, ge=1, le=1000)
+
 
 class ScheduleCreate(Request):
     """A new `user` schedule in (stack, environment) of the path's tenant."""

@@ -7,6 +7,7 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from cronplane.core.choices import OVERLAPS
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
 from cronplane.core.model import UNSET, SchedulePatch, ScheduleSpec
+from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
 from cronplane.node import clock_for
 
@@ -119,18 +121,20 @@ def ls(
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
     plane = client(ctx)
-    filters: dict[str, Any] = {"source": source, "enabled": enabled, "job": job}
+    filters = ScheduleQuery(source=source, enabled=enabled, job=job)
     page = plane.list_schedules(
         s.tenant,
-        stack=None if everywhere else s.stack,
-        environment=None if everywhere else s.environment,
-        cursor=cursor,
-        limit=limit,
-        **filters,
+        replace(
+            filters,
+            stack=None if everywhere else s.stack,
+            environment=None if everywhere else s.environment,
+            cursor=cursor,
+            limit=limit,
+        ),
     )
     render.schedules(page.items, as_json, page.next_cursor)
     if not page.items and not everywhere and cursor is None:
-        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", **filters)
+        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", filters)
         if hint is not None:
             click.echo(hint, err=True)
 
