@@ -136,6 +136,34 @@ class SyncPlan:
             "drift": len(self.drift),
         }
 
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> SyncPlan:
+        """The plan a `to_dict` document (with the API's `declared` added) stands for;
+        row ids are not sent, so they are nil UUIDs (the remote client's plans)."""
+        declared = {
+            name: from_document(Declared, value)
+            for name, value in document.get("declared", {}).items()
+        }
+
+        def declaration(name: str) -> Declared:
+            return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
+
+        def changes(item: Mapping[str, Any]) -> dict[str, Any]:
+            wanted = declaration(item["name"])
+            return {key: getattr(wanted, key, None) for key in item["fields"]}
+
+        return cls(
+            created=tuple(PlannedCreate(name, declaration(name)) for name in document["created"]),
+            updated=tuple(
+                PlannedUpdate(item["name"], _NIL, 0, declaration(item["name"]), changes(item))
+                for item in document["updated"]
+            ),
+            removed=tuple(PlannedRemove(name, _NIL) for name in document["removed"]),
+            unchanged=tuple(document["unchanged"]),
+            conflicts=tuple(from_document(SyncConflict, c) for c in document["conflicts"]),
+            drift=tuple(from_document(Drift, x) for x in document["drift"]),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON: names per outcome, conflicts and drift in full."""
         return {
@@ -148,6 +176,9 @@ class SyncPlan:
             "conflicts": [to_document(conflict) for conflict in self.conflicts],
             "drift": [to_document(drift) for drift in self.drift],
         }
+
+
+_NIL = UUID(int=0)
 
 
 def rows_to_inspect(declared: Mapping[str, Declared], heads: Iterable[SyncedRow]) -> set[str]:
