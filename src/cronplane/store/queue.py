@@ -133,6 +133,33 @@ def enqueue(conn: Connection, values: dict[str, Any]) -> UUID:
     return item_id
 
 
+def enqueue_many(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert items (values from `item_values`) in one statement."""
+    if rows:
+        conn.execute(queue_items.insert(), list(rows))
+
+
+def first_active(conn: Connection, schedule_id: UUID) -> QueueItem | None:
+    """One queued or running item of the schedule, if any."""
+    row = conn.execute(
+        select(queue_items)
+        .where(schedule_is(queue_items, schedule_id), queue_items.c.status.in_(ACTIVE))
+        .limit(1)
+    ).first()
+    return item_from_row(row) if row is not None else None
+
+
+def fired_at(conn: Connection, schedule_id: UUID, occurrences: Sequence[datetime]) -> set[datetime]:
+    """Of these occurrences of the schedule, those that already have an item."""
+    if not occurrences:
+        return set()
+    query = select(queue_items.c.scheduled_for).where(
+        queue_items.c.schedule_id == schedule_id,
+        queue_items.c.scheduled_for.in_(list(occurrences)),
+    )
+    return {at for (at,) in conn.execute(query)}
+
+
 def get(conn: Connection, item_id: UUID, tenant: str | None = None) -> QueueItem | None:
     """One item by id (within `tenant` when given)."""
     query = select(queue_items).where(queue_items.c.id == item_id)
