@@ -64,9 +64,10 @@ _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
-# One shell line (a crontab line): starts with a visible character; tabs but no newline
-# or other control character.
-_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*")
+# A shell line (a crontab line) or script (a Kubernetes `sh -c` block scalar): starts
+# with a visible character; tabs and newlines but no other control character. The
+# script is bounded like every target (MAX_TARGET_LENGTH) and gated like every command.
+_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0b-\x1f\x7f]*")
 # The targets `validate_target` accepts, as one regex for the OpenAPI document
 # (webhook URLs narrowed to an ASCII authority without controls or spaces).
 TARGET_REGEX: Final = (

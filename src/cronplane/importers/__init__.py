@@ -2,7 +2,7 @@
 
 | module                  | source                                         | command                               |
 |-------------------------|------------------------------------------------|---------------------------------------|
-| ``cronplane.celery_beat`` | a Celery app's ``beat_schedule``             | ``cronplane import celery-beat``      |
+| ``cronplane.importers.celery_beat`` | a Celery app's ``beat_schedule``             | ``cronplane import celery-beat``      |
 | ``django_celery_beat``  | django-celery-beat's tables, read-only         | ``cronplane import django-celery-beat`` |
 | ``crontab``             | a user crontab or an ``/etc/cron.d`` file      | ``cronplane import crontab``          |
 | ``kubernetes``          | ``batch/v1`` CronJob manifests                 | ``cronplane import kubernetes``       |

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Final
 
 import yaml
+
+from cronplane.errors import CronplaneError, InvalidManifest
 
 _NOT_NAME: Final = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME: Final = 64
 # libyaml's emitter when installed: the same text, 2.6x faster (10k crontab lines: 3.7 s).
 DUMPER: Final = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_GO_DURATION: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
+_GO_UNITS: Final = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 class Untranslatable(Exception):
@@ -137,3 +142,110 @@ class CeleryJobs:
             self.jobs[job] = job_spec
             self._by_route[route] = job
         return job
+
+
+def usable(translation: Translation, now: datetime) -> Translation:
+    """The translation with every entry `app install` would refuse moved to `skipped`.
+
+    Each cron is checked as `app install --dry-run` checks it: the manifest loader on
+    its own job and declaration, then the five-year rule from `now` (a one-off in the
+    past, a window that has closed). A job no cron uses any more is dropped with them.
+    One entry never sinks the others: the loader runs on the whole document first and
+    entry by entry only when it refuses.
+    """
+    document = translation.document
+    jobs: dict[str, Any] = dict(document.get("jobs") or {})
+    crons: dict[str, Any] = dict(document.get("crons") or {})
+    skipped = list(translation.skipped)
+    whole_ok = _loads({**document, "jobs": jobs, "crons": crons}) is None
+    kept: dict[str, Any] = {}
+    for name, declared in crons.items():
+        job = declared.get("job", name) if isinstance(declared, dict) else name
+        problem = None
+        if not whole_ok:
+            problem = _loads(
+                {
+                    "name": document.get("name"),
+                    "jobs": {job: jobs.get(job)},
+                    "crons": {name: declared},
+                }
+            )
+        if problem is None and isinstance(declared, dict):
+            problem = _never_fires(declared, now)
+        if problem is None:
+            kept[name] = declared
+        else:
+            skipped.append(Skipped(name, problem))
+    used = {(d.get("job", n) if isinstance(d, dict) else n) for n, d in kept.items()}
+    checked = {
+        **document,
+        "jobs": {name: spec for name, spec in jobs.items() if name in used},
+        "crons": kept,
+    }
+    return replace(translation, document=checked, skipped=skipped)
+
+
+def _loads(document: dict[str, Any]) -> str | None:
+    """None when the manifest loader accepts `document`, else its problems in one line."""
+    from cronplane.manifest import manifest_from_data
+
+    try:
+        manifest_from_data(document, source="import")
+    except InvalidManifest as error:
+        problems = (error.detail or {}).get("problems") or [error.message]
+        return "refused by app install: " + "; ".join(str(p) for p in problems)[:500]
+    return None
+
+
+def _never_fires(declared: dict[str, Any], now: datetime) -> str | None:
+    """Why `app install` would refuse a declaration it loaded (the five-year rule), or None."""
+    from cronplane.core.occurrences import first_run
+    from cronplane.core.window import resolve_window
+
+    zone = str(declared.get("timezone") or "UTC")
+    try:
+        window = resolve_window(
+            {
+                key: datetime.fromisoformat(str(declared[key]))
+                for key in ("start_at", "end_at")
+                if declared.get(key) is not None
+            },
+            zone,
+        )
+        first_run(str(declared["cron"]), zone, now, **window)
+    except CronplaneError as error:
+        return f"refused by app install: {error.message}"
+    except ValueError as error:  # an instant the importer wrote badly: still listed, not raised
+        return f"refused by app install: {error}"
+    return None
+
+
+def duration_seconds(text: str) -> float | None:
+    """Seconds of a Go duration (`1h30m`, `90s`, `1.5h`) or None when it is not one."""
+    parts = _GO_DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    return sum(float(number) * _GO_UNITS[unit] for number, unit in parts)
+
+
+def every_hint(text: str) -> str:
+    """What to write instead of an `@every DURATION` schedule (`@every 1h` → `every 1 hour`,
+    i.e. `0 * * * *`), counted from the epoch rather than from the last run."""
+    seconds = duration_seconds(text.removeprefix("@every").strip())
+    if seconds is None or seconds <= 0 or seconds != int(seconds):
+        return "write it as a cron (e.g. `*/15 * * * *`) or as `every N minutes`"
+    whole = int(seconds)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+        if whole % size == 0:
+            count = whole // size
+            form = f"every {count} {unit}{'s' if count != 1 else ''}"
+            break
+    from cronplane.core import cron as cron_engine
+
+    try:
+        normalized = cron_engine.parse(form).normalized
+    except CronplaneError:
+        return f"write `{form}` (cronplane counts it from the epoch)"
+    if normalized != form and not normalized.startswith("@every"):
+        return f"write `{form}` (= `{normalized}`, counted from the epoch)"
+    return f"write `{form}` (counted from the Unix epoch, not from the last run)"

@@ -13,6 +13,7 @@ list with its reason. Nothing is dropped silently.
 | … not a whole number of minutes    | ``every N seconds`` (``@every Ns``)                   |
 | ``schedule(run_every=…)``          | as its interval                                       |
 | ``solar(event, lat, lon)``         | skipped: no cron expression follows the sun           |
+| a crontab in an unknown zone       | skipped (intervals, in UTC, still translate)          |
 | fractional seconds (``2.5``)       | skipped: cronplane's grain is one second              |
 | crontab restricting both day fields| skipped: Celery ANDs them, cron (Vixie) ORs them      |
 
@@ -39,7 +40,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from cronplane.core import cron as cron_engine
-from cronplane.errors import InvalidRequest, ScheduleSyntax
+from cronplane.core.cron_zones import known_zone
+from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
     CeleryJobs,
     Names,
@@ -114,9 +116,17 @@ def translate(
     names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
+    try:
+        known_zone(timezone)
+        bad_zone = None
+    except UnknownZone as error:
+        bad_zone = error.message
     for entry_name, entry in beat_schedule.items():
         try:
             job_spec, cron, zone, payload, entry_notes = _entry(entry, timezone)
+            if bad_zone is not None and zone != "UTC":
+                # Intervals are elapsed time (written in UTC): only crontabs need the zone.
+                raise Untranslatable(f"the app's timezone: {bad_zone}")
         except Untranslatable as error:
             skipped.append(Skipped(str(entry_name), str(error)))
             continue
