@@ -198,6 +198,66 @@ def kubernetes(
     emit(translation, str(path), output, strict, as_json)
 
 
+@import_.command("temporal")
+@click.argument(
+    "path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--address",
+    default=None,
+    help="Ask this Temporal server (host:port) for its schedules instead of reading FILE.",
+)
+@click.option(
+    "--namespace",
+    default="default",
+    show_default=True,
+    help="The schedules' namespace (asked with --address; written into each job).",
+)
+@click.option(
+    "--schedule-id",
+    "ids",
+    multiple=True,
+    help="With --address: only these schedules (repeatable; default: all of the namespace).",
+)
+@click.option(
+    "--task-queue",
+    default=None,
+    help="The task queue for schedules whose JSON does not name one (`schedule list` output).",
+)
+@_common("temporal")
+def temporal(
+    path: Path | None,
+    address: str | None,
+    namespace: str,
+    ids: tuple[str, ...],
+    task_queue: str | None,
+    output: Path | None,
+    stack: str | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Translate Temporal schedules into an app.yaml (temporal: targets).
+
+    FILE holds the JSON of `temporal schedule describe -s ID -o json` (one, or several
+    one after another) or of `temporal schedule list -o json`; --address asks a server
+    through the Temporal SDK instead. What has no equivalent is listed or noted.
+    """
+    from cronplane.errors import InvalidRequest
+    from cronplane.importers.temporal import read_file, read_server, translate
+
+    if (path is None) == (address is None):
+        raise InvalidRequest("give FILE or --address (one of them)", {"field": "source"})
+    if address is not None:
+        schedules, source = read_server(address, namespace, ids), f"--address {address}"
+    else:
+        assert path is not None
+        schedules, source = read_file(path), str(path)
+    translation = translate(
+        schedules, stack=stack or "temporal", namespace=namespace, task_queue=task_queue
+    )
+    emit(translation, source, output, strict, as_json)
+
+
 @import_.command("django-celery-beat")
 @click.argument("url", metavar="DATABASE_URL")
 @_common("the database's name")

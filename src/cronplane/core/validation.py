@@ -64,6 +64,8 @@ _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
+# A Temporal workflow type as SDKs name them (`SendInvoices`, `billing.send_invoices`).
+_TEMPORAL_TARGET: Final = re.compile(r"[A-Za-z0-9_.:/@-]{1,255}")
 # A shell line (a crontab line) or script (a Kubernetes `sh -c` block scalar): starts
 # with a visible character; tabs and newlines but no other control character. The
 # script is bounded like every target (MAX_TARGET_LENGTH) and gated like every command.
@@ -74,6 +76,7 @@ TARGET_REGEX: Final = (
     rf"^(?:python:{_PYTHON_TARGET.pattern}"
     r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
     rf"|celery:{_CELERY_TARGET.pattern}"
+    rf"|temporal:{_TEMPORAL_TARGET.pattern}"
     rf"|command:{_COMMAND_TARGET.pattern})$"
 )
 
@@ -333,8 +336,8 @@ def validate_title(value: object) -> str:
 
 
 def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name` or `command:LINE`
-    (one shell line); returns the scheme. Who may set a command is not judged here
+    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`,
+    `temporal:WorkflowType` or `command:LINE` (a shell line or script); returns the scheme. Who may set a command is not judged here
     (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
@@ -343,7 +346,7 @@ def validate_target(value: object) -> str:
         or not storable_text(value)
     ):
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -358,11 +361,13 @@ def validate_target(value: object) -> str:
         ok = url.scheme in ("http", "https") and bool(url.netloc)
     elif scheme == "celery":
         ok = _CELERY_TARGET.fullmatch(rest) is not None
+    elif scheme == "temporal":
+        ok = _TEMPORAL_TARGET.fullmatch(rest) is not None
     elif scheme == "command":
         ok = _COMMAND_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
             {"field": "target"},
         )
     return scheme
