@@ -83,6 +83,7 @@ class TemporalTarget:
         self.address = address
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._clients: dict[str, Any] = {}
 
     @classmethod
@@ -202,7 +203,11 @@ class TemporalTarget:
     def close(self) -> None:
         """Stop the loop (its clients' connections go with it)."""
         with self._lock:
-            if self._loop is not None:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._loop = None
-                self._clients.clear()
+            loop, thread = self._loop, self._thread
+            self._loop, self._thread = None, None
+            self._clients.clear()
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+            if not thread.is_alive():
+                loop.close()
