@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -155,8 +156,11 @@ def _entry(entry: Any, timezone: str) -> tuple[dict[str, Any], str, str, dict[st
     cron, wall_clock = schedule_expression(entry["schedule"])
     zone = timezone if wall_clock else "UTC"
     payload: dict[str, Any] = {}
-    args = list(entry.get("args") or ())
-    kwargs = dict(entry.get("kwargs") or {})
+    try:
+        args = list(entry.get("args") or ())
+        kwargs = dict(entry.get("kwargs") or {})
+    except (TypeError, ValueError) as error:
+        raise Untranslatable(f"args must be a sequence and kwargs a mapping: {error}") from error
     if args:
         payload["args"] = args
     if kwargs:
@@ -167,7 +171,10 @@ def _entry(entry: Any, timezone: str) -> tuple[dict[str, Any], str, str, dict[st
             raise Untranslatable("args/kwargs change when sent as JSON (tuples, non-str keys)")
     except (TypeError, ValueError) as error:
         raise Untranslatable(f"args/kwargs are not JSON: {error}") from error
-    options, notes = _options(entry.get("options") or {})
+    raw_options = entry.get("options") or {}
+    if not isinstance(raw_options, Mapping):
+        raise Untranslatable(f"options {raw_options!r:.60} is not a mapping")
+    options, notes = _options(raw_options)
     notes += [f"key {key!r} not carried over" for key in sorted(set(entry) - ENTRY_KEYS)]
     job_spec: dict[str, Any] = {"title": f"Celery task {task}", "target": f"celery:{task}"}
     if options:
@@ -200,7 +207,7 @@ def schedule_expression(schedule: Any) -> tuple[str, bool]:
 def interval_expression(seconds: float) -> str:
     """`every N days|hours|minutes` in the largest whole unit, else `every N seconds`;
     Untranslatable for a fractional or non-positive interval (the grain is one second)."""
-    if seconds <= 0 or seconds != int(seconds):
+    if not math.isfinite(seconds) or seconds <= 0 or seconds != int(seconds):
         raise Untranslatable(f"interval of {seconds:g} s: only whole seconds translate")
     whole = int(seconds)
     for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60), ("second", 1)):

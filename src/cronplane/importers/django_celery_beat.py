@@ -372,8 +372,8 @@ def _options(row: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
     headers = row.get("headers")
     if headers:
         try:
-            decoded = json.loads(headers)
-        except ValueError:
+            decoded = headers if isinstance(headers, dict) else json.loads(headers)
+        except (TypeError, ValueError):
             decoded = None
         if isinstance(decoded, dict) and decoded and "cronplane" not in decoded:
             options["headers"] = decoded
@@ -387,7 +387,10 @@ def _instant(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        value = datetime.fromisoformat(value)
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as error:
+            raise Untranslatable(f"{value[:40]!r} is not a datetime") from error
     if not isinstance(value, datetime):
         raise Untranslatable(f"{value!r} is not a datetime")
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

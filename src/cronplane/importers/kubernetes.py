@@ -234,7 +234,7 @@ def _cronjob(
     if zone is not None:
         declared["timezone"] = zone
     policy = spec.get("concurrencyPolicy", "Allow")
-    if policy not in OVERLAP:
+    if not isinstance(policy, str) or policy not in OVERLAP:
         raise Untranslatable(f"concurrencyPolicy {policy!r} is not Allow, Forbid or Replace")
     declared["overlap"] = OVERLAP[policy]
     deadline = spec.get("startingDeadlineSeconds")
