@@ -131,8 +131,9 @@ def test_the_real_kubernetes_directory(tmp_path: Path) -> None:
     shutil.copytree(REAL / "kubernetes", folder)
     (folder / "zz-broken.yaml").write_text("apiVersion: batch/v1\nkind: [CronJob\n")
     done = run_cronplane(
-        "import", "kubernetes", "k8s", "-o", "app.yaml", "--json", env={}, cwd=tmp_path
-    )
+        "import", "kubernetes", "k8s", "--timezone", "Europe/London", "-o", "app.yaml",
+        "--json", env={}, cwd=tmp_path,
+    )  # fmt: skip
     assert done.code == 0, done.stderr
     document: Any = done.json()
     crons, jobs = document["manifest"]["crons"], document["manifest"]["jobs"]
@@ -147,6 +148,7 @@ def test_the_real_kubernetes_directory(tmp_path: Path) -> None:
     assert script.splitlines()[-1] == "python /app/check_routeros_version.py"
     assert jobs["pulse"]["target"] == "command:pulse --auto --quiet"
     assert document["manifest"]["name"] == "k8s"
+    assert fires_like_cron(crons, "Europe/London") == 120 * 3  # both DST changes
     installs(tmp_path, "app.yaml")
     strict = run_cronplane("import", "kubernetes", "k8s", "--strict", env={}, cwd=tmp_path)
     assert strict.code == 2
