@@ -171,3 +171,20 @@ def test_single_kubernetes_files_are_named_after_them(tmp_path: Path) -> None:
         env={}, cwd=tmp_path,
     ).json()  # fmt: skip
     assert named["manifest"]["name"] == "pulse"
+    # `app install --stack` cannot rename a manifest's stack: it says so instead of silence.
+    run_cronplane(
+        "import",
+        "kubernetes",
+        "Harery-SYSMAINT.cronjob.yaml",
+        "-o",
+        "app.yaml",
+        env={},
+        cwd=tmp_path,
+    )
+    env = {"CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cp.db'}", **COMMANDS}
+    assert run_cronplane("db", "upgrade", env=env, cwd=tmp_path).code == 0
+    dry = run_cronplane(
+        "--stack", "other", "app", "install", "app.yaml", "--dry-run", env=env, cwd=tmp_path
+    )
+    assert dry.code == 0, dry.stderr
+    assert "--stack other is not used" in dry.stderr
