@@ -5,7 +5,8 @@
 the same protobuf JSON the SDK's raw description gives); :func:`read_file` and
 :func:`read_server` (the ``temporalio`` SDK) are the only I/O. Each schedule
 becomes one ``temporal:`` job (which starts the same workflow type on the same
-task queue) and one cron per calendar or interval of its spec.
+task queue) and one cron per calendar or interval of its spec (the spec's
+translation is :mod:`.temporal_spec`; policies, state and action are here).
 
 | Temporal schedule                         | manifest                                                |
 |-------------------------------------------|---------------------------------------------------------|
@@ -38,26 +39,21 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from cronplane.core import cron as cron_engine
-from cronplane.core.cron_zones import known_zone
 from cronplane.core.validation import MAX_MISFIRE_GRACE
-from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
-from cronplane.importers.celery_beat import interval_expression
+from cronplane.errors import InvalidRequest
+from cronplane.importers.temporal_spec import DAY, as_list, as_mapping, duration, spec_declarations
 from cronplane.importers.translation import (
     Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
-    duration_seconds,
 )
 from cronplane.input_files import read_input
 
-DAY: Final = 86400
 OVERLAP: Final = {
     "SCHEDULE_OVERLAP_POLICY_UNSPECIFIED": ("skip", None),
     "SCHEDULE_OVERLAP_POLICY_SKIP": ("skip", None),
@@ -80,23 +76,6 @@ OVERLAP: Final = {
 }
 # Temporal's default catchup window: a year, i.e. "catch up whatever was missed".
 DEFAULT_CATCHUP: Final = 365 * DAY
-# (JSON key, cron position, full range) of a structured calendar's fields.
-FIELDS: Final = (
-    ("minute", 0, (0, 59)),
-    ("hour", 1, (0, 23)),
-    ("dayOfMonth", 2, (1, 31)),
-    ("month", 3, (1, 12)),
-    ("dayOfWeek", 4, (0, 6)),
-)
-# What a CalendarSpec (the text form) leaves out means: seconds, minutes, hours 0; days all.
-CALENDAR_DEFAULTS: Final = {
-    "second": "0",
-    "minute": "0",
-    "hour": "0",
-    "dayOfMonth": "*",
-    "month": "*",
-    "dayOfWeek": "*",
-}
 JSON_ENCODINGS: Final = frozenset({"json/plain"})
 
 
@@ -249,23 +228,23 @@ def _schedule(
     """(job spec, cron declarations, notes) of one schedule; Untranslatable otherwise."""
     notes: list[str] = []
     if "schedule" in document:  # describe
-        schedule = _mapping(document["schedule"], "schedule")
-        spec = _mapping(schedule.get("spec") or {}, "schedule.spec")
-        policies = _mapping(schedule.get("policies") or {}, "schedule.policies")
-        state = _mapping(schedule.get("state") or {}, "schedule.state")
-        action = _mapping(schedule.get("action") or {}, "schedule.action")
+        schedule = as_mapping(document["schedule"], "schedule")
+        spec = as_mapping(schedule.get("spec") or {}, "schedule.spec")
+        policies = as_mapping(schedule.get("policies") or {}, "schedule.policies")
+        state = as_mapping(schedule.get("state") or {}, "schedule.state")
+        action = as_mapping(schedule.get("action") or {}, "schedule.action")
     else:  # list: the spec, the workflow type, the state; no action or policies
-        info = _mapping(document.get("info") or {}, "info")
-        spec = _mapping(info.get("spec") or {}, "info.spec")
+        info = as_mapping(document.get("info") or {}, "info")
+        spec = as_mapping(info.get("spec") or {}, "info.spec")
         policies = {}
         state = {"paused": info.get("paused"), "notes": info.get("notes")}
-        workflow_type = _mapping(info.get("workflowType") or {}, "info.workflowType")
+        workflow_type = as_mapping(info.get("workflowType") or {}, "info.workflowType")
         action = {"startWorkflow": {"workflowType": workflow_type}}
         notes.append(
             "read from `schedule list` output, which has no policies, input or timeouts: "
             "Temporal's defaults are assumed (describe output carries them)"
         )
-    declarations = _spec(spec, notes)
+    declarations = spec_declarations(spec, notes)
     overlap, overlap_note = OVERLAP.get(
         str(policies.get("overlapPolicy") or "SCHEDULE_OVERLAP_POLICY_UNSPECIFIED"), (None, None)
     )
@@ -276,7 +255,7 @@ def _schedule(
     shared: dict[str, Any] = {"overlap": overlap}
     catchup = policies.get("catchupWindow")
     if catchup is not None:
-        seconds = _seconds(catchup, "catchupWindow")
+        seconds = duration(catchup, "catchupWindow")
         if seconds < DEFAULT_CATCHUP and seconds <= MAX_MISFIRE_GRACE:
             shared["misfire_grace"] = max(1, round(seconds))
     if policies.get("pauseOnFailure"):
@@ -303,161 +282,6 @@ def _schedule(
     return job_spec, [{**declared, **shared} for declared in declarations], notes
 
 
-def _spec(spec: Mapping[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    """The cron declarations (cron, timezone, window, jitter) of a schedule spec."""
-    for key in ("excludeStructuredCalendar", "excludeCalendar"):
-        if spec.get(key):
-            raise Untranslatable(f"spec.{key}: cronplane has no exclusions")
-    zone = str(spec.get("timezoneName") or "UTC")
-    try:
-        known_zone(zone)
-    except UnknownZone as error:
-        raise Untranslatable(f"timezoneName {zone!r} is not a known zone") from error
-    window: dict[str, Any] = {}
-    for key, field in (("startTime", "start_at"), ("endTime", "end_at")):
-        if spec.get(key):
-            window[field] = _instant(spec[key], f"spec.{key}", up=field == "start_at").isoformat()
-    jitter = _seconds(spec.get("jitter") or "0s", "spec.jitter")
-    if jitter >= 1:
-        window["jitter"] = round(jitter)
-    elif jitter > 0:
-        notes.append(f"jitter {jitter:g} s under a second: not carried over")
-    declarations: list[dict[str, Any]] = []
-    wall_clock = [_structured(c) for c in _list(spec.get("structuredCalendar"))]
-    wall_clock += [_calendar(c) for c in _list(spec.get("calendar"))]
-    wall_clock += [_cron_string(c) for c in _list(spec.get("cronString"))]
-    for cron in wall_clock:
-        declared: dict[str, Any] = {"cron": cron}
-        if zone != "UTC":
-            declared["timezone"] = zone
-        declarations.append({**declared, **window})
-    if wall_clock and _has_dst(zone):
-        notes.append(
-            f"{zone} changes its clocks, and Temporal reads them its own way: it skips a wall "
-            "time the spring jump skips (cronplane fires it at the first minute after) and "
-            "starts a fixed time twice in the repeated autumn hour (cronplane once, on the "
-            "first pass)"
-        )
-    for interval in _list(spec.get("interval")):
-        # Intervals are elapsed time from the epoch: UTC, whatever timezoneName says.
-        declarations += [{"cron": cron, **window} for cron in _interval(interval)]
-    if not declarations:
-        raise Untranslatable("the spec has no calendar, cron string or interval")
-    return declarations
-
-
-def _has_dst(zone: str) -> bool:
-    """Whether `zone` has two offsets in a year (2027, as good as any recent one)."""
-    tz = known_zone(zone)
-    offsets = {datetime(2027, month, 1, tzinfo=tz).utcoffset() for month in (1, 4, 7, 10)}
-    return len(offsets) > 1
-
-
-def _structured(calendar: Any) -> str:
-    """A 5-field cron of a structuredCalendar (the server's form of cron strings too)."""
-    calendar = _mapping(calendar, "structuredCalendar")
-    if calendar.get("year"):
-        raise Untranslatable(
-            f"the calendar restricts years ({_text(calendar['year'])}): cron has none"
-        )
-    seconds = _ranges(calendar.get("second"), "second", (0, 59))
-    if seconds != "0":
-        raise Untranslatable(
-            f"the calendar fires at seconds {seconds}: cronplane's crons fire at :00 "
-            "(use `every N seconds` if it is a fixed spacing)"
-        )
-    fields = ["*"] * 5
-    for key, position, full in FIELDS:
-        fields[position] = _ranges(calendar.get(key), key, full)
-    return _cron(fields)
-
-
-def _calendar(calendar: Any) -> str:
-    """A 5-field cron of a CalendarSpec in its text form (`{"hour": "9,17", …}`)."""
-    calendar = _mapping(calendar, "calendar")
-    values = {key: str(calendar.get(key) or default) for key, default in CALENDAR_DEFAULTS.items()}
-    if calendar.get("year") not in (None, "", "*"):
-        raise Untranslatable(f"the calendar restricts years ({calendar['year']}): cron has none")
-    if values["second"] != "0":
-        raise Untranslatable(f"the calendar fires at seconds {values['second']}: crons fire at :00")
-    return _cron([values[key] for key, _, _ in FIELDS])
-
-
-def _cron_string(text: Any) -> str:
-    if not isinstance(text, str) or len(text.split()) != 5:
-        raise Untranslatable(f"cron string {text!r} is not 5 fields")
-    return _cron(text.split())
-
-
-def _cron(fields: list[str]) -> str:
-    """The cron of 5 fields, refused where Temporal's meaning and cron's differ."""
-    if fields[2] != "*" and fields[4] != "*":
-        raise Untranslatable(
-            f"the calendar restricts day of month ({fields[2]}) and day of week ({fields[4]}): "
-            "Temporal requires both to match, cron fires when either does"
-        )
-    text = " ".join(fields)
-    try:
-        cron_engine.parse(text, seed="temporal")
-    except ScheduleSyntax as error:
-        raise Untranslatable(
-            f"calendar {text!r} is not a cron cronplane reads: {error.message}"
-        ) from error
-    return text
-
-
-def _ranges(value: Any, what: str, full: tuple[int, int]) -> str:
-    """A cron field from a list of Temporal ranges ({start, end, step}; end < start: start)."""
-    if not value:
-        raise Untranslatable(f"the calendar's {what} matches nothing")
-    parts = []
-    for item in _list(value):
-        item = _mapping(item, what)
-        start = int(item.get("start") or 0)
-        end = max(int(item.get("end") or 0), start)
-        step = int(item.get("step") or 1)
-        if (start, end) == full and step == 1:
-            return "*"
-        if start == end:
-            parts.append(str(start))
-        elif step == 1:
-            parts.append(f"{start}-{end}")
-        else:
-            parts.append(f"{'*' if (start, end) == full else f'{start}-{end}'}/{step}")
-    return ",".join(parts)
-
-
-def _interval(interval: Any) -> list[str]:
-    """The crons of `epoch + n·interval + phase`: one exact interval, or (a phase, and an
-    interval that divides a day) the crons of the same times of day."""
-    interval = _mapping(interval, "interval")
-    every = _seconds(interval.get("interval") or "0s", "interval")
-    phase = _seconds(interval.get("phase") or "0s", "phase")
-    if every <= 0 or every != int(every) or phase != int(phase):
-        raise Untranslatable(
-            f"interval {every:g} s, phase {phase:g} s: only whole seconds translate"
-        )
-    every_s, phase_s = int(every), int(phase) % int(every)
-    if phase_s == 0:
-        return [interval_expression(every_s)]
-    if DAY % every_s or every_s % 60 or phase_s % 60:
-        raise Untranslatable(
-            f"interval {every_s} s with phase {phase_s} s: cronplane's exact intervals are "
-            "anchored at the epoch with no phase, and these instants are no set of crons"
-        )
-    hours_by_minute: dict[int, set[int]] = {}
-    for instant in range(phase_s, DAY, every_s):
-        hours_by_minute.setdefault(instant // 60 % 60, set()).add(instant // 3600)
-    minutes_by_hours: dict[tuple[int, ...], list[int]] = {}
-    for minute, hour_set in sorted(hours_by_minute.items()):
-        minutes_by_hours.setdefault(tuple(sorted(hour_set)), []).append(minute)
-    crons = []
-    for hours, minutes in minutes_by_hours.items():
-        hour_field = "*" if len(hours) == 24 else ",".join(map(str, hours))
-        crons.append(f"{','.join(map(str, minutes))} {hour_field} * * *")
-    return crons
-
-
 def _action(
     action: Mapping[str, Any],
     namespace: str,
@@ -469,10 +293,10 @@ def _action(
     start = action.get("startWorkflow")
     if not isinstance(start, Mapping):
         raise Untranslatable(f"action {sorted(action) or 'none'}: only startWorkflow translates")
-    workflow = _mapping(start.get("workflowType") or {}, "workflowType").get("name")
+    workflow = as_mapping(start.get("workflowType") or {}, "workflowType").get("name")
     if not isinstance(workflow, str) or not workflow:
         raise Untranslatable("the action has no workflow type")
-    queue = _mapping(start.get("taskQueue") or {}, "taskQueue").get("name") or default_queue
+    queue = as_mapping(start.get("taskQueue") or {}, "taskQueue").get("name") or default_queue
     if not isinstance(queue, str) or not queue:
         raise Untranslatable(
             "the task queue is not in this output (`schedule list` leaves it out): give "
@@ -486,7 +310,7 @@ def _action(
         ("workflowRunTimeout", "run_timeout"),
         ("workflowTaskTimeout", "task_timeout"),
     ):
-        seconds = _seconds(start.get(key) or "0s", key)
+        seconds = duration(start.get(key) or "0s", key)
         if seconds > 0 and not (key == "workflowTaskTimeout" and seconds == 10):
             options[option] = seconds
     if overlap != "allow":
@@ -498,7 +322,7 @@ def _action(
     payload: dict[str, Any] = {}
     args = [
         _payload(item)
-        for item in _list(_mapping(start.get("input") or {}, "input").get("payloads"))
+        for item in as_list(as_mapping(start.get("input") or {}, "input").get("payloads"))
     ]
     if args:
         payload["args"] = args
@@ -512,8 +336,8 @@ def _action(
 
 def _payload(item: Any) -> Any:
     """One input payload's value (json/plain only: a codec's output cannot be read)."""
-    item = _mapping(item, "input payload")
-    metadata = _mapping(item.get("metadata") or {}, "payload metadata")
+    item = as_mapping(item, "input payload")
+    metadata = as_mapping(item.get("metadata") or {}, "payload metadata")
     try:
         encoding = base64.b64decode(str(metadata.get("encoding") or "")).decode()
         if encoding == "binary/null":
@@ -526,45 +350,3 @@ def _payload(item: Any) -> Any:
         return json.loads(base64.b64decode(str(item.get("data") or "")))
     except (binascii.Error, UnicodeDecodeError, ValueError) as error:
         raise Untranslatable(f"an input payload cannot be read: {error}") from error
-
-
-def _seconds(value: Any, what: str) -> float:
-    """Seconds of a protobuf JSON duration (`"300s"`, `"0.5s"`) or a Go one (`"5m"`)."""
-    seconds = duration_seconds(str(value))
-    if seconds is None or seconds < 0:
-        raise Untranslatable(f"{what} {value!r} is not a duration")
-    return seconds
-
-
-def _instant(value: Any, what: str, *, up: bool = False) -> datetime:
-    """An aware instant of RFC 3339 text, to the second (rounded up when `up`): protobuf
-    times may carry nanoseconds, cronplane's grain is one second."""
-    text = str(value).replace("Z", "+00:00").replace("z", "+00:00")
-    whole, dot, rest = text.partition(".")
-    fraction = ""
-    if dot:
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        fraction, text = rest[:digits], whole + rest[digits:]
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError as error:
-        raise Untranslatable(f"{what} {value!r} is not an instant") from error
-    if instant.tzinfo is None:
-        raise Untranslatable(f"{what} {value!r} has no offset")
-    if up and fraction.strip("0"):
-        instant += timedelta(seconds=1)
-    return instant
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [] if value is None else [value]
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise Untranslatable(f"{what} is not an object")
-    return value
-
-
-def _text(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))[:80]
