@@ -60,6 +60,10 @@ def spec_declarations(spec: Mapping[str, Any], notes: list[str]) -> list[dict[st
     jitter = duration(spec.get("jitter") or "0s", "spec.jitter")
     if jitter >= 1:
         window["jitter"] = round(jitter)
+        notes.append(
+            f"jitter {round(jitter)} s: cronplane delays every fire of a schedule by one "
+            "stable offset within it, Temporal draws one per action"
+        )
     elif jitter > 0:
         notes.append(f"jitter {jitter:g} s under a second: not carried over")
     declarations: list[dict[str, Any]] = []

@@ -152,7 +152,9 @@ def usable(translation: Translation, now: datetime) -> Translation:
 
     Each cron is checked as `app install --dry-run` checks it: the manifest loader on
     its own job and declaration, then the five-year rule from `now` (a one-off in the
-    past, a window that has closed). A job no cron uses any more is dropped with them.
+    past, a window that has closed) and the jitter against the cron's shortest gap.
+    What depends on the installation (quotas, CRONPLANE_MIN_INTERVAL, who may install
+    command jobs) is left to `app install`. A job no cron uses any more is dropped.
     One entry never sinks the others: the loader runs on the whole document first and
     entry by entry only when it refuses.
     """
@@ -174,7 +176,7 @@ def usable(translation: Translation, now: datetime) -> Translation:
                 }
             )
         if problem is None and isinstance(declared, dict):
-            problem = _never_fires(declared, now)
+            problem = _refused_in_scope(declared, now)
         if problem is None:
             kept[name] = declared
         else:
@@ -201,8 +203,10 @@ def _loads(document: dict[str, Any]) -> str | None:
     return None
 
 
-def _never_fires(declared: dict[str, Any], now: datetime) -> str | None:
-    """Why `app install` would refuse a declaration it loaded (the five-year rule), or None."""
+def _refused_in_scope(declared: dict[str, Any], now: datetime) -> str | None:
+    """Why `app install` would refuse a declaration the loader accepted, or None: the
+    five-year rule from `now`, and a jitter not shorter than the cron's shortest gap."""
+    from cronplane.core.controls import check_jitter
     from cronplane.core.occurrences import first_run
     from cronplane.core.window import resolve_window
 
@@ -217,6 +221,7 @@ def _never_fires(declared: dict[str, Any], now: datetime) -> str | None:
             zone,
         )
         first_run(str(declared["cron"]), zone, now, **window)
+        check_jitter(str(declared["cron"]), declared.get("jitter"))
     except CronplaneError as error:
         return f"refused by app install: {error.message}"
     except ValueError as error:  # an instant the importer wrote badly: still listed, not raised
