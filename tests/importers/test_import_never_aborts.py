@@ -333,3 +333,37 @@ BEAT_ENTRY = st.one_of(
 )
 def test_any_beat_schedule_gives_a_loadable_manifest(entries: dict[str, Any], zone: str) -> None:
     loads(celery_beat.translate(entries, stack="b", timezone=zone))
+
+
+def test_celery_cli_lists_an_unknown_zone_and_the_output_installs(tmp_path: Any) -> None:
+    """Through the installed command: exit 0, the crontab entry listed, the interval kept,
+    and `app install --dry-run` accepts the file."""
+    import os
+
+    from cli_process import run_cronplane
+
+    (tmp_path / "zoned.py").write_text(
+        "from celery import Celery\n"
+        "from celery.schedules import crontab\n"
+        "app = Celery('zoned', set_as_current=False)\n"
+        "app.conf.timezone = 'Europe/Lndon'\n"
+        "app.conf.beat_schedule = {\n"
+        "    'report': {'task': 'app.report', 'schedule': crontab(minute=0, hour=7)},\n"
+        "    'ping': {'task': 'app.ping', 'schedule': 300.0},\n"
+        "}\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = run_cronplane(
+        "import", "celery-beat", "zoned:app", "-o", "app.yaml", env=env, cwd=tmp_path
+    )
+    assert done.code == 0, done.stderr
+    assert (
+        "not translated: report: the app's timezone: unknown time zone 'Europe/Lndon'"
+        in done.stderr
+    )
+    database = {"CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cp.db'}"}
+    assert run_cronplane("db", "upgrade", env=database, cwd=tmp_path).code == 0
+    dry = run_cronplane("app", "install", "app.yaml", "--dry-run", env=database, cwd=tmp_path)
+    assert dry.code == 0 and "1 created" in dry.stdout, dry.stderr
+    strict = run_cronplane("import", "celery-beat", "zoned:app", "--strict", env=env, cwd=tmp_path)
+    assert strict.code == 2

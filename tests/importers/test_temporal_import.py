@@ -234,6 +234,11 @@ def test_bad_sources_are_coded_errors(tmp_path: Path) -> None:
     (tmp_path / "junk.json").write_text("{not json")
     junk = run_cronplane("import", "temporal", "junk.json", env={}, cwd=tmp_path)
     assert junk.code == 2 and junk.stderr.startswith("X400007REQINV"), junk.stderr
+    unreachable = run_cronplane(
+        "import", "temporal", "--address", "127.0.0.1:1", env={}, cwd=tmp_path
+    )
+    assert unreachable.code == 2 and unreachable.stderr.startswith("X400007REQINV")
+    assert "Traceback" not in unreachable.stderr
     neither = run_cronplane("import", "temporal", env={}, cwd=tmp_path)
     assert neither.code == 2 and "FILE or --address" in neither.stderr
     (tmp_path / "odd.json").write_text(json.dumps([{"scheduleId": "x", "info": {"spec": 5}}]))
