@@ -74,8 +74,9 @@ CONTAINER_SETTINGS: Final = ("volumeMounts", "resources", "envFrom", "securityCo
 MAX_TITLE: Final = 200
 # `sh -c SCRIPT`: the script is written as the command: line, run by that shell.
 SHELLS: Final = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
-# Kubernetes' variable references in command and args: `$(VAR)`, escaped as `$$(VAR)`.
-_REFERENCE: Final = re.compile(r"(\$\$|\$)\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+# Kubernetes' variable references in command and args: `$(VAR)`; `$$` is one `$`
+# (so `$$(VAR)` is the text `$(VAR)`).
+_REFERENCE: Final = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, Any]], list[Skipped]]:
@@ -369,14 +370,15 @@ def _expand(
     words: list[str], env: Mapping[str, str], elsewhere: list[str]
 ) -> tuple[list[str], list[str]]:
     """The words with `$(VAR)` replaced as Kubernetes does from the container's plain env
-    values (`$$(VAR)` stays `$(VAR)`, an unknown VAR stays as written), and the names it
-    could not expand because their values come from elsewhere (valueFrom)."""
+    values (`$$` is `$`, so `$$(VAR)` is the text `$(VAR)`; an unknown VAR stays as
+    written), and the names it could not expand because their values come from
+    elsewhere (valueFrom)."""
     unexpanded: list[str] = []
 
     def one(match: re.Match[str]) -> str:
-        if match.group(1) == "$$":
-            return "$(" + match.group(2) + ")"
-        name = match.group(2)
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
         if name in env:
             return env[name]
         if name in elsewhere and name not in unexpanded:
