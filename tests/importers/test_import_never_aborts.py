@@ -241,7 +241,7 @@ SCHEDULE = st.fixed_dictionaries(
             ),
         ),
         "policies": st.fixed_dictionaries({}, optional={"overlapPolicy": JSON, "catchupWindow": DURATION}),
-        "state": st.fixed_dictionaries({}, optional={"paused": JSON, "limitedActions": st.booleans(), "remainingActions": st.sampled_from(["0", "3", 2])}),
+        "state": st.fixed_dictionaries({}, optional={"paused": JSON, "limitedActions": st.booleans(), "remainingActions": st.one_of(st.sampled_from(["0", "3", 2, "x", -1]), JSON)}),
     }
 )  # fmt: skip
 

@@ -44,7 +44,14 @@ from typing import Any, Final
 
 from cronplane.core.validation import MAX_MISFIRE_GRACE
 from cronplane.errors import InvalidRequest
-from cronplane.importers.temporal_spec import DAY, as_list, as_mapping, duration, spec_declarations
+from cronplane.importers.temporal_spec import (
+    DAY,
+    as_list,
+    as_mapping,
+    duration,
+    spec_declarations,
+    whole,
+)
 from cronplane.importers.translation import (
     Names,
     Skipped,
@@ -272,7 +279,7 @@ def _schedule(
     elif state.get("notes"):
         notes.append(f"Temporal notes: {state['notes']}")
     if state.get("limitedActions"):
-        remaining = int(str(state.get("remainingActions") or 0))
+        remaining = whole(state.get("remainingActions") or 0, "remainingActions")
         if remaining <= 0:
             raise Untranslatable("no actions left (limitedActions, remainingActions 0)")
         shared["max_runs"] = remaining

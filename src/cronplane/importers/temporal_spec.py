@@ -157,9 +157,9 @@ def _ranges(value: Any, what: str, full: tuple[int, int]) -> str:
     parts = []
     for item in as_list(value):
         item = as_mapping(item, what)
-        start = int(item.get("start") or 0)
-        end = max(int(item.get("end") or 0), start)
-        step = int(item.get("step") or 1)
+        start = whole(item.get("start") or 0, what)
+        end = max(whole(item.get("end") or 0, what), start)
+        step = whole(item.get("step") or 1, what)
         if (start, end) == full and step == 1:
             return "*"
         if start == end:
@@ -177,7 +177,7 @@ def _interval(interval: Any) -> list[str]:
     interval = as_mapping(interval, "interval")
     every = duration(interval.get("interval") or "0s", "interval")
     phase = duration(interval.get("phase") or "0s", "phase")
-    if every <= 0 or every != int(every) or phase != int(phase):
+    if not 0 < every < 10 * 366 * DAY or every != int(every) or phase != int(phase):
         raise Untranslatable(
             f"interval {every:g} s, phase {phase:g} s: only whole seconds translate"
         )
@@ -238,6 +238,16 @@ def as_mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise Untranslatable(f"{what} is not an object")
     return value
+
+
+def whole(value: Any, what: str) -> int:
+    """A whole number of protobuf JSON (int64s come as text); Untranslatable otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise Untranslatable(f"{what} {value!r:.40} is not a whole number")
+    try:
+        return int(value)
+    except ValueError as error:
+        raise Untranslatable(f"{what} {value!r:.40} is not a whole number") from error
 
 
 def _text(value: Any) -> str:
