@@ -231,10 +231,12 @@ def _instant(value: Any, what: str, *, up: bool = False) -> datetime:
 
 
 def as_list(value: Any) -> list[Any]:
+    """A JSON list as itself, null as empty, anything else as a list of one."""
     return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def as_mapping(value: Any, what: str) -> Mapping[str, Any]:
+    """`value` when it is a JSON object; Untranslatable naming `what` otherwise."""
     if not isinstance(value, Mapping):
         raise Untranslatable(f"{what} is not an object")
     return value
