@@ -115,3 +115,26 @@ def temporal_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TemporalD
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
+
+
+_EXIT_STATUS = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave without CPython's finalization once the Temporal SDK ran in this process.
+
+    Its Rust threads can take the GIL while the interpreter is torn down and turn a
+    finished session into SIGSEGV/SIGABRT (temporalio/sdk-python#300), the same
+    reason the `cronplane` script skips it (cli.main.entry). Every other plugin has
+    unconfigured by now (trylast) and the report is written.
+    """
+    if "temporalio.bridge.temporal_sdk_bridge" not in sys.modules:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(config.stash.get(_EXIT_STATUS, 0))
