@@ -9,8 +9,10 @@ command, run by ``/bin/sh -c`` like cron does) and one cron named after it.
 | ``m h dom mon dow command``               | the 5 fields as written (cron's own syntax, Vixie OR)  |
 | ``@hourly`` … ``@yearly``, ``@midnight``  | kept: cronplane reads them the same way                |
 | ``@reboot``                               | not translated: it runs at boot, not at a time         |
-| ``@every 5m`` and other ``@words``        | not translated: not standard cron                      |
+| ``@every 5m`` and other ``@words``        | not translated: not standard cron (``every 5 minutes`` suggested) |
 | the user column (``/etc/cron.d`` format)  | in the job's title; commands run as the worker's user  |
+| … in a file of another name               | recognized by content (:func:`looks_like_system`), noted |
+| six time fields (a seconds cron)          | not translated: cron would run ``* …`` as the command  |
 | ``CRON_TZ=Zone``                          | ``timezone`` of the lines below it                     |
 | no ``CRON_TZ``                            | ``--timezone`` (the zone the cron daemon ran in)       |
 | ``SHELL=/bin/bash``                       | the job's ``options.shell``                            |
