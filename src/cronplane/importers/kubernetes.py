@@ -14,6 +14,9 @@ CronJob becomes one job and one cron named after it.
 | ``jobTemplate…backoffLimit`` (default 6) | the job's ``options.max_attempts`` = backoffLimit + 1   |
 | ``jobTemplate…activeDeadlineSeconds`` | the job's ``options.timeout``                              |
 | the container's ``command`` + ``args`` | a ``command:`` target (one shell line, words quoted)      |
+| ``sh -c SCRIPT`` (a block scalar too)   | the script itself as the ``command:`` target, its shell in ``options.shell`` |
+| ``$(VAR)`` in command / args           | expanded from plain ``env`` values (``$$`` is ``$``); ``valueFrom`` ones noted |
+| ``args`` without ``command``           | written as the command, with a note (Kubernetes runs them through the ENTRYPOINT) |
 | the container's ``image``, ``env`` (plain values), ``workingDir`` | ``options.image``, ``options.env``, ``options.cwd`` |
 
 The command runs on a cronplane worker's host, not in the image: the importer
@@ -23,7 +26,8 @@ starts a Kubernetes Job), and every report says so. Not translated, with the
 reason: ``@every`` schedules, a pod of several containers, a container with
 neither command nor args (its image's entrypoint is not in the manifest).
 Pod settings a host command cannot have (volumes, secrets, service account,
-resources, …) are listed in the notes.
+resources, …) are listed in the notes. In a directory, a file that cannot be read
+or parsed is listed and the others are translated.
 """
 
 from __future__ import annotations
