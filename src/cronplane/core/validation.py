@@ -62,15 +62,19 @@ _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
-# One shell line (a crontab line): starts with a visible character; tabs but no newline
-# or other control character.
-_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*")
+# A Temporal workflow type as SDKs name them (`SendInvoices`, `billing.send_invoices`).
+_TEMPORAL_TARGET: Final = re.compile(r"[A-Za-z0-9_.:/@-]{1,255}")
+# A shell line (a crontab line) or script (a Kubernetes `sh -c` block scalar): starts
+# with a visible character; tabs and newlines but no other control character. The
+# script is bounded like every target (MAX_TARGET_LENGTH) and gated like every command.
+_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0b-\x1f\x7f]*")
 # The targets `validate_target` accepts, as one regex for the OpenAPI document
 # (webhook URLs narrowed to an ASCII authority without controls or spaces).
 TARGET_REGEX: Final = (
     rf"^(?:python:{_PYTHON_TARGET.pattern}"
     r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
     rf"|celery:{_CELERY_TARGET.pattern}"
+    rf"|temporal:{_TEMPORAL_TARGET.pattern}"
     rf"|command:{_COMMAND_TARGET.pattern})$"
 )
 
@@ -330,8 +334,8 @@ def validate_title(value: object) -> str:
 
 
 def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name` or `command:LINE`
-    (one shell line); returns the scheme. Who may set a command is not judged here
+    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`,
+    `temporal:WorkflowType` or `command:LINE` (a shell line or script); returns the scheme. Who may set a command is not judged here
     (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
@@ -340,7 +344,7 @@ def validate_target(value: object) -> str:
         or not storable_text(value)
     ):
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -355,11 +359,13 @@ def validate_target(value: object) -> str:
         ok = url.scheme in ("http", "https") and bool(url.netloc)
     elif scheme == "celery":
         ok = _CELERY_TARGET.fullmatch(rest) is not None
+    elif scheme == "temporal":
+        ok = _TEMPORAL_TARGET.fullmatch(rest) is not None
     elif scheme == "command":
         ok = _COMMAND_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
             {"field": "target"},
         )
     return scheme
