@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from cronplane.core import validation, yaml_bounds
+from cronplane.core import target_rules, validation, yaml_bounds
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
 from cronplane.core.fields import manifest_defaults
@@ -177,7 +177,7 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
         _unknown(entry, JOB_KEYS, path, problems)
         before = len(problems.lines)
         target = entry.get("target")
-        kind = problems.check(f"{path}.target", validation.validate_target, target)
+        kind = problems.check(f"{path}.target", target_rules.validate_target, target)
         title = problems.check(f"{path}.title", validation.validate_title, entry.get("title", ""))
         payload = problems.check(
             f"{path}.payload", validation.validate_payload, entry.get("payload", {})

@@ -15,7 +15,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from cronplane.core import validation
+from cronplane.core import target_rules
 from cronplane.errors import InvalidTarget
 from cronplane.targets import PermanentFailure, RunContext
 from cronplane.targets.temporal import TemporalTarget, workflow_arguments, workflow_id
@@ -115,6 +115,6 @@ def test_misconfiguration_fails_at_once_and_targets_are_validated() -> None:
         TemporalTarget(None).run("Greet", {}, context("n", {"task_queue": QUEUE}, None))
     with pytest.raises(PermanentFailure, match="task_queue"):
         TemporalTarget("127.0.0.1:1").run("Greet", {}, context("n", {}, None))
-    assert validation.validate_target("temporal:billing.SendInvoices") == "temporal"
+    assert target_rules.validate_target("temporal:billing.SendInvoices") == "temporal"
     with pytest.raises(InvalidTarget):
-        validation.validate_target("temporal:has space")
+        target_rules.validate_target("temporal:has space")

@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import controls, redact, validation, window
+from cronplane.core import controls, redact, target_rules, validation, window
 from cronplane.core.choices import Overlap
 from cronplane.core.quotas import MAX_LIMIT
 
@@ -79,7 +79,7 @@ MaxRuns = Annotated[
 TargetText = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TEXT),
-    described(pattern=validation.TARGET_REGEX, maxLength=validation.MAX_TARGET_LENGTH),
+    described(pattern=target_rules.TARGET_REGEX, maxLength=target_rules.MAX_TARGET_LENGTH),
 ]
 TitleText = Annotated[
     str,

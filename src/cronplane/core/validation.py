@@ -11,7 +11,6 @@ import base64
 import json
 import re
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
@@ -25,7 +24,6 @@ from cronplane.errors import (
     InvalidName,
     InvalidPayload,
     InvalidRequest,
-    InvalidTarget,
     ScheduleSyntax,
 )
 
@@ -43,16 +41,12 @@ MAX_PAYLOAD_BYTES: Final = 64 * 1024
 MAX_PAYLOAD_DEPTH: Final = 32
 MAX_CRON_LENGTH: Final = 256  # the column's width
 MAX_TITLE_LENGTH: Final = 200
-MAX_TARGET_LENGTH: Final = 1024
 # misfire_grace beyond a year would mean "always fire"; say so with null instead.
 MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 # A job's or schedule's `timeout`: one item may run at most a day.
 MAX_TIMEOUT: Final = 24 * 3600
 # A job's `max_concurrency`.
 MAX_CONCURRENCY: Final = 10_000
-_PYTHON_TARGET: Final = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
-)
 SEALED_PREFIX: Final = "sealed:v1:"
 REDACTED: Final = "(redacted)"
 _URLSAFE_BASE64: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
@@ -61,22 +55,6 @@ _FERNET_OVERHEAD: Final = 1 + 8 + 16 + 32
 _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-_CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
-# A Temporal workflow type as SDKs name them (`SendInvoices`, `billing.send_invoices`).
-_TEMPORAL_TARGET: Final = re.compile(r"[A-Za-z0-9_.:/@-]{1,255}")
-# A shell line (a crontab line) or script (a Kubernetes `sh -c` block scalar): starts
-# with a visible character; tabs and newlines but no other control character. The
-# script is bounded like every target (MAX_TARGET_LENGTH) and gated like every command.
-_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0b-\x1f\x7f]*")
-# The targets `validate_target` accepts, as one regex for the OpenAPI document
-# (webhook URLs narrowed to an ASCII authority without controls or spaces).
-TARGET_REGEX: Final = (
-    rf"^(?:python:{_PYTHON_TARGET.pattern}"
-    r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
-    rf"|celery:{_CELERY_TARGET.pattern}"
-    rf"|temporal:{_TEMPORAL_TARGET.pattern}"
-    rf"|command:{_COMMAND_TARGET.pattern})$"
-)
 
 
 def validate_name(value: object, what: str = "name") -> str:
@@ -331,44 +309,6 @@ def validate_title(value: object) -> str:
             f"title must be a string of at most {MAX_TITLE_LENGTH} characters", {"field": "title"}
         )
     return value
-
-
-def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`,
-    `temporal:WorkflowType` or `command:LINE` (a shell line or script); returns the scheme. Who may set a command is not judged here
-    (`core.access.check_command_job`)."""
-    if (
-        not isinstance(value, str)
-        or len(value) > MAX_TARGET_LENGTH
-        or ":" not in value
-        or not storable_text(value)
-    ):
-        raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
-            {"field": "target"},
-        )
-    scheme, _, rest = value.partition(":")
-    ok = False
-    if scheme == "python":
-        ok = _PYTHON_TARGET.fullmatch(rest) is not None
-    elif scheme == "webhook":
-        try:
-            url = urlsplit(rest)
-        except ValueError:  # `http://[` (an unclosed IPv6 literal), a netloc NFKC changes
-            url = urlsplit("")
-        ok = url.scheme in ("http", "https") and bool(url.netloc)
-    elif scheme == "celery":
-        ok = _CELERY_TARGET.fullmatch(rest) is not None
-    elif scheme == "temporal":
-        ok = _TEMPORAL_TARGET.fullmatch(rest) is not None
-    elif scheme == "command":
-        ok = _COMMAND_TARGET.fullmatch(rest) is not None
-    if not ok:
-        raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
-            {"field": "target"},
-        )
-    return scheme
 
 
 def is_sealed(value: object) -> bool:
