@@ -10,7 +10,11 @@ defaults, the `declared` document and the sync plan's comparison.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from dataclasses import MISSING, fields
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,3 +140,17 @@ def test_declared_to_dict_keeps_older_documents_equal() -> None:
         job="j", cron="0 * * * *", timezone="UTC", payload={}, max_runs=3
     ).to_dict()
     assert with_limit["max_runs"] == 3
+
+
+def test_schedule_add_offers_every_flagged_field_through_the_installed_command() -> None:
+    """The options are the table's: a new row with a flag is an option, with its help."""
+    command = shutil.which("cronplane", path=str(Path(sys.executable).parent))
+    assert command is not None
+    done = subprocess.run(
+        [command, "schedule", "add", "--help"], capture_output=True, text=True, check=True
+    )
+    words = " ".join(done.stdout.split())
+    for field in SCHEDULE_FIELDS:
+        if field.flag:
+            assert field.flag in done.stdout, field.name
+            assert " ".join(field.help.split()[:3]) in words, field.name

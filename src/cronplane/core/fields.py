@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from cronplane.core import controls, validation, window
-from cronplane.core.choices import DEFAULT_ZONE
+from cronplane.core.choices import DEFAULT_ZONE, OVERLAPS
 from cronplane.core.codec import encode_value
 
 Kind = Literal["name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count"]
@@ -44,6 +44,8 @@ class ScheduleField:
     - `check(value, seed)`: the value as stored, or a coded error (`seed`: the
       schedule's identity, for `H` fields).
     - `info`: how `schedule info` shows it (None: shown by a view of its own).
+    - `flag`, `help`: its `schedule add` option (a `bool` field's flag sets the value
+      that is not its default); `choices` for a `choice` field; `required` on create.
     """
 
     name: str
@@ -57,6 +59,10 @@ class ScheduleField:
     operator: bool = False
     since: bool = False
     info: Callable[[Any], str] | None = None
+    flag: str = ""
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    required: bool = False
 
     def default_value(self) -> Any:
         """A fresh default (a new object for a mutable one)."""
@@ -73,8 +79,25 @@ def _json(value: Any) -> str:
 
 # In the order they are checked: the first bad one answers.
 SCHEDULE_FIELDS: Final = (
-    ScheduleField("job", "Job", "name", lambda value, seed: validation.validate_name(value, "job")),
-    ScheduleField("cron", "Cron", "cron", validation.normalize_cron, overridable=True),
+    ScheduleField(
+        "job",
+        "Job",
+        "name",
+        lambda value, seed: validation.validate_name(value, "job"),
+        flag="--job",
+        help="Job to enqueue (must exist in tenant/stack).",
+        required=True,
+    ),
+    ScheduleField(
+        "cron",
+        "Cron",
+        "cron",
+        validation.normalize_cron,
+        overridable=True,
+        flag="--cron",
+        help="Cron expression (any SPEC §3 form).",
+        required=True,
+    ),
     ScheduleField(
         "timezone",
         "Zone",
@@ -82,6 +105,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_zone(value),
         default=DEFAULT_ZONE,
         overridable=True,
+        flag="--tz",
+        help="IANA time zone.",
     ),
     # None: the job's default payload.
     ScheduleField(
@@ -91,6 +116,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_payload(value),
         overridable=True,
         info=_json,
+        flag="--payload",
+        help="JSON object, or @file.json (default: the job's).",
     ),
     ScheduleField(
         "misfire_grace",
@@ -99,6 +126,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_misfire_grace(value),
         overridable=True,
         info=_seconds,
+        flag="--misfire-grace",
+        help="Skip occurrences later than this (s).",
     ),
     ScheduleField(
         "jitter",
@@ -107,6 +136,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: controls.validate_jitter(value),
         overridable=True,
         since=True,
+        flag="--jitter",
+        help="Spread each fire by up to this many s (stable).",
     ),
     ScheduleField(
         "overlap",
@@ -115,6 +146,9 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_overlap(value),
         default="skip",
         info=str,
+        choices=OVERLAPS,
+        flag="--overlap",
+        help="What a due occurrence does while an item of the schedule is queued or running.",
     ),
     ScheduleField(
         "timeout",
@@ -123,6 +157,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_timeout(value),
         since=True,
         info=_seconds,
+        flag="--timeout",
+        help="Seconds an item may run (> 0); overrides the job's options.timeout.",
     ),
     ScheduleField(
         "enabled",
@@ -131,6 +167,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: validation.validate_enabled(value),
         default=True,
         declarable=False,
+        flag="--disabled",
+        help="Create it disabled (no next run).",
     ),
     ScheduleField(
         "start_at",
@@ -139,6 +177,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: window.validate_instant(value, "start_at"),
         overridable=True,
         since=True,
+        flag="--start-at",
+        help="No fire before this ISO 8601 instant (naive: in --tz).",
     ),
     ScheduleField(
         "end_at",
@@ -147,6 +187,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: window.validate_instant(value, "end_at"),
         overridable=True,
         since=True,
+        flag="--end-at",
+        help="No fire after this ISO 8601 instant (naive: in --tz).",
     ),
     ScheduleField(
         "max_runs",
@@ -155,6 +197,8 @@ SCHEDULE_FIELDS: Final = (
         lambda value, seed: window.validate_max_runs(value),
         overridable=True,
         since=True,
+        flag="--max-runs",
+        help="End after this many fires.",
     ),
 )
 
