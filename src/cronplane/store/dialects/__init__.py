@@ -36,7 +36,7 @@ from cronplane.store.dialects.base import Dialect
 from cronplane.store.dialects.postgresql import PostgreSQL
 from cronplane.store.dialects.sqlite import SQLite
 
-__all__ = ["Dialect", "by_name", "for_url", "normalize_url", "of"]
+__all__ = ["Dialect", "PostgreSQL", "SQLite", "by_name", "for_url", "normalize_url", "of"]
 
 _DIALECTS: dict[str, Dialect] = {d.name: d for d in (SQLite(), PostgreSQL())}
 

@@ -67,9 +67,6 @@ if TYPE_CHECKING:
     from cronplane.clock import Clock
     from cronplane.store.bulk import Encoder, RowText
     from cronplane.store.database import Database
-    from cronplane.store.dispatch.fair import Fairness
-    from cronplane.store.dispatch.planner import Planner
-    from cronplane.store.dispatch.transaction import BatchResult
 
 
 class Dialect:
@@ -139,15 +136,6 @@ class Dialect:
 
     def analyze(self, engine: Engine, tables: Sequence[str]) -> None:
         """Refresh the planner statistics of `tables`."""
-
-    def fire(
-        self, conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
-    ) -> BatchResult:
-        """One fire transaction's select, inserts and updates (see store.dispatch).
-
-        With `fairness`, the batch is shared across tenants (store.dispatch.fair).
-        """
-        raise NotImplementedError
 
     def listener(
         self, database: Database, clock: Clock, on_notify: Callable[[], None]

@@ -16,9 +16,6 @@ from cronplane.store.dialects.base import Dialect, Listener
 if TYPE_CHECKING:
     from cronplane.clock import Clock
     from cronplane.store.database import Database
-    from cronplane.store.dispatch.fair import Fairness
-    from cronplane.store.dispatch.planner import Planner
-    from cronplane.store.dispatch.transaction import BatchResult
 
 # Serializes concurrent `upgrade()` calls (pg_advisory_xact_lock key).
 MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
@@ -98,13 +95,6 @@ class PostgreSQL(Dialect):
         listener = ChangeListener(database, clock, on_notify=on_notify)
         listener.start()
         return listener
-
-    def fire(
-        self, conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
-    ) -> BatchResult:
-        from cronplane.store.dispatch.postgresql import fire_postgresql
-
-        return fire_postgresql(conn, planner, limit, fairness)
 
     insert_rows = staticmethod(bulk.pg_copy)
     update_in = staticmethod(bulk.pg_update_in)

@@ -17,9 +17,6 @@ from cronplane.store.dialects.base import Dialect
 
 if TYPE_CHECKING:
     from cronplane.store.database import Database
-    from cronplane.store.dispatch.fair import Fairness
-    from cronplane.store.dispatch.planner import Planner
-    from cronplane.store.dispatch.transaction import BatchResult
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -85,13 +82,6 @@ class SQLite(Dialect):
 
     def now(self, engine: Engine) -> datetime:
         return SystemClock().now()
-
-    def fire(
-        self, conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
-    ) -> BatchResult:
-        from cronplane.store.dispatch.sqlite import fire_sqlite
-
-        return fire_sqlite(conn, planner, limit, fairness)
 
     def after_burst(self, conn: Connection) -> None:
         """Move the WAL into the database file (PASSIVE: never waits)."""

@@ -63,8 +63,17 @@ from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.fair import Fairness
 from cronplane.store.dispatch.planner import Occurrences, Planner
+from cronplane.store.dispatch.postgresql import fire_postgresql
 from cronplane.store.dispatch.reads import count_due, earliest_next_run
+from cronplane.store.dispatch.sqlite import fire_sqlite
 from cronplane.store.dispatch.transaction import BatchResult, Fencing
+
+# One fire transaction's select, inserts and updates, per database: chosen here, so the
+# dialects know nothing of dispatch (the import goes one way).
+_FIRE_PATHS: dict[type[dialects.Dialect], Callable[..., BatchResult]] = {
+    dialects.SQLite: fire_sqlite,
+    dialects.PostgreSQL: fire_postgresql,
+}
 
 __all__ = [
     "CRASH_ENV",
@@ -99,7 +108,7 @@ def fire_batch(
     crash_point("after_fence")
     dialect = dialects.of(conn)
     planner = Planner(dialect, now, fencing.term, Occurrences(occurrences), quotas)
-    return dialect.fire(conn, planner, limit, fairness)
+    return _FIRE_PATHS[type(dialect)](conn, planner, limit, fairness)
 
 
 def checkpoint(conn: Connection) -> None:
