@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from cronplane.client_http import RemoteHTTP
+from cronplane.client.http import RemoteHTTP
 from cronplane.clock import poll
 from cronplane.core.codec import from_document
 from cronplane.core.items import WAIT_POLL

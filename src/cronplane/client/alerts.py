@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
-from cronplane.client_http import RemoteHTTP, segment
+from cronplane.client.http import RemoteHTTP, segment
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.codec import from_document
 

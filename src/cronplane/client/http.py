@@ -1,7 +1,7 @@
 """The remote client's HTTP plumbing: one connection pool, coded errors raised again.
 
 `RemoteHTTP` is the base of `client.RemoteService` and its parts
-(`client_alerts.RemoteAlerts`, `client_queue.RemoteQueue`): it holds the
+(`client.alerts.RemoteAlerts`, `client.queue.RemoteQueue`): it holds the
 httpx client and turns every answer into its decoded JSON, or into the
 `CronplaneError` class the server raised (same code, same exit code); a
 server that cannot be reached is `Unavailable` (exit 7).

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cronplane.client_alerts import RemoteAlerts
-from cronplane.client_http import segment
-from cronplane.client_queue import RemoteQueue
+from cronplane.client.alerts import RemoteAlerts
+from cronplane.client.http import segment
+from cronplane.client.queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.model import (
     CronDeclaration,
@@ -63,7 +63,7 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
 
 class RemoteService(RemoteQueue, RemoteAlerts):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
-    client_http, runs and the queue in client_queue, alerts in client_alerts)."""
+    client.http, runs and the queue in client.queue, alerts in client.alerts)."""
 
     # -- schedules --------------------------------------------------------------
 
