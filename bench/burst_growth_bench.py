@@ -41,7 +41,7 @@ from sqlalchemy import event, text
 
 import machine
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import DEFAULT_BATCH, Dispatcher
+from cronplane.processes.dispatcher import DEFAULT_BATCH, Dispatcher
 from cronplane.store.database import Database
 from cronplane.store.dispatch import sqlite as fire_sqlite
 from seconds_bench import seed

@@ -47,7 +47,7 @@ from sqlalchemy import text
 
 import machine
 from cronplane.clock import SystemClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database, DatabaseClock
 from cronplane.store.tables import metadata
 

@@ -36,7 +36,7 @@ from datetime import timedelta
 import psycopg
 
 import machine
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database, DatabaseClock
 from dispatch_bench import PG_ADMIN, reset, seed
 

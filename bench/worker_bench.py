@@ -61,10 +61,10 @@ from sqlalchemy import func, select, text
 import machine
 from cronplane import events as ev
 from cronplane.clock import SystemClock
+from cronplane.processes.worker import DEFAULT_CLAIM_BATCH, Worker
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events, queue_items
-from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 from machine import fresh_postgres, tree_cpu
 
 # The bench's own `python:` job module may run (CRONPLANE_PYTHON_TARGETS): in this process

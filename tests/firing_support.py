@@ -15,7 +15,7 @@ from sqlalchemy import delete, insert, select
 
 from cronplane.clock import Clock
 from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Previous, decide
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.schedules import insert_rows

@@ -11,10 +11,10 @@ from uuid import uuid4
 
 import pytest
 
-from cronplane.alert_loop import AlertLoop
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import Alert
-from cronplane.node import Node, NodeOptions
+from cronplane.processes.alert_loop import AlertLoop
+from cronplane.processes.node import Node, NodeOptions
 from cronplane.service import housekeeping
 from cronplane.store.alerts import list_alerts, save_alert
 from cronplane.store.database import Database
@@ -86,11 +86,11 @@ def test_an_unreachable_database_logs_one_line_per_attempt(
         "postgresql+psycopg://postgres@127.0.0.1:1/none", connect_args={"connect_timeout": 1}
     )
     loop = AlertLoop(gone, FakeClock(START), holder="node-a")
-    with caplog.at_level(logging.WARNING, logger="cronplane.alert_loop"):
+    with caplog.at_level(logging.WARNING, logger="cronplane.processes.alert_loop"):
         delays = [loop.step(), loop.step()]
     gone.dispose()
     assert delays == [0.5, 1.0] and loop.term is None
-    records = [r for r in caplog.records if r.name == "cronplane.alert_loop"]
+    records = [r for r in caplog.records if r.name == "cronplane.processes.alert_loop"]
     assert len(records) == 2
     for record in records:
         assert record.exc_info is None and record.levelno == logging.WARNING

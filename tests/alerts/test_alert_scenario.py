@@ -17,18 +17,18 @@ from sqlalchemy import select
 from webhook_receiver import signature_valid
 
 from cronplane import events as ev
-from cronplane.alert_loop import AlertLoop
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.alert_loop import AlertLoop
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.store.tables import events
 from cronplane.targets import Targets
 from cronplane.targets.python import PythonTarget
 from cronplane.targets.system import SystemTarget
-from cronplane.worker import Worker
 
 SCOPE = Scope(TENANT, "billing", "prod")
 

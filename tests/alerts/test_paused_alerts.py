@@ -17,8 +17,9 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidAlertRule
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
 from cronplane.service.alerting import AlertEvaluator
 from cronplane.store.database import Database
@@ -26,7 +27,6 @@ from cronplane.store.tables import events
 from cronplane.targets import Targets
 from cronplane.targets.python import PythonTarget
 from cronplane.targets.system import SystemTarget
-from cronplane.worker import Worker
 
 SCOPE = Scope(TENANT, "billing", "prod")
 

@@ -28,8 +28,9 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidChannel
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
 from cronplane.service.alerting import AlertEvaluator
 from cronplane.store.database import Database
@@ -37,7 +38,6 @@ from cronplane.store.tables import events, queue_items
 from cronplane.targets import Targets
 from cronplane.targets.python import PythonTarget
 from cronplane.targets.system import SystemTarget
-from cronplane.worker import Worker
 
 SCOPE = Scope(TENANT, "billing", "prod")
 START = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)

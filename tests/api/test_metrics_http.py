@@ -15,7 +15,7 @@ import pytest
 from api_support import START, Api, bearer, make_api
 
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.node import Node, NodeOptions
+from cronplane.processes.node import Node, NodeOptions
 from cronplane.store.database import Database
 
 

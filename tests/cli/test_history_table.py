@@ -8,7 +8,7 @@ from pathlib import Path
 from cli_process import Cronplane
 
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database
 from firing_support import START, add_job, add_schedule, items
 

@@ -13,9 +13,9 @@ from cli_process import Cronplane, run_cronplane
 from live_server import serving
 
 from cronplane.clock import SystemClock
+from cronplane.processes.worker import Worker
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 from firing_support import add_job, add_schedule
 
 # Two attempts one second apart: the wait must outlast the backoff between them.

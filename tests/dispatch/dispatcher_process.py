@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cronplane.clock import SystemClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database, DatabaseClock
 from firing_support import occurrences
 

@@ -9,7 +9,7 @@ import httpx
 from live_server import serving
 
 from cronplane.clock import FakeClock
-from cronplane.node import Node, NodeOptions
+from cronplane.processes.node import Node, NodeOptions
 from cronplane.store.database import Database
 from firing_support import START, add_job, add_schedule, ledger
 

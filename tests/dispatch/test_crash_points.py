@@ -19,7 +19,7 @@ import pytest
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database
 from cronplane.store.dispatch import CRASH_ENV, CRASH_POINTS
 from firing_support import add_job, add_schedule, items, ledger, occurrences

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, select, update
 
-from cronplane import dispatcher as dispatcher_module
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import FILING_MIN_ROOM, Dispatcher
+from cronplane.processes import dispatcher as dispatcher_module
+from cronplane.processes.dispatcher import FILING_MIN_ROOM, Dispatcher
 from cronplane.store import cancels, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import list_events

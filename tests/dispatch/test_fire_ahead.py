@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import Connection
 
 from cronplane import events as ev
-from cronplane import fire_lanes
 from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
 from cronplane.core.lead import ASSUMED_ROW_SECONDS, MAX_LEAD, fire_lead
-from cronplane.dispatcher import Dispatcher, TickReport
+from cronplane.processes import fire_lanes
+from cronplane.processes.dispatcher import Dispatcher, TickReport
 from cronplane.store.database import Database
 from cronplane.store.dispatch import BatchResult, fire_batch
 from firing_support import (

@@ -211,7 +211,7 @@ def test_sqlite_checkpoints_once_after_a_burst(
     sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fire transactions defer SQLite's checkpoint; the dispatcher runs it after the burst."""
-    import cronplane.dispatcher as dispatcher_module
+    import cronplane.processes.dispatcher as dispatcher_module
     from cronplane.store import dispatch
 
     calls: list[str] = []

@@ -18,8 +18,8 @@ from sqlalchemy import event
 
 from cronplane.clock import FakeClock
 from cronplane.core.firing import NextAfter
-from cronplane.dispatcher import Dispatcher
-from cronplane.fire_lanes import lane_plan
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.fire_lanes import lane_plan
 from cronplane.store import lease
 from cronplane.store.database import Database
 from firing_support import (

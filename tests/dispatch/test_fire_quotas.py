@@ -15,7 +15,7 @@ from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.core.quotas import Quota
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from firing_support import items, ledger
@@ -116,7 +116,7 @@ def test_tenant_metrics_count_fires_and_quota_skips_only_when_turned_on(
     label: str,
 ) -> None:
     from cronplane.api.metrics import REGISTRY
-    from cronplane.node import Node, NodeOptions
+    from cronplane.processes.node import Node, NodeOptions
 
     def sample(name: str, **labels: str) -> float:
         return REGISTRY.get_sample_value(name, labels) or 0.0

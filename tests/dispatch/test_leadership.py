@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.tables import events, metadata

@@ -29,7 +29,7 @@ import pytest
 from sqlalchemy import select, text
 
 from cronplane import events as ev
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database, DatabaseClock
 from cronplane.store.tables import events, leases
 from firing_support import add_job, add_schedules, check_exactly_once, occurrences, schedule_row

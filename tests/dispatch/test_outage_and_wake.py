@@ -17,7 +17,7 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.backoff import OUTAGE_CAP
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from firing_support import START, add_job, add_schedule, items, ledger, occurrences
@@ -123,7 +123,7 @@ def test_notify_wakes_a_listener(pg_database: Database) -> None:
 
 
 def test_run_survives_a_crashing_tick_and_releases_the_lease(sqlite_database: Database) -> None:
-    from cronplane.dispatcher import TickReport
+    from cronplane.processes.dispatcher import TickReport
     from cronplane.store import lease
 
     clock = FakeClock(START)

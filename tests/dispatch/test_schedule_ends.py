@@ -18,8 +18,8 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
 from cronplane.core.model import JobSpec, SchedulePatch, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import CronRejected
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from firing_support import items, ledger

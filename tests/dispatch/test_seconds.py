@@ -23,7 +23,7 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
 from cronplane.core.firing import Outcome
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store import queue
 from cronplane.store.database import Database
 from firing_support import (

@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
 from cronplane.importers.translation import Translation
 from cronplane.manifest import parse_manifest
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import AppReport, ScheduleService
 from cronplane.store.database import Database
 from cronplane.store.tables import events, schedule_state, schedules

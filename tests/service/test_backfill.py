@@ -14,8 +14,8 @@ from cronplane.clock import FakeClock
 from cronplane.core.controls import MAX_BACKFILL
 from cronplane.core.firing import Outcome
 from cronplane.core.model import ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import BackfillOverlap, BackfillTooLarge, InvalidBackfill
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store import limits, queue
 from cronplane.store.database import Database

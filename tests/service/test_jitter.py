@@ -14,8 +14,8 @@ from cronplane.clock import FakeClock
 from cronplane.core.controls import jitter_offset
 from cronplane.core.model import CronDeclaration, SchedulePatch, ScheduleSpec, Scope
 from cronplane.core.queries import ScheduleQuery
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidJitter, InvalidManifest, JitterTooLong
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import NewSchedule, ScheduleService
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items, schedules

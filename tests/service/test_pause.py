@@ -10,8 +10,8 @@ import pytest
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidRequest, InvalidUntil, StaleRevision
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from service_support import START

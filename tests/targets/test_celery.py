@@ -19,11 +19,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.store.database import Database
 from cronplane.targets import Targets
 from cronplane.targets.celery import CeleryTarget, publish_options, task_arguments
-from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, items, occurrences
 from required_services import require_service
 

@@ -14,14 +14,14 @@ from api_support import make_api
 from cronplane.clock import FakeClock
 from cronplane.core.access import Principal, Role
 from cronplane.core.model import JobPatch, JobSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import CommandJobForbidden, CommandTargetsOff, InvalidTarget
 from cronplane.manifest import manifest_from_data
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.targets import RunContext, Targets
 from cronplane.targets.command import CommandFailed, CommandsDisabled, CommandTarget
-from cronplane.worker import Worker
 from firing_support import START, add_schedule, items, occurrences
 
 TENANT_ADMIN = Principal(uuid4(), "acme", Role.ADMIN, "acme-admin")

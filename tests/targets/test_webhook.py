@@ -10,7 +10,8 @@ import pytest
 from webhook_receiver import Answer, Receiver, running_receiver, signature_valid
 
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.store.database import Database
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.webhook import (
@@ -23,7 +24,6 @@ from cronplane.targets.webhook import (
     verify_signature,
     webhook_timeout,
 )
-from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, items, occurrences
 
 KEYRING = SecretKeyring(b"test-deployment-key-0123456789")

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from cronplane.cli.main import cli
 from cronplane.clock import FakeClock
-from cronplane.item_runner import default_targets
+from cronplane.processes.item_runner import default_targets
 from cronplane.store.database import Database
 from cronplane.targets.webhook import SecretKeyring
 from firing_support import START

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from cronplane.api.app import create_app
 from cronplane.clock import FakeClock
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database
 
 START = datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC)

@@ -8,8 +8,8 @@ import pytest
 
 from cronplane.clock import FakeClock
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidState, QueueItemNotFound
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store import queue
 from cronplane.store.database import Database

@@ -25,7 +25,7 @@ from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.access import Role
 from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.manifest import parse_manifest
-from cronplane.node import Node, NodeOptions
+from cronplane.processes.node import Node, NodeOptions
 from cronplane.service import ScheduleService
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database

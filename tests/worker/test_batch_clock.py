@@ -13,8 +13,8 @@ import pytest
 import worker_handlers
 
 from cronplane.clock import FakeClock
+from cronplane.processes.worker import Worker
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 from firing_support import START, add_job, enqueue_items, item_row, items
 
 

@@ -29,10 +29,10 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import QueueItem
+from cronplane.processes.worker import Worker
 from cronplane.store import claims, outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
-from cronplane.worker import Worker
 from firing_support import START, add_job, enqueue_items, item_row
 
 LEASE = timedelta(seconds=60)

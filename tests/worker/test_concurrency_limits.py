@@ -19,10 +19,10 @@ from sqlalchemy import func, select
 from cronplane.clock import SystemClock
 from cronplane.core.model import JobSpec
 from cronplane.errors import InvalidRequest
+from cronplane.processes.worker import Worker
 from cronplane.service.jobs import checked_job
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items
-from cronplane.worker import Worker
 from firing_support import add_job, enqueue_items, item_row
 
 

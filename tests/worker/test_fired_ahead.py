@@ -15,9 +15,9 @@ import worker_handlers
 
 from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 from firing_support import START, add_job, add_schedule, items
 
 EVERY_10S = parse("every 10 seconds").normalized

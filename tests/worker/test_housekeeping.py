@@ -7,12 +7,12 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
-from cronplane.dispatcher import Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import housekeeping
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import SCHEDULE_COLUMNS, SCHEDULE_ROWS, events, queue_items, schedules
-from cronplane.worker import Worker
 from firing_support import START, enqueue_items, item_row
 
 

@@ -61,7 +61,7 @@ def test_schedule_run_wait_reports_failure(db: Database) -> None:
     import threading
 
     from cronplane.clock import SystemClock
-    from cronplane.worker import Worker
+    from cronplane.processes.worker import Worker
 
     worker = Worker(db, SystemClock(), heartbeat=False, poll=0.05)
     thread = threading.Thread(target=worker.run, daemon=True)

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronplane.clock import FakeClock
-from cronplane.node import WAKE_OTHERS_AFTER, Node, NodeOptions
+from cronplane.processes.node import WAKE_OTHERS_AFTER, Node, NodeOptions
+from cronplane.processes.worker import Worker
 from cronplane.store import cancels, claims, queue
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 from firing_support import START, add_job, empty_firing_tables, enqueue_items, item_row, items
 
 LEASE = timedelta(seconds=60)

@@ -23,11 +23,11 @@ from cronplane import events as ev
 from cronplane.clock import SystemClock
 from cronplane.core.model import QueueItem
 from cronplane.errors import ItemFinished
+from cronplane.processes.worker import Worker
 from cronplane.service.runs import RunService
 from cronplane.store import claims, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
-from cronplane.worker import Worker
 from firing_support import add_job, enqueue_items, item_row
 
 

@@ -17,9 +17,9 @@ from cronplane.errors import (
     QueueItemNotFound,
     ScheduleNotFound,
 )
+from cronplane.processes.worker import Worker
 from cronplane.service.runs import RunService
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 from firing_support import START, TENANT, add_job, add_schedule, ledger, schedule
 
 SCOPE = Scope(TENANT)

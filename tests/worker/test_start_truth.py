@@ -28,10 +28,10 @@ from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane import events as ev
 from cronplane.clock import SystemClock
 from cronplane.core.model import QueueItem
+from cronplane.processes.worker import START_BOUND, Worker
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
-from cronplane.worker import START_BOUND, Worker
 from firing_support import add_job, enqueue_items, item_row
 
 HERE = Path(__file__).parent

@@ -13,14 +13,14 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.backoff import RetryPolicy
 from cronplane.core.items import DEFAULT_MAX_ATTEMPTS
-from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidTarget
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.store import queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
 from cronplane.targets import RunContext, Targets, UnknownTargetKind
 from cronplane.targets.python import PythonTarget, load_callable
-from cronplane.worker import Worker
 from firing_support import (
     START,
     add_job,
@@ -249,7 +249,7 @@ def test_outcomes_are_reported(database: Database, clock: FakeClock) -> None:
 
 
 def test_node_feeds_metrics(database: Database, clock: FakeClock) -> None:
-    from cronplane.node import Node, NodeOptions
+    from cronplane.processes.node import Node, NodeOptions
 
     add_job(database)
     add_schedule(database)

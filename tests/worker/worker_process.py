@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from cronplane.clock import SystemClock
+from cronplane.processes.worker import Worker
 from cronplane.store.database import Database
-from cronplane.worker import Worker
 
 if __name__ == "__main__":
     url, name, batch = sys.argv[1:4]

@@ -9,7 +9,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from cronplane.api.app import create_app
-from cronplane.node import Node
+from cronplane.processes.node import Node
 from cronplane.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def app_from_environment() -> FastAPI:
     scales an API-only node across processes; dispatch and workers run
     elsewhere (`cronplane dispatcher`, `cronplane worker`).
     """
-    from cronplane.node import clock_for
+    from cronplane.processes.node import clock_for
     from cronplane.settings import load_settings
 
     settings = load_settings()

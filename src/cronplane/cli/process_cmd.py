@@ -16,11 +16,11 @@ import click
 
 from cronplane.cli.options import database, json_option, scope_options, settings
 from cronplane.core.lead import MAX_LEAD
-from cronplane.dispatcher import DEFAULT_BATCH, DEFAULT_FIRE_AHEAD, DEFAULT_TTL
-from cronplane.node import Node, NodeOptions
+from cronplane.processes.dispatcher import DEFAULT_BATCH, DEFAULT_FIRE_AHEAD, DEFAULT_TTL
+from cronplane.processes.node import Node, NodeOptions
+from cronplane.processes.worker import DEFAULT_CLAIM_BATCH
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.store.database import Database
-from cronplane.worker import DEFAULT_CLAIM_BATCH
 
 
 def _database(ctx: click.Context) -> Database:

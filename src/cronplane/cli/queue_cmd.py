@@ -14,7 +14,7 @@ from cronplane.cli import render
 from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.core.model import QueueItem
 from cronplane.errors import InvalidRequest
-from cronplane.node import clock_for
+from cronplane.processes.node import clock_for
 
 
 @click.group("queue")

@@ -21,7 +21,7 @@ from cronplane.core.explain import explain
 from cronplane.core.model import UNSET, SchedulePatch, ScheduleSpec
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
-from cronplane.node import clock_for
+from cronplane.processes.node import clock_for
 
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."

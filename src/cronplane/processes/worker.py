@@ -58,9 +58,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
 from cronplane.core.model import QueueItem
-from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
-from cronplane.item_runner import ItemRunner, Work, default_targets
-from cronplane.recorder import RunOutcome, record
+from cronplane.processes.heartbeat import DEFAULT_WATCH, Heartbeat
+from cronplane.processes.item_runner import ItemRunner, Work, default_targets
+from cronplane.processes.recorder import RunOutcome, record
 from cronplane.store import cancels, claims, limits, outcomes
 from cronplane.store.database import Database
 from cronplane.store.jobs import jobs_by_key

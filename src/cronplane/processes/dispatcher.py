@@ -62,7 +62,7 @@ from cronplane.core.firing import NextAfter, Outcome
 from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
-from cronplane.fire_lanes import FireLanes, lane_plan
+from cronplane.processes.fire_lanes import FireLanes, lane_plan
 from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.settings import quota_defaults
 from cronplane.store import lease

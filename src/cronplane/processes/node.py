@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from cronplane.alert_loop import AlertLoop
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
-from cronplane.dispatcher import (
+from cronplane.processes.alert_loop import AlertLoop
+from cronplane.processes.dispatcher import (
     DEFAULT_BATCH,
     DEFAULT_FIRE_AHEAD,
     DEFAULT_TTL,
@@ -26,10 +26,10 @@ from cronplane.dispatcher import (
     Dispatcher,
     TickReport,
 )
+from cronplane.processes.worker import DEFAULT_CLAIM_BATCH, Worker
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.settings import metrics_tenant_label
 from cronplane.store.database import Database
-from cronplane.worker import DEFAULT_CLAIM_BATCH, Worker
 
 log = logging.getLogger(__name__)
 

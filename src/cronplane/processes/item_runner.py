@@ -31,7 +31,7 @@ from cronplane.clock import Clock
 from cronplane.core.backoff import RetryPolicy
 from cronplane.core.model import Job, QueueItem
 from cronplane.errors import RunTimedOut
-from cronplane.recorder import RunOutcome
+from cronplane.processes.recorder import RunOutcome
 from cronplane.store.database import Database
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.processes import ProcessPool, RunStopped
