@@ -86,7 +86,7 @@ build_debian_service() {  # build_debian_service NAME: deploy/image/NAME.Contain
   if podman image exists "$tag"; then log "$tag exists"; echo "$tag"; return; fi
   log "podman build -> $tag (apt-get inside: needs Debian's mirror)"
   # Host networking: apt reaches the mirror as this host does.
-  podman build --quiet --network=host --build-arg "BASE=$base" \
+  podman build --quiet --format=docker --network=host --build-arg "BASE=$base" \
     --build-arg "MIRROR=$MIRROR" --build-arg "SECURITY=$SECURITY" --build-arg "SUITE=$SUITE" \
     -t "$tag" -t "localhost/cronplane-$name:latest" \
     -f "$HERE/$name.Containerfile" "$HERE" >&2
