@@ -118,7 +118,13 @@ def test_the_name_rule_is_the_old_one_minus_dot_segments(name: str) -> None:
 @settings(max_examples=300)
 @given(st.from_regex(validation.TARGET_REGEX, fullmatch=True))
 def test_every_target_the_document_describes_is_accepted(target: str) -> None:
-    assert validation.validate_target(target) in ("python", "webhook", "celery", "command")
+    assert validation.validate_target(target) in (
+        "python",
+        "webhook",
+        "celery",
+        "command",
+        "container",
+    )
 
 
 @pytest.mark.parametrize("target", ["webhook:http://[", "webhook:http://x\ud800/", "webhook:a\x00"])

@@ -67,13 +67,16 @@ _CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
 # One shell line (a crontab line): starts with a visible character; tabs but no newline
 # or other control character.
 _COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*")
+# An image reference (`registry/name:tag@sha256:…`): never starting with `-`, no space.
+_CONTAINER_TARGET: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 # The targets `validate_target` accepts, as one regex for the OpenAPI document
 # (webhook URLs narrowed to an ASCII authority without controls or spaces).
 TARGET_REGEX: Final = (
     rf"^(?:python:{_PYTHON_TARGET.pattern}"
     r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
     rf"|celery:{_CELERY_TARGET.pattern}"
-    rf"|command:{_COMMAND_TARGET.pattern})$"
+    rf"|command:{_COMMAND_TARGET.pattern}"
+    rf"|container:{_CONTAINER_TARGET.pattern})$"
 )
 
 
@@ -332,8 +335,8 @@ def validate_title(value: object) -> str:
 
 
 def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name` or `command:LINE`
-    (one shell line); returns the scheme. Who may set a command is not judged here
+    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`, `command:LINE`
+    (one shell line) or `container:IMAGE`; returns the scheme. Who may set a command is not judged here
     (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
@@ -342,7 +345,7 @@ def validate_target(value: object) -> str:
         or not storable_text(value)
     ):
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, command:LINE or container:IMAGE",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -359,9 +362,11 @@ def validate_target(value: object) -> str:
         ok = _CELERY_TARGET.fullmatch(rest) is not None
     elif scheme == "command":
         ok = _COMMAND_TARGET.fullmatch(rest) is not None
+    elif scheme == "container":
+        ok = _CONTAINER_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, command:LINE or container:IMAGE",
             {"field": "target"},
         )
     return scheme
