@@ -64,7 +64,12 @@ build_cronplane() {
   base=$(base_image)
   key=$( { echo "$base"; tree_hash src pyproject.toml README.md deploy/image; } | hash_of)
   tag="localhost/cronplane:$key"
-  if podman image exists "$tag"; then log "$tag exists"; echo "$tag"; return; fi
+  if podman image exists "$tag"; then
+    log "$tag exists"
+    podman tag "$tag" localhost/cronplane:latest
+    echo "$tag"
+    return
+  fi
   context=$(mktemp -d)
   trap 'rm -rf "$context"' RETURN
   log "wheels: cronplane and its dependencies ($PYTHON -m pip wheel)"
@@ -83,7 +88,12 @@ build_debian_service() {  # build_debian_service NAME: deploy/image/NAME.Contain
   base=$(base_image)
   key=$( { echo "$base"; tree_hash "deploy/image/$name.Containerfile"; } | hash_of)
   tag="localhost/cronplane-$name:$key"
-  if podman image exists "$tag"; then log "$tag exists"; echo "$tag"; return; fi
+  if podman image exists "$tag"; then
+    log "$tag exists"
+    podman tag "$tag" "localhost/cronplane-$name:latest"
+    echo "$tag"
+    return
+  fi
   log "podman build -> $tag (apt-get inside: needs Debian's mirror)"
   # Host networking: apt reaches the mirror as this host does.
   podman build --quiet --format=docker --network=host --build-arg "BASE=$base" \

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -33,11 +34,22 @@ CONTAINERS_CONF = Path(__file__).with_name("containers.conf")
 os.environ.setdefault("CONTAINERS_CONF", str(CONTAINERS_CONF))
 
 
+def tool(name: str) -> str:
+    """A tool's path: the test environment's own (podman-compose is a PyPI package), else
+    PATH's; skips (fails under CI) when there is none."""
+    beside = Path(sys.executable).with_name(name)
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        require_service(name, f"`{name}` is not on PATH")
+    return found
+
+
 def require_tools(*names: str) -> None:
-    """Each tool on PATH, or skip (fail under CI)."""
+    """Each tool on PATH (or in the test environment), or skip (fail under CI)."""
     for name in names:
-        if shutil.which(name) is None:
-            require_service(name, f"`{name}` is not on PATH (apt-get install {name})")
+        tool(name)
 
 
 def podman(
