@@ -44,13 +44,29 @@ def items(database_url: str) -> list[dict[str, Any]]:
         with engine.connect() as conn:
             rows = conn.execute(
                 text(
+                    # The test's job only: housekeeping (`system` schedules) fires too.
                     "SELECT status, scheduled_for, started_at, finished_at, result "
-                    "FROM queue_items ORDER BY scheduled_for"
+                    "FROM queue_items WHERE job = 'append' ORDER BY scheduled_for"
                 )
             )
             return [dict(row._mapping) for row in rows]
     finally:
         engine.dispose()
+
+
+def lease_left_running(database_url: str) -> bool:
+    """Whether the dispatcher's lease still had time left after the node stopped."""
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            expires, renewed = conn.execute(
+                text("SELECT expires_at, renewed_at FROM leases WHERE name = 'dispatcher'")
+            ).one()
+    finally:
+        engine.dispose()
+    # A released lease expires when it was last renewed (store.lease.release); a held one
+    # a TTL (3 s here) after.
+    return bool(expires != renewed)
 
 
 def volume(name: str) -> Iterator[Path]:
@@ -135,6 +151,7 @@ def check_serve(served: Served) -> None:
     assert state["ExitCode"] == 0, state
     assert took < 30, f"stop took {took:.1f} s"
 
+    assert lease_left_running(served.database_url) is False  # released: expires_at <= stop
     after = items(served.database_url)
     assert [i for i in after if i["status"] == "running"] == []  # finished or given back
     assert {i["status"] for i in after} <= {"succeeded", "queued"}

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -195,3 +196,24 @@ def test_timeout_kills_the_container_not_only_the_client(worker: Database) -> No
     name = f"cronplane-{item.id}-1"
     left = podman("ps", "--all", "--filter", f"name={name}", "--format", "{{.Names}}").stdout
     assert left.strip() == ""  # killed through the engine and removed (--rm)
+
+
+def test_the_documented_job_registers_and_maps_to_its_command_line(database: Database) -> None:
+    # docs/targets.md's example, as a platform admin's manifest would register it.
+    options = {
+        "command": ["python", "-m", "etl"],
+        "args": ["--since", "yesterday"],
+        "env": {"REGION": "eu-west-1"},
+        "pull": "missing",
+        "network": "bridge",
+        "timeout": 1800,
+        "max_attempts": 1,
+    }
+    service = ScheduleService(database, FakeClock(START), allow_commands=True)
+    spec = JobSpec(name="nightly-etl", target="container:registry.example.com/etl:1.4")
+    job = service.register_job("acme", "default", replace(spec, options=options), actor="t")
+    argv = engine_arguments(job.target.partition(":")[2], job.options, "n", ["REGION"])
+    assert argv[-6:] == [
+        "python", "registry.example.com/etl:1.4", "-m", "etl", "--since", "yesterday",
+    ]  # fmt: skip
+    assert argv[argv.index("--network") + 1] == "bridge"
