@@ -80,7 +80,17 @@ build_cronplane() {
   podman build --quiet --format=docker --network=none --build-arg "BASE=$base" \
     --label "org.opencontainers.image.revision=$key" \
     -t "$tag" -t localhost/cronplane:latest -f "$context/Containerfile" "$context" >&2
+  prune localhost/cronplane "$key"
   echo "$tag"
+}
+
+prune() {  # prune REPOSITORY KEY: older builds of it, and the build stages left behind
+  local old
+  for old in $(podman images --format '{{.Repository}}:{{.Tag}}' "$1" | grep -v -e ":$2\$" -e ':latest$'); do
+    podman rmi --force "$old" >/dev/null 2>&1 || true
+  done
+  podman images --quiet --filter dangling=true --filter label=org.cronplane.stage=build \
+    | xargs -r podman rmi --force >/dev/null 2>&1 || true
 }
 
 build_debian_service() {  # build_debian_service NAME: deploy/image/NAME.Containerfile
@@ -100,6 +110,7 @@ build_debian_service() {  # build_debian_service NAME: deploy/image/NAME.Contain
     --build-arg "MIRROR=$MIRROR" --build-arg "SECURITY=$SECURITY" --build-arg "SUITE=$SUITE" \
     -t "$tag" -t "localhost/cronplane-$name:latest" \
     -f "$HERE/$name.Containerfile" "$HERE" >&2
+  prune "localhost/cronplane-$name" "$key"
   echo "$tag"
 }
 

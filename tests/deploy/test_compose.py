@@ -25,7 +25,8 @@ import pytest
 import yaml
 from podman_support import ROOT, free_port, image, podman, require_tools, tool, wait_for, wait_http
 
-pytestmark = pytest.mark.deploy
+# Cold, the images take minutes to build (base, wheels, PostgreSQL, Prometheus).
+pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 LINE = 'echo "$CRONPLANE_SCHEDULED_FOR" >> /var/lib/cronplane/fired.log'

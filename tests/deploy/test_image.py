@@ -23,7 +23,8 @@ from sqlalchemy import create_engine, text
 
 from cronplane import __version__
 
-pytestmark = pytest.mark.deploy
+# Cold, the images take minutes to build (base, wheels, PostgreSQL, Prometheus).
+pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
 # The job: append the occurrence to a file on the volume, slowly enough that SIGTERM
 # finds one running. `command:` targets are the ones a stock image can run.

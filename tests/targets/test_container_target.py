@@ -166,6 +166,7 @@ def run_image(database: Database, options: dict[str, Any], payload: Any = None) 
 
 
 @pytest.mark.deploy
+@pytest.mark.timeout(900)  # cold, the image takes minutes to build
 def test_worker_runs_the_image_and_keeps_its_output(worker: Database) -> None:
     # The worker's own variables stay out (CRONPLANE_ALLOW_COMMAND_TARGETS is set there).
     line = 'echo "$CRONPLANE_PAYLOAD|$GREETING|${CRONPLANE_ALLOW_COMMAND_TARGETS:-unset}|$(id -u)"'
@@ -181,6 +182,7 @@ def test_worker_runs_the_image_and_keeps_its_output(worker: Database) -> None:
 
 
 @pytest.mark.deploy
+@pytest.mark.timeout(900)  # cold, the image takes minutes to build
 def test_worker_fails_a_non_zero_exit_with_its_code(worker: Database) -> None:
     item = run_image(worker, {"command": ["sh", "-c", "echo bad >&2; exit 3"], "max_attempts": 1})
     assert item.status == "failed"
@@ -188,6 +190,7 @@ def test_worker_fails_a_non_zero_exit_with_its_code(worker: Database) -> None:
 
 
 @pytest.mark.deploy
+@pytest.mark.timeout(900)  # cold, the image takes minutes to build
 def test_timeout_kills_the_container_not_only_the_client(worker: Database) -> None:
     started = time.monotonic()
     item = run_image(worker, {"command": ["sleep", "120"], "timeout": 2, "max_attempts": 1})
