@@ -52,9 +52,9 @@ from cronplane.targets.command import (
     ERROR_TAIL,
     OUTPUT_LIMIT,
     CommandsDisabled,
-    _kill_group,
-    _Tail,
+    OutputTail,
     command_environment,
+    kill_group,
 )
 
 ENGINE_VARIABLE: Final = "CRONPLANE_CONTAINER_ENGINE"
@@ -171,8 +171,8 @@ class ContainerTarget:
         except OSError as error:
             raise PermanentFailure(f"cannot start {self.engine}: {error}") from error
         assert process.stdout is not None and process.stderr is not None
-        stdout = _Tail(process.stdout, self.output_limit)
-        stderr = _Tail(process.stderr, self.output_limit)
+        stdout = OutputTail(process.stdout, self.output_limit)
+        stderr = OutputTail(process.stderr, self.output_limit)
         timed_out = False
         try:
             code = process.wait(timeout)
@@ -199,7 +199,7 @@ class ContainerTarget:
         try:
             return process.wait(_ENGINE_GRACE)
         except subprocess.TimeoutExpired:  # still pulling, say: the client goes too
-            _kill_group(process.pid)
+            kill_group(process.pid)
             return process.wait()
 
     def _kill(self, name: str, env: Mapping[str, str]) -> None:
