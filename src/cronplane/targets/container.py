@@ -203,9 +203,9 @@ class ContainerTarget:
             return process.wait()
 
     def _kill(self, name: str, env: Mapping[str, str]) -> None:
-        """`kill NAME`, then `rm --force NAME`, through the engine."""
+        """`kill NAME`, then `rm --force --volumes NAME`, through the engine."""
         assert self.engine is not None
-        for action in (["kill", name], ["rm", "--force", name]):
+        for action in (["kill", name], ["rm", "--force", "--volumes", name]):
             with contextlib.suppress(subprocess.TimeoutExpired, OSError):
                 subprocess.run(
                     [self.engine, *action],
