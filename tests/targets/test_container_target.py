@@ -19,6 +19,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from api_support import make_api
 from cli_process import command
 from podman_support import image, podman
 
@@ -220,3 +221,15 @@ def test_the_documented_job_registers_and_maps_to_its_command_line(database: Dat
         "python", "registry.example.com/etl:1.4", "-m", "etl", "--since", "yesterday",
     ]  # fmt: skip
     assert argv[argv.index("--network") + 1] == "bridge"
+
+
+def test_http_refuses_a_tenant_token_and_admits_a_platform_admin(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CRONPLANE_ALLOW_COMMAND_TARGETS", "1")
+    api = make_api(database)
+    body = {"stack": "default", "name": "etl", "target": "container:registry.example.com/etl:1"}
+    refused = api.call("POST", "/tenants/acme/jobs", json=body, tenant="acme", role="admin")
+    assert refused.status_code == 403 and refused.json()["code"] == "X403251CMDADM"
+    made = api.call("POST", "/tenants/acme/jobs", json=body, tenant=None, role="admin")
+    assert made.status_code == 201, made.text

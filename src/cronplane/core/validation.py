@@ -336,8 +336,8 @@ def validate_title(value: object) -> str:
 
 def validate_target(value: object) -> str:
     """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`, `command:LINE`
-    (one shell line) or `container:IMAGE`; returns the scheme. Who may set a command is not judged here
-    (`core.access.check_command_job`)."""
+    (one shell line) or `container:IMAGE`; returns the scheme. Who may set a command or an
+    image is not judged here (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
         or len(value) > MAX_TARGET_LENGTH
