@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobSpec, ScheduleSpec, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from cronplane.store.tables import events, schedules
@@ -212,16 +213,19 @@ def bench_page(database: Database, total: int) -> dict[str, float]:
         return statistics.median(timed(call) for _ in range(25)) * 1000
 
     scoped = lambda: service.list_schedules(  # noqa: E731
-        "big", stack="s042", environment="e3", enabled=True, limit=100
+        "big", ScheduleQuery(stack="s042", environment="e3", enabled=True, limit=100)
     )
     first = scoped()
     assert len(first.items) == 100 and first.next_cursor
     second = lambda: service.list_schedules(  # noqa: E731
-        "big", stack="s042", environment="e3", enabled=True, limit=100, cursor=first.next_cursor
+        "big",
+        ScheduleQuery(
+            stack="s042", environment="e3", enabled=True, limit=100, cursor=first.next_cursor
+        ),
     )
-    by_job = lambda: service.list_schedules("big", job="j7", limit=100)  # noqa: E731
+    by_job = lambda: service.list_schedules("big", ScheduleQuery(job="j7", limit=100))  # noqa: E731
     by_job_scoped = lambda: service.list_schedules(  # noqa: E731
-        "big", stack="s042", environment="e3", job="j7", limit=100
+        "big", ScheduleQuery(stack="s042", environment="e3", job="j7", limit=100)
     )
     return {
         "load_s": load_seconds,

@@ -18,8 +18,9 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from cronplane.core.queries import ScheduleQuery
 from cronplane.store.database import Database
-from cronplane.store.schedules import ScheduleFilter, list_page
+from cronplane.store.schedules import list_page
 from dispatch_bench import reset, seed
 
 ROWS = 100_000
@@ -39,7 +40,7 @@ def main() -> None:
     for _ in range(30):
         started = time.perf_counter()
         with database.read() as conn:
-            rows = list_page(conn, ScheduleFilter(tenant="bench"), limit=100)
+            rows = list_page(conn, "bench", ScheduleQuery(), limit=100)
         times.append((time.perf_counter() - started) * 1000)
     assert len(rows) == 100
     print(

@@ -1,6 +1,6 @@
 """`python -m cronplane` runs the CLI."""
 
-from cronplane.cli.main import main
+from cronplane.cli.main import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

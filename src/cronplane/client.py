@@ -18,8 +18,7 @@ name as the actor.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
-from uuid import UUID
+from typing import Any
 
 from cronplane.client_alerts import RemoteAlerts
 from cronplane.client_http import segment
@@ -27,7 +26,6 @@ from cronplane.client_queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.model import (
     CronDeclaration,
-    Declared,
     Job,
     JobSpec,
     Page,
@@ -36,50 +34,13 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
+from cronplane.core.queries import ScheduleQuery
 from cronplane.core.reconcile import (
-    Drift,
-    PlannedCreate,
-    PlannedRemove,
-    PlannedUpdate,
-    SyncConflict,
     SyncPlan,
 )
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service import AppReport, BackfillReport
-
-NIL: Final = UUID(int=0)
-
-
-def plan_from_json(d: Mapping[str, Any]) -> SyncPlan:
-    """A SyncPlan from the API's plan document (row ids are not sent: nil UUIDs)."""
-    declared = {
-        name: from_document(Declared, value) for name, value in d.get("declared", {}).items()
-    }
-
-    def declaration(name: str) -> Declared:
-        return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
-
-    def changes(item: Mapping[str, Any]) -> dict[str, Any]:
-        wanted = declaration(item["name"])
-        return {field: getattr(wanted, field, None) for field in item["fields"]}
-
-    return SyncPlan(
-        created=tuple(PlannedCreate(name, declaration(name)) for name in d["created"]),
-        updated=tuple(
-            PlannedUpdate(item["name"], NIL, 0, declaration(item["name"]), changes(item))
-            for item in d["updated"]
-        ),
-        removed=tuple(PlannedRemove(name, NIL) for name in d["removed"]),
-        unchanged=tuple(d["unchanged"]),
-        conflicts=tuple(from_document(SyncConflict, c) for c in d["conflicts"]),
-        drift=tuple(from_document(Drift, x) for x in d["drift"]),
-    )
-
-
-def report_from_json(d: Mapping[str, Any]) -> AppReport:
-    """An AppReport from the API's JSON (its plan in the plan document's shape)."""
-    return from_document(AppReport, {**d, "plan": plan_from_json(d["plan"])})
 
 
 def _given(record: object) -> dict[str, Any]:
@@ -116,28 +77,9 @@ class RemoteService(RemoteQueue, RemoteAlerts):
         """GET one schedule."""
         return from_document(Schedule, self._request("GET", self._schedule(scope, name)))
 
-    def list_schedules(
-        self,
-        tenant: str,
-        *,
-        stack: str | None = None,
-        environment: str | None = None,
-        source: str | None = None,
-        enabled: bool | None = None,
-        job: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> Page:
+    def list_schedules(self, tenant: str, query: ScheduleQuery | None = None) -> Page:
         """GET one page of schedules."""
-        params = {
-            "stack": stack,
-            "environment": environment,
-            "source": source,
-            "enabled": enabled,
-            "job": job,
-            "cursor": cursor,
-            "limit": limit,
-        }
+        params = (query or ScheduleQuery()).params()
         answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
         return from_document(Page, answer)
 
@@ -262,7 +204,7 @@ class RemoteService(RemoteQueue, RemoteAlerts):
             "dry_run": dry_run,
         }
         answer = self._request("POST", f"{self._tenant(scope.tenant)}/sync", body=body)
-        return plan_from_json(answer["plan"])
+        return SyncPlan.from_dict(answer["plan"])
 
     def install_app(
         self,
@@ -280,7 +222,7 @@ class RemoteService(RemoteQueue, RemoteAlerts):
             "dry_run": dry_run,
         }
         answer = self._request("POST", f"{self._tenant(tenant)}/apps", body=body)
-        return report_from_json(answer)
+        return from_document(AppReport, {**answer, "plan": SyncPlan.from_dict(answer["plan"])})
 
     def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport:
         """DELETE …/apps/{stack}/{environment}."""
@@ -288,4 +230,4 @@ class RemoteService(RemoteQueue, RemoteAlerts):
             f"{self._tenant(scope.tenant)}/apps/{segment(scope.stack)}/{segment(scope.environment)}"
         )
         answer = self._request("DELETE", path, params={"dry_run": dry_run})
-        return report_from_json(answer)
+        return from_document(AppReport, {**answer, "plan": SyncPlan.from_dict(answer["plan"])})

@@ -5,26 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from cronplane.client_http import RemoteHTTP, segment
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.codec import from_document
-
-
-def channel_from_json(d: Mapping[str, Any]) -> Channel:
-    """A channel as answered: its secret is only ever "set" (or null)."""
-    return Channel(
-        id=UUID(d["id"]),
-        tenant=d["tenant"],
-        name=d["name"],
-        kind=d["kind"],
-        config=dict(d["config"]),
-        secret=d["secret"],
-        created_at=datetime.fromisoformat(d["created_at"]),
-    )
 
 
 class RemoteAlerts(RemoteHTTP):
@@ -46,19 +32,19 @@ class RemoteAlerts(RemoteHTTP):
     ) -> Channel:
         """POST …/alert-channels."""
         body = {"name": name, "kind": kind, "config": dict(config), "secret": secret}
-        return channel_from_json(
-            self._request("POST", self._at(tenant, "alert-channels"), body=body)
+        return from_document(
+            Channel, self._request("POST", self._at(tenant, "alert-channels"), body=body)
         )
 
     def list_alert_channels(self, tenant: str) -> list[Channel]:
         """GET …/alert-channels."""
         answer = self._request("GET", self._at(tenant, "alert-channels"))
-        return [channel_from_json(row) for row in answer["items"]]
+        return [from_document(Channel, row) for row in answer["items"]]
 
     def remove_alert_channel(self, tenant: str, name: str, *, actor: str) -> Channel:
         """DELETE …/alert-channels/{name}."""
         path = self._at(tenant, f"alert-channels/{segment(name)}")
-        return channel_from_json(self._request("DELETE", path))
+        return from_document(Channel, self._request("DELETE", path))
 
     def add_alert_rule(self, tenant: str, spec: RuleSpec, *, actor: str) -> AlertRule:
         """POST …/alert-rules."""

@@ -531,8 +531,7 @@ class Unavailable(CronplaneError):
 
 
 class ContainerEngineMissing(CronplaneError):
-    """A `container:` item reached a worker with no container engine: neither podman nor
-    docker on its PATH (nor CRONPLANE_CONTAINER_ENGINE naming one). The item fails unrun."""
+    """A `container:` item on a worker without podman or docker: it fails unrun."""
 
     code = _code("X503253CTRENG", "no container engine on this worker: install podman or docker")
 

@@ -43,13 +43,14 @@ ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 
 def default_targets(database: Database, clock: Clock) -> Targets:
-    """The kinds the built-in worker runs: `python:`, `webhook:`, `celery:`, `command:` and
-    `container:` (only with CRONPLANE_ALLOW_COMMAND_TARGETS=1; otherwise their items fail),
-    internal `system:`."""
+    """The kinds the built-in worker runs: `python:`, `webhook:`, `celery:`, `temporal:`,
+    `command:` and `container:` (only with CRONPLANE_ALLOW_COMMAND_TARGETS=1; otherwise their
+    items fail), internal `system:`."""
     from cronplane.targets.celery import CeleryTarget
     from cronplane.targets.command import CommandTarget
     from cronplane.targets.container import ContainerTarget
     from cronplane.targets.system import SystemTarget
+    from cronplane.targets.temporal import TemporalTarget
     from cronplane.targets.webhook import WebhookTarget
 
     return Targets(
@@ -57,6 +58,7 @@ def default_targets(database: Database, clock: Clock) -> Targets:
             "python": PythonTarget(),
             "webhook": WebhookTarget.from_environ(clock),
             "celery": CeleryTarget.from_environ(),
+            "temporal": TemporalTarget.from_environ(),
             "command": CommandTarget.from_environ(),
             "container": ContainerTarget.from_environ(),
             "system": SystemTarget(database, clock),

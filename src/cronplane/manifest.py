@@ -11,15 +11,16 @@ checked again by the service, which reports with the same paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
-from cronplane.core import validation, yaml_bounds
+from cronplane.core import target_rules, validation, yaml_bounds
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
+from cronplane.core.fields import manifest_defaults
 from cronplane.core.model import DECLARED_FIELDS, CronDeclaration, JobSpec
 from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest
 from cronplane.input_files import MAX_INPUT_BYTES, read_input
@@ -29,10 +30,6 @@ MAX_MANIFEST_BYTES = MAX_INPUT_BYTES
 JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
 # `enabled`: the state a new row is created in, never synced afterwards (not declared).
 CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled"}
-# What an omitted key of a declared cron means (`job` omitted: the cron's name).
-CRON_DEFAULTS = {
-    item.name: item.default for item in fields(CronDeclaration) if item.default is not MISSING
-}
 TOP_KEYS = frozenset({"name", "jobs", "crons", "alerts", "version", "description"})
 ALERT_KEYS = frozenset({"condition", "cron", "job", "threshold", "reasons", "channels", "renotify"})
 
@@ -180,7 +177,7 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
         _unknown(entry, JOB_KEYS, path, problems)
         before = len(problems.lines)
         target = entry.get("target")
-        kind = problems.check(f"{path}.target", validation.validate_target, target)
+        kind = problems.check(f"{path}.target", target_rules.validate_target, target)
         title = problems.check(f"{path}.title", validation.validate_title, entry.get("title", ""))
         payload = problems.check(
             f"{path}.payload", validation.validate_payload, entry.get("payload", {})
@@ -229,7 +226,8 @@ def _crons(
             {"cron": raw} if isinstance(raw, str) else _mapping(raw, path, problems)
         )
         _unknown(entry, CRON_KEYS, path, problems)
-        values: dict[str, Any] = {**CRON_DEFAULTS, "job": name, **entry}
+        # An omitted key means its default (a fresh one: core.fields); `job`: the cron's name.
+        values: dict[str, Any] = {**manifest_defaults(), "job": name, **entry}
         for key in DECLARED_FIELDS:
             value = values.get(key)
             if value is None and key == "cron":

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronplane.alert_loop import AlertLoop
@@ -37,6 +37,11 @@ log = logging.getLogger(__name__)
 def clock_for(database: Database) -> Clock:
     """The database's clock on PostgreSQL (several nodes), the process clock on SQLite."""
     return database.clock()
+
+
+# Woken for an instant, a node's other workers wake this long after the first (seconds):
+# what the first leaves of the instant's items, the others take.
+WAKE_OTHERS_AFTER = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +123,20 @@ class Node:
     def wake_workers(self, at: datetime | None = None) -> None:
         """An item was enqueued in this process (run now, a fire): wake the workers
         (claimable from `at`, when given)."""
+        if at is None or len(self.workers) <= 1:
+            for worker in self.workers:
+                worker.wake(at)
+            return
+        # One idle worker is woken for the instant (it reads the claim ahead and takes
+        # it in parts); the others a moment later, for what it leaves: woken together,
+        # they would race for the same items and each decode them.
+        first = next((w for w in self.workers if w.idle()), self.workers[0])
+        later = at + timedelta(seconds=WAKE_OTHERS_AFTER)
         for worker in self.workers:
-            worker.wake(at)
+            if worker is first:
+                worker.wake(at)
+            else:
+                worker.wake(later, read_ahead=False)
 
     def start(self) -> None:
         """Register housekeeping and start every part in its own daemon thread."""

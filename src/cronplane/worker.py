@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
 import random
 import socket
@@ -60,7 +61,7 @@ from cronplane.core.model import QueueItem
 from cronplane.heartbeat import DEFAULT_WATCH, Heartbeat
 from cronplane.item_runner import ItemRunner, Work, default_targets
 from cronplane.recorder import RunOutcome, record
-from cronplane.store import cancels, limits, outcomes
+from cronplane.store import cancels, claims, limits, outcomes
 from cronplane.store.database import Database
 from cronplane.store.jobs import jobs_by_key
 from cronplane.store.schedules import names_of
@@ -80,12 +81,20 @@ CHECK_EVERY = 0.02
 # ... and with it the next this many claimed items (each is asked again when its turn
 # comes more than CHECK_EVERY later).
 CHECK_WINDOW = 64
+# A claim starts as many slots as the recent pace says drain it within half of
+# START_BOUND (one, for short items: on CPython, threads taking turns at no-ops only
+# contend for the interpreter); when no slot has taken an item for this long while
+# items wait, every free slot starts (a slow item must not hold the rest).
+SPREAD_AFTER = 0.005
 DEFAULT_CLAIM_BATCH = 1024  # `cronplane worker|serve`; the class itself claims `concurrency`
 # A worker claims in turns by tenant at least this often (seconds), so a
 # tenant's item in the claim window starts within about this long of
 # reaching it, whatever another tenant's backlog; other claims take the
 # claim index's order, which costs less.
 FAIR_CLAIM_EVERY = 0.25
+# Woken for an instant this close (seconds), an idle worker reads what a claim at it
+# would take (claims.peek) and at the instant only writes the claim (claims.claim_read).
+READ_AHEAD = 0.5
 POOLS = ("thread", "process")
 _PACE_WEIGHT = 0.2  # of the newest item in the running mean of an item's time
 
@@ -97,6 +106,15 @@ class _Claimed:
     work: Work
     claimed: float
     checked: float
+
+
+@dataclass(slots=True)
+class _Ahead:
+    """Items read ahead of the instant they become claimable, with their lookups."""
+
+    at: datetime
+    works: deque[Work]
+    part: int = 32  # the next claim's size (doubling)
 
 
 class Worker:
@@ -158,6 +176,7 @@ class Worker:
         self._cond = threading.Condition()
         self._waiting: deque[_Claimed] = deque()
         self._busy = 0
+        self._last_take = 0.0  # monotonic: when a slot last took a claimed item (or a claim came)
         self._pending: list[RunOutcome] = []
         self._oldest = 0.0  # monotonic: when the oldest pending outcome arrived
         self._unstarted: list[QueueItem] = []
@@ -168,6 +187,8 @@ class Worker:
         self._fair_after = float("-inf")  # monotonic: the next claim in turns
         # When items fired ahead become claimable (wake(at=…)); None: no such wait.
         self._wake_at: datetime | None = None
+        self._ahead: _Ahead | None = None
+        self._read_at: datetime | None = None  # the instant to read a claim ahead for
         # "Now" read at the last claim, carried forward by the monotonic clock: on
         # PostgreSQL `clock.now()` is a round trip, ten times a short item's cost.
         self._anchor: tuple[datetime, float] | None = None
@@ -192,21 +213,26 @@ class Worker:
         return max(1, min(self.claim_batch, free * max(1, per_slot)))
 
     def _claim(self) -> bool:
-        """One claim for the free slots (nothing when none is free or claims still wait)."""
+        """One claim: the next part of a claim read ahead once its instant came, else one
+        for the free slots (nothing when none is free or claims still wait)."""
+        ahead = self._ahead
+        if ahead is not None and self._wants_part(ahead):
+            now, anchor = self.clock.now(), self.clock.monotonic()
+            batch = self._claim_ahead(now, ahead) if ahead.at <= now else []
+            if batch:
+                self._took(batch, now, anchor)
+                return True
         with self._cond:
             free = self.concurrency - self._busy
             if free <= 0 or self._waiting:
                 return False
-        # In turns by tenant (queue.claim_batch) at the first claim and then at
+        # "now" and the monotonic reading taken together, before the claim: the anchor of
+        # the worker's clock (paired with a reading after it, it ran behind by its duration).
+        now, anchor = self.clock.now(), self.clock.monotonic()
+        # In turns by tenant (claims.claim_batch) at the first claim and then at
         # least every FAIR_CLAIM_EVERY seconds; in the claim index's order
         # between (the turns' statement costs a claim ~25 % more on SQLite).
-        mono = self.clock.monotonic()
-        fair = mono >= self._fair_after
-        if fair:
-            self._fair_after = mono + FAIR_CLAIM_EVERY
-        # "now" and the monotonic reading taken together: the anchor of the worker's clock
-        # (paired with a reading after the claim, it ran behind by the claim's duration).
-        now, anchor = self.clock.now(), self.clock.monotonic()
+        fair = self._fair_now()
         with self.database.begin() as conn:
             claimed = limits.claim(
                 conn,
@@ -220,17 +246,95 @@ class Worker:
             if not claimed:
                 return False
             batch = self._lookups(conn, claimed)
+        self._took(batch, now, anchor)
+        return True
+
+    def _fair_now(self) -> bool:
+        """Whether this claim goes in turns by tenant (then not again for FAIR_CLAIM_EVERY)."""
+        mono = self.clock.monotonic()
+        if mono < self._fair_after:
+            return False
+        self._fair_after = mono + FAIR_CLAIM_EVERY
+        return True
+
+    def _took(self, batch: Sequence[Work], now: datetime, anchor: float) -> None:
+        """Claimed: queue the items for the slots and start the slots they need."""
         mono = self.clock.monotonic()
         self._anchor = (now, anchor)
-        self._stops.update((item.id, threading.Event()) for item in claimed)
+        self._stops.update((work.item.id, threading.Event()) for work in batch)
         self._heartbeat()  # made here, in the one thread that claims
         with self._cond:
             self._waiting.extend(_Claimed(work, mono, mono) for work in batch)
-            slots = min(self.concurrency - self._busy, len(batch))
-            self._busy += slots
+            self._last_take = mono
+            slots = self._start_slots_locked(self._slots_for(len(batch)))
         for _ in range(slots):
             self._executor().submit(self._slot)
-        return True
+
+    def _slots_for(self, count: int) -> int:
+        """How many slots `count` claimed items need: one each while the pace is unknown,
+        else enough to start them all within half of START_BOUND at the recent pace."""
+        seconds = self._item_seconds
+        if seconds is None:
+            return count
+        return max(1, math.ceil(count * seconds / (START_BOUND / 2)))
+
+    def _start_slots_locked(self, wanted: int) -> int:
+        """Count up to `wanted` more busy slots (no more than are free or items wait); the
+        caller submits that many `_slot`s."""
+        slots = max(0, min(self.concurrency - self._busy, len(self._waiting), wanted))
+        self._busy += slots
+        return slots
+
+    def _spread_locked(self) -> int:
+        """Slots to add now: every free one when items wait and no slot took one for
+        SPREAD_AFTER (the running ones are held by slow items)."""
+        if not self._waiting or self.clock.monotonic() - self._last_take < SPREAD_AFTER:
+            return 0
+        return self._start_slots_locked(len(self._waiting))
+
+    def read_ahead(self) -> None:
+        """Idle and woken for an instant less than READ_AHEAD away: read and decode what a
+        claim at it would take, so that at the instant the claim only writes."""
+        at = self._read_at
+        if at is None or at != self._wake_at or self.tenant_limit is not None:
+            return  # a tenant limit counts what runs at the claim: claimed the usual way
+        if self._ahead is not None and self._ahead.at == at:
+            return
+        if (at - self.clock.now()).total_seconds() > READ_AHEAD:
+            return
+        with self._cond:
+            if self._busy or self._waiting:
+                return
+        fair = self._fair_now()
+        # As much as one claim may take; each part claimed at the instant is sized as a
+        # claim is (`limit`).
+        with self.database.read() as conn:
+            items = claims.peek(conn, at, self.claim_batch, fair=fair)
+            self._ahead = _Ahead(at, deque(self._lookups(conn, items))) if items else None
+
+    def _wants_part(self, ahead: _Ahead) -> bool:
+        """Whether the next part is due: once a quarter of it waits (half the last part),
+        so it is claimed while the slots run the rest, and none waits long unchecked."""
+        with self._cond:
+            return len(self._waiting) <= ahead.part // 4
+
+    def _claim_ahead(self, now: datetime, ahead: _Ahead) -> list[Work]:
+        """Claim the next part of what was read ahead, those of it still claimable (others
+        may have taken, cancelled or expired some meanwhile). Parts double from 32
+        (`_Ahead.part`): the first items start within a small claim's time of the instant, and
+        the rest are claimed while they run. An instant long past is claimed afresh."""
+        if (now - ahead.at).total_seconds() > START_BOUND:
+            self._ahead = None
+            return []
+        size = min(ahead.part, self.limit(), len(ahead.works))
+        part = [ahead.works.popleft() for _ in range(size)]
+        ahead.part *= 2
+        if not ahead.works:
+            self._ahead = None
+        works = {w.item.id: w for w in part}
+        with self.database.begin() as conn:
+            taken = claims.claim_read(conn, self.name, now, self.lease, (w.item for w in part))
+        return [Work(item, works[item.id].job, works[item.id].schedule) for item in taken]
 
     def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[Work]:
         """Each item's job and schedule name, each kind in one read."""
@@ -262,6 +366,7 @@ class Worker:
                     if not self._waiting:
                         return
                     claimed = self._waiting.popleft()
+                    self._last_take = self.clock.monotonic()
                 outcome = self._start(claimed)
                 with self._cond:
                     if isinstance(outcome, RunOutcome):
@@ -346,9 +451,14 @@ class Worker:
         the slots are idle (`until_idle`) or after `timeout` seconds without a reason to act."""
         while True:
             with self._cond:
+                for _ in range(self._spread_locked()):
+                    self._executor().submit(self._slot)
                 stale = self._stale_locked()
                 group: list[RunOutcome] = []
-                if self._pending and (not self._waiting or self._due_to_flush()):
+                # Written once no claimed item waits to start, nor is a claim read ahead
+                # still being taken (its next part starts sooner than a group is written).
+                more = bool(self._waiting) or self._ahead is not None
+                if self._pending and (not more or self._due_to_flush()):
                     group, self._pending = self._pending, []
                 back, self._unstarted = self._unstarted + stale, []
                 idle = self._busy == 0 and not self._waiting
@@ -384,6 +494,8 @@ class Worker:
             waits.append(self._oldest + self.flush_after - mono)
         if self._waiting:
             waits.append(self._waiting[0].claimed + START_BOUND - mono)
+            if self._busy < self.concurrency:
+                waits.append(self._last_take + SPREAD_AFTER - mono)
         return max(0.001, min(waits))
 
     def _record(self, group: Sequence[RunOutcome]) -> None:
@@ -446,14 +558,21 @@ class Worker:
 
     # -- the loop ----------------------------------------------------------------
 
-    def wake(self, at: datetime | None = None) -> None:
+    def wake(self, at: datetime | None = None, *, read_ahead: bool = True) -> None:
         """Cut the idle wait short: an item was enqueued in-process, claimable now or `at`
-        (a dispatcher firing ahead queues an instant's items before it)."""
+        (a dispatcher firing ahead queues an instant's items before it); `read_ahead`:
+        read what a claim at `at` takes before it (one worker of a node does)."""
         if at is not None and (self._wake_at is None or at < self._wake_at):
             self._wake_at = at
+            self._read_at = at if read_ahead else None
         self._wake.set()
         with self._cond:
             self._cond.notify_all()
+
+    def idle(self) -> bool:
+        """No slot busy and no claimed item waiting."""
+        with self._cond:
+            return not self._busy and not self._waiting
 
     def idle_wait(self) -> float:
         """How long an idle step waits: a poll, or less when items become claimable sooner."""
@@ -508,6 +627,7 @@ class Worker:
                         # at least every poll (a slot may be free).
                         self._drive(until_idle=False, timeout=self.idle_wait())
                     else:
+                        self.read_ahead()
                         self.clock.wait(self.idle_wait(), self._wake)
                 except Exception as error:  # database down, or a bug: keep the thread alive
                     failures += 1

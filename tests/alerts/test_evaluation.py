@@ -240,7 +240,7 @@ def test_a_broken_channel_never_blocks_dispatch(world: World) -> None:
 def test_long_opens_once_and_recovers_once_over_a_backlog_of_long_runs(world: World) -> None:
     # 20 items of one schedule run one after another, 100 s each (threshold 60 s):
     # between two long runs the alert must not clear and reopen.
-    from cronplane.store import outcomes, queue
+    from cronplane.store import claims, outcomes
     from cronplane.store.tables import schedules
     from firing_support import enqueue_items, item_row
 
@@ -264,7 +264,7 @@ def test_long_opens_once_and_recovers_once_over_a_backlog_of_long_runs(world: Wo
     for _ in range(20):
         start = world.clock.now()
         with world.database.begin() as conn:
-            (item,) = queue.claim_batch(conn, "w", start, lease, 1, fair=False)
+            (item,) = claims.claim_batch(conn, "w", start, lease, 1, fair=False)
         for seconds in (30, 70, 99):
             world.clock.set(start + timedelta(seconds=seconds))
             evaluate()

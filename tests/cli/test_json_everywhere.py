@@ -101,9 +101,9 @@ def test_json_shapes_of_cron_db_and_token(cronplane: Cronplane) -> None:
     assert isinstance(report, dict) and report["leader"] is True and "counts" in report
 
 
-def test_import_strict_exits_1_through_the_real_main(tmp_path: Path) -> None:
-    """`raise Exit(1)` in a command used to be returned by click and dropped by main()."""
-    targets = Path(__file__).parents[1] / "targets"
+def test_import_strict_exits_2_through_the_real_main(tmp_path: Path) -> None:
+    """`raise Exit(2)` in a command used to be returned by click and dropped by main()."""
+    targets = Path(__file__).parents[1] / "importers"
     path = os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(targets)])
     args = ("import", "celery-beat", "celery_app_beat:app")
     loose = run_cronplane(*args, "--json", env={"PYTHONPATH": path}, cwd=tmp_path)
@@ -112,4 +112,4 @@ def test_import_strict_exits_1_through_the_real_main(tmp_path: Path) -> None:
     assert isinstance(document, dict) and document["manifest"]["name"] == "billing"
     assert document["skipped"] and document["written"] is None
     strict = run_cronplane(*args, "--strict", env={"PYTHONPATH": path}, cwd=tmp_path)
-    assert strict.code == 1 and "not translated" in strict.stderr
+    assert strict.code == 2 and "not translated" in strict.stderr

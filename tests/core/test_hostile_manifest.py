@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronplane.core import validation
+from cronplane.core import target_rules, validation
 from cronplane.core.yaml_bounds import MAX_ALIASES as MAX_YAML_ALIASES
 from cronplane.core.yaml_bounds import MAX_DEPTH as MAX_YAML_DEPTH
 from cronplane.errors import (
@@ -116,12 +116,13 @@ def test_the_name_rule_is_the_old_one_minus_dot_segments(name: str) -> None:
 
 
 @settings(max_examples=300)
-@given(st.from_regex(validation.TARGET_REGEX, fullmatch=True))
+@given(st.from_regex(target_rules.TARGET_REGEX, fullmatch=True))
 def test_every_target_the_document_describes_is_accepted(target: str) -> None:
-    assert validation.validate_target(target) in (
+    assert target_rules.validate_target(target) in (
         "python",
         "webhook",
         "celery",
+        "temporal",
         "command",
         "container",
     )
@@ -130,7 +131,7 @@ def test_every_target_the_document_describes_is_accepted(target: str) -> None:
 @pytest.mark.parametrize("target", ["webhook:http://[", "webhook:http://x\ud800/", "webhook:a\x00"])
 def test_odd_targets_are_refused_with_the_target_error(target: str) -> None:
     with pytest.raises(InvalidTarget):
-        validation.validate_target(target)
+        target_rules.validate_target(target)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from cronplane.core import validation
+from cronplane.core import target_rules, validation
 from cronplane.core.occurrences import first_run
 from cronplane.errors import (
     CronRejected,
@@ -78,7 +78,7 @@ def test_cron_zone_and_horizon() -> None:
     ["python:billing.jobs:send", "webhook:https://x.example/hook?a=1", "celery:billing.tasks.send"],
 )
 def test_good_targets(target: str) -> None:
-    assert validation.validate_target(target) == target.split(":")[0]
+    assert target_rules.validate_target(target) == target.split(":")[0]
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_good_targets(target: str) -> None:
 )
 def test_bad_targets(target: object) -> None:
     with pytest.raises(InvalidTarget):
-        validation.validate_target(target)
+        target_rules.validate_target(target)
 
 
 def test_misfire_grace_and_overlap() -> None:

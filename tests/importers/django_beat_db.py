@@ -3,8 +3,11 @@
 Run as a script (`python django_beat_db.py URL KINDS`), in a process of its own,
 so Django's global settings never meet the test process. URL is `sqlite:///path`,
 `postgresql://user@host:port/name` or `mysql://user@host:port/name`; KINDS is
-`today` (the schedule kinds whose cronplane fields exist on every branch) or
-`all` (also clocked one-offs, one_off intervals, start_time and expires). Prints the task names it made, one a line.
+`today` (the schedule kinds whose cronplane fields exist on every branch),
+`all` (also clocked one-offs, one_off intervals, start_time and expires) or
+`lifecycle` (only rows beat has left behind or is done with: finished and
+missed one-offs, a microsecond clocked time, expired and disabled tasks,
+start_time long past; their instants are fixed, 2021 and 2030). Prints the task names it made, one a line.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ def build(kinds: str) -> list[str]:
     )
 
     call_command("migrate", "django_celery_beat", verbosity=0)
+    if kinds == "lifecycle":
+        return lifecycle()
 
     def crontab(zone: str = "UTC", **fields: str) -> CrontabSchedule:
         schedule: CrontabSchedule = CrontabSchedule.objects.create(timezone=zone, **fields)
@@ -152,6 +157,82 @@ def build(kinds: str) -> list[str]:
             interval=interval(4, IntervalSchedule.HOURS),
             one_off=True,
         )
+    return list(PeriodicTask.objects.order_by("id").values_list("name", flat=True))
+
+
+def lifecycle() -> list[str]:
+    """Rows as a beat that has run for a while leaves them (what `timezone.now() + delta`
+    gives: microseconds), with past instants in 2021 and future ones in 2030."""
+    from django_celery_beat.models import (
+        ClockedSchedule,
+        CrontabSchedule,
+        IntervalSchedule,
+        PeriodicTask,
+    )
+
+    def clocked(*parts: int) -> ClockedSchedule:
+        made: ClockedSchedule = ClockedSchedule.objects.create(
+            clocked_time=datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+        )
+        return made
+
+    def crontab(**fields: str) -> CrontabSchedule:
+        made: CrontabSchedule = CrontabSchedule.objects.create(timezone="UTC", **fields)
+        return made
+
+    ran = {"total_run_count": 1, "last_run_at": datetime(2021, 3, 1, 9, 30, 1, tzinfo=UTC)}
+    PeriodicTask.objects.create(
+        name="launched",  # beat ran it and disabled it: it stays in the table
+        task="shop.tasks.launch",
+        clocked=clocked(2021, 3, 1, 9, 30, 0, 123456),
+        one_off=True,
+        enabled=False,
+        **ran,
+    )
+    PeriodicTask.objects.create(
+        name="missed launch",
+        task="shop.tasks.launch",
+        clocked=clocked(2021, 5, 1, 8, 0),
+        one_off=True,
+    )
+    PeriodicTask.objects.create(
+        name="future launch",
+        task="shop.tasks.launch",
+        clocked=clocked(2030, 1, 2, 3, 4, 5, 678901),
+        one_off=True,
+    )
+    PeriodicTask.objects.create(
+        name="expired campaign",
+        task="shop.tasks.campaign",
+        crontab=crontab(minute="0", hour="*/6"),
+        expires=datetime(2021, 6, 1, tzinfo=UTC),
+    )
+    PeriodicTask.objects.create(
+        name="ran once",
+        task="shop.tasks.warmup",
+        interval=IntervalSchedule.objects.create(every=4, period=IntervalSchedule.HOURS),
+        one_off=True,
+        enabled=False,
+        **ran,
+    )
+    PeriodicTask.objects.create(
+        name="paused nightly",
+        task="shop.tasks.cleanup",
+        crontab=crontab(minute="0", hour="3"),
+        enabled=False,
+    )
+    PeriodicTask.objects.create(
+        name="old start",
+        task="shop.tasks.report",
+        crontab=crontab(minute="30", hour="7"),
+        start_time=datetime(2021, 1, 1, tzinfo=UTC),
+    )
+    PeriodicTask.objects.create(
+        name="later start",
+        task="shop.tasks.report",
+        crontab=crontab(minute="30", hour="8"),
+        start_time=datetime(2030, 1, 1, tzinfo=UTC),
+    )
     return list(PeriodicTask.objects.order_by("id").values_list("name", flat=True))
 
 

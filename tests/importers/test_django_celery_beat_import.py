@@ -281,7 +281,7 @@ def test_cli_reads_the_database_and_is_strict(beat_sqlite: dict[str, str], tmp_p
     strict = run_cronplane(
         "import", "django-celery-beat", path, "--strict", "--stack", "billing", env={}, cwd=tmp_path
     )
-    assert strict.code == 1 and yaml.safe_load(strict.stdout)["name"] == "billing"
+    assert strict.code == 2 and yaml.safe_load(strict.stdout)["name"] == "billing"
     missing = run_cronplane(
         "import", "django-celery-beat", f"sqlite:///{tmp_path / 'none.db'}", env={}, cwd=tmp_path
     )

@@ -95,7 +95,7 @@ def test_any_file_to_import_kubernetes(tmp_path: Path, data: bytes) -> None:
     source.write_bytes(data)
 
     def run() -> None:
-        translation = kubernetes.translate(kubernetes.read_documents(source), stack="k")
+        translation = kubernetes.translate(kubernetes.read_documents(source)[0], stack="k")
         translation.to_yaml(str(source))
 
     within_bounds(run)

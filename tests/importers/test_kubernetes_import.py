@@ -142,7 +142,7 @@ def manifests(tmp_path: Path) -> Path:
 
 
 def test_every_cronjob_is_translated_or_listed(manifests: Path) -> None:
-    translation = translate(read_documents(manifests), stack="k8s")
+    translation = translate(read_documents(manifests)[0], stack="k8s")
     crons, jobs = translation.document["crons"], translation.document["jobs"]
     assert set(crons) == {"invoices", "cleanup", "paused-report", "london-digest"}
     skipped = {item.name.split(" (")[0]: item.reason for item in translation.skipped}
@@ -170,7 +170,9 @@ def test_every_cronjob_is_translated_or_listed(manifests: Path) -> None:
         "cwd": "/app",
     }
     assert "image registry.example.com/billing:1.4" in invoices["title"]
-    assert jobs["cleanup"]["target"] == "command:sh -c 'rm -rf /tmp/cache/*'"
+    # `sh -c SCRIPT`: the script is the line (command: runs it with /bin/sh -c)
+    assert jobs["cleanup"]["target"] == "command:rm -rf /tmp/cache/*"
+    assert "shell" not in jobs["cleanup"]["options"]
     assert jobs["cleanup"]["options"]["max_attempts"] == 7  # backoffLimit defaults to 6
     notes = "\n".join(translation.notes)
     assert "billing/invoices: env TOKEN come from secrets" in notes
@@ -201,7 +203,7 @@ def test_output_installs_and_fires_when_kubernetes_would(
 ) -> None:
     """On both databases: the due instants over six days across the European DST change
     are cronsim's for the same schedules and zones; a suspended CronJob never fires."""
-    translation = translate(read_documents(manifests), stack="k8s")
+    translation = translate(read_documents(manifests)[0], stack="k8s")
     start = datetime(2026, 3, 27, 0, 0, tzinfo=UTC)
     until = datetime(2026, 4, 2, 0, 0, tzinfo=UTC)
     clock = FakeClock(start)
@@ -231,7 +233,7 @@ def test_cli_reads_a_directory_and_is_strict(manifests: Path, tmp_path: Path) ->
     text = output.read_text()
     assert "# 4 of 7 CronJobs translated." in text
     assert "#   - default/entrypoint-only" in text
-    assert yaml.safe_load(text)["name"] == "kubernetes"
+    assert yaml.safe_load(text)["name"] == manifests.name
     strict = run_cronplane(
         "import",
         "kubernetes",
@@ -242,7 +244,7 @@ def test_cli_reads_a_directory_and_is_strict(manifests: Path, tmp_path: Path) ->
     )
     assert strict.code == 0, strict.stderr  # nothing left out of this file
     strict = run_cronplane("import", "kubernetes", str(manifests), "--strict", env={}, cwd=tmp_path)
-    assert strict.code == 1
+    assert strict.code == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text("a: [unclosed")
     refused = run_cronplane("import", "kubernetes", str(bad), env={}, cwd=tmp_path)

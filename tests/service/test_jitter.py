@@ -13,6 +13,7 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.controls import jitter_offset
 from cronplane.core.model import CronDeclaration, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.dispatcher import Dispatcher
 from cronplane.errors import InvalidJitter, InvalidManifest, JitterTooLong
 from cronplane.service import NewSchedule, ScheduleService
@@ -163,7 +164,9 @@ def test_ten_thousand_midnight_schedules_spread_over_the_window(
     chi_square = sum((buckets[b] - count / 10) ** 2 / (count / 10) for b in range(10))
     assert chi_square < 27.9, buckets
     # The rows kept their offsets for the next night.
-    rows = service.list_schedules("acme", stack="billing", environment="prod", limit=1000).items
+    rows = service.list_schedules(
+        "acme", ScheduleQuery(stack="billing", environment="prod", limit=1000)
+    ).items
     assert all(
         row.next_run == MIDNIGHT + timedelta(days=1, seconds=row.jitter_offset) for row in rows
     )

@@ -9,6 +9,7 @@ import pytest
 from cronplane import events
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobPatch, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import (
     AppOwned,
     CronRejected,
@@ -284,27 +285,34 @@ def test_list_filters_and_pages(service: ScheduleService) -> None:
     names: list[tuple[str, str]] = []
     cursor = None
     while True:
-        page = service.list_schedules("acme", cursor=cursor, limit=4)
+        page = service.list_schedules("acme", ScheduleQuery(cursor=cursor, limit=4))
         names += [(s.name, s.environment) for s in page.items]
         if page.next_cursor is None:
             break
         cursor = page.next_cursor
     assert names == sorted(names) and len(names) == 14
-    scoped = service.list_schedules("acme", stack="billing", environment="production", limit=3)
+    scoped = service.list_schedules(
+        "acme", ScheduleQuery(stack="billing", environment="production", limit=3)
+    )
     assert [s.name for s in scoped.items] == ["r0", "r1", "r2"]
     nxt = service.list_schedules(
-        "acme", stack="billing", environment="production", limit=3, cursor=scoped.next_cursor
+        "acme",
+        ScheduleQuery(
+            stack="billing", environment="production", limit=3, cursor=scoped.next_cursor
+        ),
     )
     assert [s.name for s in nxt.items] == ["r3", "r4", "r5"]
-    assert [s.name for s in service.list_schedules("acme", enabled=False).items] == ["r3"]
+    assert [s.name for s in service.list_schedules("acme", ScheduleQuery(enabled=False)).items] == [
+        "r3"
+    ]
 
-    assert len(service.list_schedules("acme", job="typed").items) == 7
-    assert len(service.list_schedules("acme", source="user").items) == 14
+    assert len(service.list_schedules("acme", ScheduleQuery(job="typed")).items) == 7
+    assert len(service.list_schedules("acme", ScheduleQuery(source="user")).items) == 14
     assert service.list_schedules("other").items == ()
     for bad in (
-        lambda: service.list_schedules("acme", limit=0),
-        lambda: service.list_schedules("acme", cursor="%%%"),
-        lambda: service.list_schedules("acme", source="nobody"),
+        lambda: service.list_schedules("acme", ScheduleQuery(limit=0)),
+        lambda: service.list_schedules("acme", ScheduleQuery(cursor="%%%")),
+        lambda: service.list_schedules("acme", ScheduleQuery(source="nobody")),
     ):
         with pytest.raises(InvalidRequest):
             bad()
@@ -326,7 +334,9 @@ def test_list_searches_name_job_stack_and_environment_case_insensitively(
         names: list[str] = []
         cursor = None
         while True:
-            page = service.list_schedules("acme", search=search, cursor=cursor, limit=limit)
+            page = service.list_schedules(
+                "acme", ScheduleQuery(search=search, cursor=cursor, limit=limit)
+            )
             names += [s.name for s in page.items]
             if page.next_cursor is None:
                 return names
@@ -342,7 +352,7 @@ def test_list_searches_name_job_stack_and_environment_case_insensitively(
     assert found("%") == [] and found("_") == ["invoice_daily"]
     assert found("nomatch") == []
     with pytest.raises(InvalidRequest):
-        service.list_schedules("acme", search="x" * 129)
+        service.list_schedules("acme", ScheduleQuery(search="x" * 129))
 
 
 def test_record_run_moves_last_and_next_run(service: ScheduleService, clock: FakeClock) -> None:

@@ -11,6 +11,7 @@ import pytest
 from cronplane import events
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import InvalidManifest
 from cronplane.manifest import parse_manifest
 from cronplane.service import ScheduleService
@@ -109,13 +110,16 @@ def test_undeclared_app_rows_are_removed_and_user_rows_are_never_touched(
     staging = Scope("acme", "billing", "staging")
     service.sync(staging, CRONS, actor="deploy")
     service.sync(PROD, {}, actor="deploy")
-    assert sorted(s.name for s in service.list_schedules("acme", environment="staging").items) == [
+    assert sorted(
+        s.name for s in service.list_schedules("acme", ScheduleQuery(environment="staging")).items
+    ) == [
         "nightly",
         "report",
         "spread",
     ]
     assert sorted(
-        s.name for s in service.list_schedules("acme", environment="production").items
+        s.name
+        for s in service.list_schedules("acme", ScheduleQuery(environment="production")).items
     ) == [
         "mine",
         "spread",
@@ -213,7 +217,7 @@ def test_concurrent_syncs_in_threads_end_as_one(
     for thread in threads:
         thread.join()
     assert errors == []
-    rows = service.list_schedules("acme", limit=1000).items
+    rows = service.list_schedules("acme", ScheduleQuery(limit=1000)).items
     assert len(rows) == 60 and {r.revision for r in rows} == {1}
     with database.read() as conn:
         synced = list_events(conn, tenant="acme", codes=[events.APP_SYNCED.text])
@@ -246,7 +250,7 @@ def test_concurrent_syncs_in_processes_end_as_one(pg_database: Database, clock: 
     for process in processes:
         process.join(60)
     assert [p.exitcode for p in processes] == [0, 0, 0]
-    assert len(service.list_schedules("acme", limit=1000).items) == 60
+    assert len(service.list_schedules("acme", ScheduleQuery(limit=1000)).items) == 60
     with pg_database.read() as conn:
         assert len(list_events(conn, tenant="acme", codes=[events.APP_SYNCED.text])) == 1
 

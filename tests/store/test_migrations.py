@@ -13,7 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import insert, inspect, select
 
-from cronplane.store import dialects, queue
+from cronplane.store import claims, dialects
 from cronplane.store.database import Database, alembic_config
 from cronplane.store.tables import leases, metadata
 from firing_support import enqueue_items, item_row
@@ -85,7 +85,7 @@ def test_0004_puts_the_claim_index_in_the_claim_order_and_back(tmp_path: Path) -
 
 def claim_plan(database: Database, *, fair: bool) -> str:
     """EXPLAIN of the claim statement (in turns by tenant or in the index's order)."""
-    statement = queue._claim_statement(dialects.by_name(database.engine.dialect.name), fair)
+    statement = claims._claim_statement(dialects.by_name(database.engine.dialect.name), fair)
     now = datetime(2026, 3, 2, tzinfo=UTC)
     params = {"worker": "w", "now": now, "until": now, "limit": 10, "window": 160}
     with database.begin() as conn:

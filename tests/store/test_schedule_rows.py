@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from uuid import uuid4
 
 from cronplane.core.model import Job, Schedule
+from cronplane.core.queries import ScheduleQuery
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.database import Database
-from cronplane.store.schedules import ScheduleFilter
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -73,14 +73,14 @@ def test_keyset_pages_cover_every_row_once(database: Database) -> None:
     after = None
     with database.read() as conn:
         while True:
-            page = schedule_store.list_page(conn, ScheduleFilter("acme"), after=after, limit=5)
+            page = schedule_store.list_page(conn, "acme", ScheduleQuery(), after=after, limit=5)
             if not page:
                 break
             seen.extend((r.name, r.stack, r.environment) for r in page)
             last = page[-1]
             after = (last.name, last.stack, last.environment)
         assert seen == sorted(unique)
-        only = schedule_store.list_page(conn, ScheduleFilter("acme", stack="st1", job="j1"))
+        only = schedule_store.list_page(conn, "acme", ScheduleQuery(stack="st1", job="j1"))
     assert {r.stack for r in only} == {"st1"} and {r.job for r in only} == {"j1"}
 
 

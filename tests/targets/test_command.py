@@ -233,11 +233,26 @@ def test_a_manifest_with_a_command_job_is_an_admins(database: Database) -> None:
     service.uninstall_app(Scope("acme", "ops", "default"), actor="t")
 
 
-@pytest.mark.parametrize("line", ["", " leading-space", "two\nlines", "nul\x00"])
-def test_a_command_is_one_visible_line(database: Database, line: str) -> None:
+@pytest.mark.parametrize(
+    "line", ["", " leading-space", "\nleading-newline", "carriage\rreturn", "nul\x00"]
+)
+def test_a_command_starts_visibly_and_holds_no_control_but_tab_and_newline(
+    database: Database, line: str
+) -> None:
     service = ScheduleService(database, FakeClock(START), allow_commands=True)
     with pytest.raises(InvalidTarget):
         service.register_job("acme", "default", JobSpec("x", f"command:{line}"), actor="t")
+
+
+def test_a_command_may_be_a_script_of_several_lines(database: Database) -> None:
+    """A Kubernetes `sh -c` block scalar: the same gate and length limit as one line."""
+    service = ScheduleService(database, FakeClock(START), allow_commands=True)
+    script = "set -e\n\tcd /srv\n./nightly.sh"
+    service.register_job("acme", "default", JobSpec("x", f"command:{script}"), actor="t")
+    with pytest.raises(InvalidTarget):
+        service.register_job(
+            "acme", "default", JobSpec("y", "command:" + "echo x\n" * 200), actor="t"
+        )
 
 
 # -- over HTTP -----------------------------------------------------------------------

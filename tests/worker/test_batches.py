@@ -29,7 +29,7 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.model import QueueItem
-from cronplane.store import outcomes, queue
+from cronplane.store import claims, outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
 from cronplane.worker import Worker
@@ -61,11 +61,11 @@ def test_a_batch_claim_takes_up_to_n_by_priority_each_once(
     rows[4]["available_at"] = START + timedelta(seconds=1)  # not yet available
     enqueue_items(database, rows)
     with database.begin() as conn:
-        first = queue.claim_batch(conn, "w", START, LEASE, 3)
+        first = claims.claim_batch(conn, "w", START, LEASE, 3)
     assert [i.priority for i in first] == [5, 5, 1]
     with database.begin() as conn:
-        second = queue.claim_batch(conn, "w2", START, LEASE, 3)
-        assert queue.claim_batch(conn, "w3", START, LEASE, 3) == []
+        second = claims.claim_batch(conn, "w2", START, LEASE, 3)
+        assert claims.claim_batch(conn, "w3", START, LEASE, 3) == []
     assert [i.id for i in second] == [rows[0]["id"]]
     for item in first + second:
         assert item.status == "running" and item.attempts == 1
@@ -78,11 +78,11 @@ def test_grouped_outcomes_are_recorded_only_while_ours(
 ) -> None:
     enqueue_items(database, [item_row(now=START, max_attempts=2) for _ in range(3)])
     with database.begin() as conn:
-        claimed = queue.claim_batch(conn, "dead", START, LEASE, 3)
+        claimed = claims.claim_batch(conn, "dead", START, LEASE, 3)
     later = START + LEASE
     with database.begin() as conn:
         assert queue.recover_abandoned(conn, later) == 3
-        again = queue.claim_batch(conn, "alive", later, LEASE, 1)
+        again = claims.claim_batch(conn, "alive", later, LEASE, 1)
         ids = [i.id for i in claimed]
         assert (
             outcomes.succeed_many(

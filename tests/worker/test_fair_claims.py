@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from sqlalchemy import insert
 
-from cronplane.store import limits, queue
+from cronplane.store import claims, limits, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items
 from firing_support import START
@@ -36,7 +36,7 @@ def test_a_later_tenant_is_in_the_first_claimed_batch(database: Database) -> Non
     backlog(database, "tenant-a", 2000, at=0)
     backlog(database, "tenant-b", 10, at=1)
     with database.begin() as conn:
-        first = queue.claim_batch(conn, "w1", START + timedelta(seconds=2), LEASE, 128)
+        first = claims.claim_batch(conn, "w1", START + timedelta(seconds=2), LEASE, 128)
     tenants = Counter(item.tenant for item in first)
     assert tenants == {"tenant-a": 118, "tenant-b": 10}
     # They start in turns: B's first item is second, not 119th.
@@ -50,7 +50,7 @@ def test_turns_keep_priority_within_a_tenant(database: Database) -> None:
     # age (their ids, random within one instant, would order them).
     backlog(database, "tenant-b", 3, at=1)
     with database.begin() as conn:
-        got = queue.claim_batch(conn, "w1", START + timedelta(seconds=2), LEASE, 6)
+        got = claims.claim_batch(conn, "w1", START + timedelta(seconds=2), LEASE, 6)
     assert [(i.tenant, i.priority) for i in got] == [
         ("tenant-a", 9), ("tenant-b", 0), ("tenant-a", 9), ("tenant-b", 0),
         ("tenant-a", 0), ("tenant-b", 0),
@@ -65,7 +65,7 @@ def test_claims_in_turns_hand_each_item_out_once(database: Database) -> None:
     seen: list[object] = []
     for n in range(100):
         with database.begin() as conn:
-            got = queue.claim_batch(conn, f"w{n % 3}", now, LEASE, 16)
+            got = claims.claim_batch(conn, f"w{n % 3}", now, LEASE, 16)
         if not got:
             break
         seen += [item.id for item in got]

@@ -24,7 +24,7 @@ from cronplane.clock import SystemClock
 from cronplane.core.model import QueueItem
 from cronplane.errors import ItemFinished
 from cronplane.service.runs import RunService
-from cronplane.store import queue
+from cronplane.store import claims, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import events
 from cronplane.worker import Worker
@@ -205,7 +205,7 @@ def test_a_cancel_request_beats_a_retry(database: Database) -> None:
     clock = SystemClock()
     worker = Worker(database, clock, name="w", heartbeat=False)
     with database.begin() as conn:
-        (claimed,) = queue.claim_batch(conn, "w", clock.now(), worker.lease, 1)
+        (claimed,) = claims.claim_batch(conn, "w", clock.now(), worker.lease, 1)
     RunService(database, clock).cancel_item("acme", item.id, actor="cli:ops")
     with database.read() as conn:
         (work,) = worker._lookups(conn, [claimed])
@@ -220,7 +220,7 @@ def test_the_sweep_cancels_an_item_whose_worker_died_after_the_request(
     item = _enqueue(database, {})
     clock = SystemClock()
     with database.begin() as conn:
-        queue.claim_batch(conn, "dead-worker", clock.now(), timedelta(seconds=1), 1)
+        claims.claim_batch(conn, "dead-worker", clock.now(), timedelta(seconds=1), 1)
     RunService(database, clock).cancel_item("acme", item.id, actor="cli:ops")
     with database.begin() as conn:
         assert queue.recover_abandoned(conn, clock.now() + timedelta(seconds=5)) == 1

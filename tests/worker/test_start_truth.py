@@ -3,6 +3,7 @@
 - N sleeping items due at once on a worker with N slots all start together,
   through the installed `cronplane worker` (both pools, both databases), and
   each item's `started_at`/`finished_at` agrees with the target's own clock;
+- slow items after short ones (a short pace learned) still start together;
 - a claimed item behind a slow one is given back, not kept waiting;
 - a cancel between claim and start: the target never runs, both pools;
 - a thread-pool run past its timeout says it ran to its end, and when.
@@ -105,6 +106,36 @@ def test_n_items_due_at_once_start_together_and_the_record_matches_the_target(
         # The record agrees with the target's own clock, item by item.
         assert abs(item.started_at.timestamp() - started) <= 0.05, (item.started_at, started)
         assert abs(item.finished_at.timestamp() - ended) <= 0.05, (item.finished_at, ended)
+
+
+def test_slow_items_after_short_ones_still_start_together(
+    database: Database, tmp_path: Path
+) -> None:
+    """Short items teach the worker a short pace (a claim then starts one slot); slow
+    items claimed next must not queue behind each other: every free slot takes one."""
+    slots = 4
+    warm, runs = tmp_path / "warm", tmp_path / "runs"
+    warm.mkdir()
+    runs.mkdir()
+    add_job(database, target="python:control_handlers:clocked")
+    worker = _worker_process(database.url, "--concurrency", str(slots))
+    try:
+        time.sleep(1.5)
+        short = [item_row(now=database.now()) for _ in range(300)]
+        for row in short:
+            row["payload"] = {"dir": str(warm), "seconds": 0}
+        enqueue_items(database, short)
+        _wait(lambda: len(list(warm.iterdir())) == len(short))
+        slow = [item_row(now=database.now()) for _ in range(slots)]
+        for row in slow:
+            row["payload"] = {"dir": str(runs), "seconds": 1.5}
+        enqueue_items(database, slow)
+        _wait(lambda: len(list(runs.iterdir())) == slots)
+    finally:
+        err = _stop(worker)
+    starts = [float(path.read_text().split()[0]) for path in runs.iterdir()]
+    assert len(starts) == slots, err
+    assert max(starts) - min(starts) <= 0.2, ("did not start together", starts)
 
 
 def test_a_claim_that_cannot_start_goes_back_for_another_worker(

@@ -20,8 +20,6 @@ from cronplane.api.direct import DirectRoute
 from cronplane.api.events import render_event
 from cronplane.api.revisions import etag, if_match, set_etag
 from cronplane.api.schemas import (
-    MAX_NAME,
-    NUL_FREE,
     EventPage,
     NameSegment,
     Preview,
@@ -29,15 +27,16 @@ from cronplane.api.schemas import (
     ScheduleOut,
     SchedulePage,
     SchedulePatchBody,
+    ScheduleQueryParams,
 )
 from cronplane.core.codec import field_names, nullable_fields
 from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.service import NewSchedule
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
 Segment = NameSegment
-Filter = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME, json_schema_extra=NUL_FREE)]
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{environment}/{name}"
 SPEC_FIELDS = field_names(ScheduleSpec)
@@ -91,30 +90,13 @@ def list_schedules(
     ctx: Context,
     _: CanRead,
     tenant: Segment,
-    stack: Filter = None,
-    environment: Filter = None,
-    source: Annotated[str | None, Query(pattern="^(app|user|system)$")] = None,
-    enabled: bool | None = None,
-    job: Filter = None,
-    search: Annotated[str | None, Query(max_length=128, json_schema_extra=NUL_FREE)] = None,
-    cursor: Annotated[str | None, Query(max_length=1024, json_schema_extra=NUL_FREE)] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    query: Annotated[ScheduleQueryParams, Query()],
 ) -> Response:
     """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page.
 
     `search` keeps rows whose name, job, stack or environment contains it (any case).
     """
-    page = ctx.service.list_schedules(
-        tenant,
-        stack=stack,
-        environment=environment,
-        source=source,
-        enabled=enabled,
-        job=job,
-        search=search,
-        cursor=cursor,
-        limit=limit,
-    )
+    page = ctx.service.list_schedules(tenant, ScheduleQuery(**query.model_dump()))
     return json_answer(
         {"items": [schedule_json(row) for row in page.items], "next_cursor": page.next_cursor}
     )

@@ -18,8 +18,8 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import controls, redact, validation, window
-from cronplane.core.model import Overlap
+from cronplane.core import controls, redact, target_rules, validation, window
+from cronplane.core.choices import Overlap
 from cronplane.core.quotas import MAX_LIMIT
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
@@ -79,7 +79,7 @@ MaxRuns = Annotated[
 TargetText = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TEXT),
-    described(pattern=validation.TARGET_REGEX, maxLength=validation.MAX_TARGET_LENGTH),
+    described(pattern=target_rules.TARGET_REGEX, maxLength=target_rules.MAX_TARGET_LENGTH),
 ]
 TitleText = Annotated[
     str,
@@ -110,6 +110,25 @@ class ErrorBody(Response):
 
 
 # -- schedules -------------------------------------------------------------------
+
+NameFilter = Annotated[
+    str | None, Field(min_length=1, max_length=MAX_NAME, json_schema_extra=NUL_FREE)
+]
+
+
+class ScheduleQueryParams(BaseModel):
+    """The listing's query parameters: `core.queries.ScheduleQuery`, field for field
+    (tests/api/test_schedule_query.py), with the limits the OpenAPI document states.
+    Unknown parameters are ignored, as a query string's are."""
+
+    stack: NameFilter = None
+    environment: NameFilter = None
+    source: str | None = Field(default=None, pattern="^(app|user|system)$")
+    enabled: bool | None = None
+    job: NameFilter = None
+    search: str | None = Field(default=None, max_length=128, json_schema_extra=NUL_FREE)
+    cursor: str | None = Field(default=None, max_length=1024, json_schema_extra=NUL_FREE)
+    limit: int = Field(default=100, ge=1, le=1000)
 
 
 class ScheduleCreate(Request):

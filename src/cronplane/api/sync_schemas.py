@@ -28,7 +28,7 @@ from cronplane.api.schemas import (
     ZoneText,
     described,
 )
-from cronplane.core.model import Overlap
+from cronplane.core.choices import Overlap
 
 
 class CronEntry(Request):

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import client, json_option, scope_options, settings
+from cronplane.cli.options import client, explicit_stack, json_option, scope_options, settings
 from cronplane.core.model import Scope
 from cronplane.manifest import load_manifest
 from cronplane.service import AppReport
@@ -46,6 +46,12 @@ def install(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> Non
     """Register the manifest's jobs, then sync its crons into --env."""
     s = settings(ctx)
     manifest = load_manifest(file)
+    if s.stack != manifest.name and explicit_stack(ctx):
+        click.echo(
+            f"note: the manifest's name {manifest.name!r} is the stack it installs; "
+            f"--stack {s.stack} is not used (an importer's --stack names the manifest)",
+            err=True,
+        )
     report = client(ctx, writes=not dry_run).install_app(
         s.tenant, s.environment, manifest, actor=s.actor, dry_run=dry_run
     )

@@ -7,7 +7,10 @@ with the listing every surface has, locally or with --url.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from cronplane.core.queries import ScheduleQuery
 
 if TYPE_CHECKING:
     from cronplane.service.port import ControlPlane
@@ -17,14 +20,18 @@ MAX_PAGES = 10  # a hint is not worth reading more than 10 000 rows
 
 
 def scopes(
-    plane: ControlPlane, tenant: str, name: str | None = None, **filters: Any
+    plane: ControlPlane,
+    tenant: str,
+    name: str | None = None,
+    filters: ScheduleQuery | None = None,
 ) -> tuple[Counter[str], bool]:
     """Rows per `stack/environment` in the tenant (only NAME's, when given), and
     whether the count stopped at MAX_PAGES."""
     found: Counter[str] = Counter()
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        page = plane.list_schedules(tenant, cursor=cursor, limit=PAGE, **filters)
+        query = replace(filters or ScheduleQuery(), cursor=cursor, limit=PAGE)
+        page = plane.list_schedules(tenant, query)
         for row in page.items:
             if name is None or row.name == name:
                 found[f"{row.stack}/{row.environment}"] += 1
@@ -34,9 +41,11 @@ def scopes(
     return found, True
 
 
-def empty_listing(plane: ControlPlane, tenant: str, here: str, **filters: Any) -> str | None:
+def empty_listing(
+    plane: ControlPlane, tenant: str, here: str, filters: ScheduleQuery
+) -> str | None:
     """What to say when the scope `here` (stack/env) listed nothing, or None."""
-    found, more = scopes(plane, tenant, **filters)
+    found, more = scopes(plane, tenant, filters=filters)
     found.pop(here, None)
     if not found:
         return None

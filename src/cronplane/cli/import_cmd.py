@@ -1,9 +1,11 @@
 """`cronplane import SOURCE …`: write an app.yaml from another scheduler's schedule.
 
 Every importer shares the options and the output: `-o FILE` (default: standard
-output), `--stack NAME`, `--strict` (exit 1 when anything was not translated)
+output), `--stack NAME`, `--strict` (exit 2 when anything was not translated)
 and `--json`; the entries left out are listed in the file's header and on
-standard error, never dropped silently.
+standard error, never dropped silently. One entry never aborts an import: an
+entry `app install` would refuse (the loader, the five-year rule) is listed too,
+so what is written always installs.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from typing import Any, TypeVar
 
 import click
 
-from cronplane.importers.translation import Translation
+from cronplane.clock import SystemClock
+from cronplane.importers.translation import Translation, usable
 from cronplane.manifest import manifest_from_data
+
+# `--strict` with entries left out: the class of an invalid input (cli.main's exit 2).
+STRICT_EXIT = 2
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,7 +49,7 @@ def _common(default_stack: str) -> Callable[[F], F]:
                     "--stack", default=None, help=f"The manifest's name (default: {default_stack})."
                 ),
                 click.option(
-                    "--strict", is_flag=True, help="Exit 1 when any entry was not translated."
+                    "--strict", is_flag=True, help="Exit 2 when any entry was not translated."
                 ),
                 click.option(
                     "--json",
@@ -62,7 +68,9 @@ def _common(default_stack: str) -> Callable[[F], F]:
 def emit(
     translation: Translation, source: str, output: Path | None, strict: bool, as_json: bool
 ) -> None:
-    """Check, write and report a translation; exit 1 under --strict when entries were left."""
+    """Check, write and report a translation; exit 2 under --strict when entries were left."""
+    # What `app install` would refuse is listed, not written: the rest still installs.
+    translation = usable(translation, SystemClock().now())
     # The same loader `cronplane app install` runs: what we write, it accepts.
     manifest_from_data(translation.document, source=f"{translation.command} import of {source}")
     text = translation.to_yaml(source)
@@ -86,7 +94,7 @@ def emit(
         for note in translation.notes:
             click.echo(f"note: {note}", err=True)
     if strict and translation.skipped:
-        raise click.exceptions.Exit(1)
+        raise click.exceptions.Exit(STRICT_EXIT)
 
 
 @import_.command("celery-beat")
@@ -100,7 +108,7 @@ def celery_beat(
     Entries that cannot be translated (solar, fractional seconds, …) are listed
     in the file's header and on standard error, never dropped silently.
     """
-    from cronplane.celery_beat import load_celery_app, translate_app
+    from cronplane.importers.celery_beat import load_celery_app, translate_app
 
     emit(translate_app(load_celery_app(reference), stack), reference, output, strict, as_json)
 
@@ -135,12 +143,27 @@ def crontab(
     CRON_TZ sets the zone, SHELL and other variables go with the commands,
     MAILTO is reported (a command's output is kept in its run's result).
     """
-    from cronplane.importers.crontab import is_system_crontab, read_text, translate
+    from cronplane.importers.crontab import (
+        is_system_crontab,
+        looks_like_system,
+        read_text,
+        translate,
+    )
 
     text = read_text(path)
-    system = is_system_crontab(path) if system is None else system
+    guessed = None
+    if system is None:
+        accounts = None if is_system_crontab(path) else looks_like_system(text)
+        system = is_system_crontab(path) or accounts is not None
+        if accounts is not None:
+            guessed = (
+                f"the sixth field ({', '.join(accounts[:5])}) was read as a user column, as in "
+                "/etc/crontab and /etc/cron.d: --user reads the file as a user crontab instead"
+            )
     name = stack or path.name
     translation = translate(text, stack=name, system=system, timezone=timezone)
+    if guessed is not None:
+        translation.notes.insert(0, guessed)
     emit(translation, str(path), output, strict, as_json)
 
 
@@ -152,7 +175,7 @@ def crontab(
     show_default=True,
     help="The controller's zone: CronJobs without spec.timeZone are read in it.",
 )
-@_common("kubernetes")
+@_common("the directory's or file's name; a file of one CronJob: its name")
 def kubernetes(
     path: Path, timezone: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
 ) -> None:
@@ -162,10 +185,77 @@ def kubernetes(
     (its image is recorded for you to map); @every schedules and pods of
     several containers are listed as not translated.
     """
-    from cronplane.importers.kubernetes import read_documents, translate
+    from cronplane.importers.kubernetes import read_documents, stack_name, translate
 
-    translation = translate(read_documents(path), stack=stack or "kubernetes", timezone=timezone)
+    documents, unreadable = read_documents(path)
+    name = stack or stack_name(path, documents)
+    translation = translate(documents, stack=name, timezone=timezone, unreadable=unreadable)
+    if stack is None:
+        translation.notes.append(
+            f"the manifest is named {translation.document['name']!r} (the stack it installs "
+            "as): --stack names it, so two imports do not replace each other's crons"
+        )
     emit(translation, str(path), output, strict, as_json)
+
+
+@import_.command("temporal")
+@click.argument(
+    "path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--address",
+    default=None,
+    help="Ask this Temporal server (host:port) for its schedules instead of reading FILE.",
+)
+@click.option(
+    "--namespace",
+    default="default",
+    show_default=True,
+    help="The schedules' namespace (asked with --address; written into each job).",
+)
+@click.option(
+    "--schedule-id",
+    "ids",
+    multiple=True,
+    help="With --address: only these schedules (repeatable; default: all of the namespace).",
+)
+@click.option(
+    "--task-queue",
+    default=None,
+    help="The task queue for schedules whose JSON does not name one (`schedule list` output).",
+)
+@_common("temporal")
+def temporal(
+    path: Path | None,
+    address: str | None,
+    namespace: str,
+    ids: tuple[str, ...],
+    task_queue: str | None,
+    output: Path | None,
+    stack: str | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Translate Temporal schedules into an app.yaml (temporal: targets).
+
+    FILE holds the JSON of `temporal schedule describe -s ID -o json` (one, or several
+    one after another) or of `temporal schedule list -o json`; --address asks a server
+    through the Temporal SDK instead. What has no equivalent is listed or noted.
+    """
+    from cronplane.errors import InvalidRequest
+    from cronplane.importers.temporal import read_file, read_server, translate
+
+    if (path is None) == (address is None):
+        raise InvalidRequest("give FILE or --address (one of them)", {"field": "source"})
+    if address is not None:
+        schedules, source = read_server(address, namespace, ids), f"--address {address}"
+    else:
+        assert path is not None
+        schedules, source = read_file(path), str(path)
+    translation = translate(
+        schedules, stack=stack or "temporal", namespace=namespace, task_queue=task_queue
+    )
+    emit(translation, source, output, strict, as_json)
 
 
 @import_.command("django-celery-beat")
@@ -183,7 +273,8 @@ def django_celery_beat(
     """
     from cronplane.importers.django_celery_beat import database_name, read_tasks, translate
 
-    translation = translate(read_tasks(url), stack=stack or database_name(url))
+    now = SystemClock().now()
+    translation = translate(read_tasks(url), stack=stack or database_name(url), now=now)
     emit(translation, parsed_source(url), output, strict, as_json)
 
 

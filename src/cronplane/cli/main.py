@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import sys
 
 import click
@@ -56,8 +58,44 @@ def cli() -> None:
     """cronplane: a multi-tenant cron control plane."""
 
 
+# Loaded by the Temporal SDK (`import temporal --address`, a worker's temporal: items).
+_TEMPORAL_BRIDGE = "temporalio.bridge.temporal_sdk_bridge"
+
+
+def entry() -> None:
+    """The `cronplane` console script and `python -m cronplane`: main(), then exit."""
+    try:
+        main()
+    except SystemExit as done:
+        _leave_without_finalizing(done.code)
+        raise
+    _leave_without_finalizing(0)
+
+
+def _leave_without_finalizing(code: object) -> None:
+    """Exit at once, skipping CPython's finalization, when the Temporal SDK ran here.
+
+    Its Rust runtime keeps threads that can take the GIL while the interpreter is
+    torn down, killing a finished process with SIGSEGV or SIGABRT instead of its
+    exit code (temporalio/sdk-python#300; 2 runs in 12 of a failed `--address`
+    import). Output is flushed and logging shut down first; nothing else is left
+    to run. Without the SDK loaded this returns and Python exits normally. Only the
+    console script does this: a process that calls main() itself (the tests) goes on.
+    """
+    if _TEMPORAL_BRIDGE not in sys.modules:
+        return
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+
+
 def main() -> None:
-    """Entry point: run the CLI; a coded error prints `CODE: message` on stderr.
+    """Run the CLI; a coded error prints `CODE: message` on stderr (tests call this
+    in-process; the console script is `entry`).
 
     Outside standalone mode click *returns* the code of `ctx.exit(n)` instead of
     exiting; it is passed on here, or `schedule run --wait` would exit 0 on failure.

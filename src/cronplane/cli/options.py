@@ -41,6 +41,11 @@ def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         ctx.meta.setdefault(_META, {})[param.name.removeprefix("scope_")] = value
 
 
+def explicit_stack(ctx: click.Context) -> bool:
+    """Whether `--stack` was given on the command line (not only by CRONPLANE_STACK)."""
+    return "stack" in ctx.find_root().meta.get(_META, {}) or "stack" in ctx.meta.get(_META, {})
+
+
 def scope_options(command: F) -> F:
     """Attach --db/--tenant/--stack/--env (before or after the subcommand)."""
     for flag, name, variable, help_text in reversed(

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cronplane.core.codec import to_document
+from cronplane.core.fields import SCHEDULE_FIELDS
 from cronplane.core.model import Job, Schedule
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
@@ -136,9 +137,9 @@ def schedule(
     if row.start_at is not None or row.end_at is not None:
         table.add_row("Window", window(row))
     table.add_row("Source", row.source)
-    table.add_row("Payload", json.dumps(row.payload, ensure_ascii=False))
-    table.add_row("Overlap", row.overlap)
-    table.add_row("Misfire grace", "-" if row.misfire_grace is None else f"{row.misfire_grace}s")
+    for field in SCHEDULE_FIELDS:  # the plain fields, as their row in core.fields shows them
+        if field.info is not None:
+            table.add_row(field.label, escape(field.info(getattr(row, field.name))))
     if row.jitter:
         table.add_row("Jitter", f"{row.jitter}s (this row fires {row.jitter_offset}s late)")
     table.add_row("Last Run", when(row.last_run))

@@ -7,16 +7,19 @@ Each command: parse, call one service method, render.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import click
 
 from cronplane.cli import hints, render
+from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
-from cronplane.core.model import OVERLAPS, UNSET, SchedulePatch, ScheduleSpec
+from cronplane.core.model import UNSET, SchedulePatch, ScheduleSpec
+from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
 from cronplane.node import clock_for
 
@@ -37,57 +40,14 @@ def schedule() -> None:
 
 @schedule.command("add")
 @click.argument("name")
-@click.option("--job", required=True, help="Job to enqueue (must exist in tenant/stack).")
-@click.option("--cron", required=True, help="Cron expression (any SPEC §3 form).")
-@click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA time zone.")
-@click.option("--payload", default=None, help="JSON object, or @file.json (default: the job's).")
-@click.option(
-    "--misfire-grace", type=int, default=None, help="Skip occurrences later than this (s)."
-)
-@click.option(
-    "--overlap",
-    type=click.Choice(OVERLAPS),
-    default="skip",
-    show_default=True,
-    help="What a due occurrence does while an item of the schedule is queued or running.",
-)
-@click.option(
-    "--timeout",
-    type=int,
-    default=None,
-    help="Seconds an item may run (> 0); overrides the job's options.timeout.",
-)
-@click.option(
-    "--jitter", type=int, default=None, help="Spread each fire by up to this many s (stable)."
-)
-@click.option("--disabled", is_flag=True, help="Create it disabled (no next run).")
-@click.option(
-    "--start-at", default=None, help="No fire before this ISO 8601 instant (naive: in --tz)."
-)
-@click.option(
-    "--end-at", default=None, help="No fire after this ISO 8601 instant (naive: in --tz)."
-)
-@click.option("--max-runs", type=int, default=None, help="End after this many fires.")
+@spec_options
 @json_option
 @scope_options
 @click.pass_context
-def add(
-    ctx: click.Context,
-    /,
-    name: str,
-    payload: str | None,
-    disabled: bool,
-    as_json: bool,
-    **fields: Any,
-) -> None:
+def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
     """Create a user schedule NAME."""
-    # The other options are named after ScheduleSpec's fields and passed as they are.
-    spec = ScheduleSpec(
-        name=name,
-        payload=parse_json_object(payload, "payload"),
-        enabled=not disabled,
-        **fields,
-    )
+    # The options are core.fields' rows, named after ScheduleSpec's fields.
+    spec = ScheduleSpec(name=name, **spec_values(fields))
     s = settings(ctx)
     created = client(ctx, writes=True).create_schedule(s.scope, spec, actor=s.actor)
     render.schedule(created, as_json, parse(created.cron).describe())
@@ -118,18 +78,20 @@ def ls(
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
     plane = client(ctx)
-    filters: dict[str, Any] = {"source": source, "enabled": enabled, "job": job}
+    filters = ScheduleQuery(source=source, enabled=enabled, job=job)
     page = plane.list_schedules(
         s.tenant,
-        stack=None if everywhere else s.stack,
-        environment=None if everywhere else s.environment,
-        cursor=cursor,
-        limit=limit,
-        **filters,
+        replace(
+            filters,
+            stack=None if everywhere else s.stack,
+            environment=None if everywhere else s.environment,
+            cursor=cursor,
+            limit=limit,
+        ),
     )
     render.schedules(page.items, as_json, page.next_cursor)
     if not page.items and not everywhere and cursor is None:
-        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", **filters)
+        hint = hints.empty_listing(plane, s.tenant, f"{s.stack}/{s.environment}", filters)
         if hint is not None:
             click.echo(hint, err=True)
 

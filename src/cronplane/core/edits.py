@@ -13,8 +13,8 @@ change on a row (SPEC §2). Pure; the service applies the decisions, the UI show
 - `check_removable(row)` / `removable(row)`: an `app` row is not the operator's
   to remove (AppOwned).
 
-Adding a schedule field: one entry in `validation.FIELD_CHECKS` (and, if an operator may override
-it on app rows, in `core.model.OPERATOR_FIELDS`).
+Adding a schedule field: its row in `core.fields` (its check, whether an operator may
+override it on app rows).
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from cronplane.core import validation
+from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
+from cronplane.core.fields import FIELD_CHECKS, OPERATOR_FIELDS, OVERRIDABLE_FIELDS
 from cronplane.core.model import (
-    OPERATOR_FIELDS,
-    OVERRIDABLE_FIELDS,
     Schedule,
     SchedulePatch,
-    Source,
 )
 from cronplane.errors import AppOwned
 
@@ -39,15 +38,13 @@ PATCH_FIELDS: Final = frozenset(field_names(SchedulePatch))
 
 def check_field(name: str, value: Any, seed: str) -> Any:
     """One field's clean value; its coded error (InvalidName, CronRejected, ...) otherwise."""
-    return validation.FIELD_CHECKS[name](value, seed)
+    return FIELD_CHECKS[name](value, seed)
 
 
 def check_fields(values: Mapping[str, Any], seed: str) -> dict[str, Any]:
     """The clean value of each given field, checked in field order."""
     return {
-        name: check(values[name], seed)
-        for name, check in validation.FIELD_CHECKS.items()
-        if name in values
+        name: check(values[name], seed) for name, check in FIELD_CHECKS.items() if name in values
     }
 
 

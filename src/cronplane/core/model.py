@@ -16,28 +16,20 @@ from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
 
+from cronplane.core.choices import (
+    DEFAULT_ZONE,
+    JobStatus,
+    Overlap,
+    Source,
+)
 from cronplane.core.codec import field_names, to_document
+from cronplane.core.fields import declared_document
 from cronplane.core.redact import redact_text, redact_value
 
-Source = Literal["app", "user", "system"]
-Overlap = Literal["skip", "allow", "buffer_one", "cancel_running"]
-JobStatus = Literal["active", "inactive"]
-
-SOURCES: Final = ("app", "user", "system")
-OVERLAPS: Final = ("skip", "allow", "buffer_one", "cancel_running")
-DEFAULT_ZONE: Final = "UTC"
 DEFAULT_SCOPE_PART: Final = "default"
 
-# The fields of an `app` row an operator may change (SPEC §2). All but
-# `enabled` are remembered as overrides: sync never touches `enabled`, so an
-# operator's enable/disable needs no protection from it.
-OPERATOR_FIELDS: Final = (
-    "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at", "max_runs",
-    "enabled",
-)  # fmt: skip
-OVERRIDABLE_FIELDS: Final = (
-    "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at", "max_runs",
-)  # fmt: skip
+# Which fields an operator may change on an app row, and which are remembered as
+# overrides: core.fields' table.
 # An operator's pause (docs/controls.md): never declared by a manifest, never
 # touched by sync (like `enabled`); the fire path clears it on auto-resume.
 PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by")
@@ -385,19 +377,13 @@ class Declared:
     max_runs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The `declared` column's document; the window and run limit only when set, so
-        the documents of rows declared before they existed stay equal (no re-sync churn)."""
-        document = to_document(self)
-        return {
-            key: value
-            for key, value in document.items()
-            if value is not None or key not in OPTIONAL_DECLARED
-        }
+        """The `declared` column's document; a field added after rows existed only when
+        not at its default, so older rows' documents stay equal (no re-sync churn)."""
+        return declared_document(to_document(self))
 
 
-# Declared keys a `declared` document leaves out when unset (added after rows existed).
-OPTIONAL_DECLARED: Final = ("jitter", "timeout", "start_at", "end_at", "max_runs")
-# What a manifest declares for one cron; `declared` stores these keys (OPTIONAL_DECLARED when set).
+# What a manifest declares for one cron; `declared` stores these keys (core.fields:
+# those added after rows existed only when not at their default).
 DECLARED_FIELDS: Final = field_names(Declared)
 
 

@@ -29,6 +29,7 @@ from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
+from cronplane.core.fields import declared_value
 from cronplane.core.model import (
     DECLARED_FIELDS,
     CronDeclaration,
@@ -135,6 +136,34 @@ class SyncPlan:
             "drift": len(self.drift),
         }
 
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> SyncPlan:
+        """The plan a `to_dict` document (with the API's `declared` added) stands for;
+        row ids are not sent, so they are nil UUIDs (the remote client's plans)."""
+        declared = {
+            name: from_document(Declared, value)
+            for name, value in document.get("declared", {}).items()
+        }
+
+        def declaration(name: str) -> Declared:
+            return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
+
+        def changes(item: Mapping[str, Any]) -> dict[str, Any]:
+            wanted = declaration(item["name"])
+            return {key: getattr(wanted, key, None) for key in item["fields"]}
+
+        return cls(
+            created=tuple(PlannedCreate(name, declaration(name)) for name in document["created"]),
+            updated=tuple(
+                PlannedUpdate(item["name"], _NIL, 0, declaration(item["name"]), changes(item))
+                for item in document["updated"]
+            ),
+            removed=tuple(PlannedRemove(name, _NIL) for name in document["removed"]),
+            unchanged=tuple(document["unchanged"]),
+            conflicts=tuple(from_document(SyncConflict, c) for c in document["conflicts"]),
+            drift=tuple(from_document(Drift, x) for x in document["drift"]),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON: names per outcome, conflicts and drift in full."""
         return {
@@ -147,6 +176,9 @@ class SyncPlan:
             "conflicts": [to_document(conflict) for conflict in self.conflicts],
             "drift": [to_document(drift) for drift in self.drift],
         }
+
+
+_NIL = UUID(int=0)
 
 
 def rows_to_inspect(declared: Mapping[str, Declared], heads: Iterable[SyncedRow]) -> set[str]:
@@ -185,7 +217,8 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
             continue
         document = wanted.to_dict()
         drift.extend(
-            Drift(name, key, current_value(row, key), document.get(key)) for key in row.overrides
+            Drift(name, key, current_value(row, key), declared_value(document, key))
+            for key in row.overrides
         )
         if row.declared == document:
             unchanged.append(name)
@@ -193,7 +226,7 @@ def plan_sync(declared: Mapping[str, Declared], existing: Iterable[SyncedRow]) -
         changes = {
             key: getattr(wanted, key)
             for key in DECLARED_FIELDS
-            if key not in row.overrides and current_value(row, key) != document.get(key)
+            if key not in row.overrides and current_value(row, key) != declared_value(document, key)
         }
         updated.append(PlannedUpdate(name, row.id, row.revision, wanted, changes))
     removed = [

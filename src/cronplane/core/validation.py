@@ -10,24 +10,20 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from cronplane.core import controls, window
 from cronplane.core import cron as cron_engine
-from cronplane.core.model import OVERLAPS, Overlap
+from cronplane.core.choices import OVERLAPS, Overlap
 from cronplane.errors import (
     CronRejected,
     IntervalTooShort,
     InvalidName,
     InvalidPayload,
     InvalidRequest,
-    InvalidTarget,
     ScheduleSyntax,
 )
 
@@ -45,16 +41,12 @@ MAX_PAYLOAD_BYTES: Final = 64 * 1024
 MAX_PAYLOAD_DEPTH: Final = 32
 MAX_CRON_LENGTH: Final = 256  # the column's width
 MAX_TITLE_LENGTH: Final = 200
-MAX_TARGET_LENGTH: Final = 1024
 # misfire_grace beyond a year would mean "always fire"; say so with null instead.
 MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 # A job's or schedule's `timeout`: one item may run at most a day.
 MAX_TIMEOUT: Final = 24 * 3600
 # A job's `max_concurrency`.
 MAX_CONCURRENCY: Final = 10_000
-_PYTHON_TARGET: Final = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
-)
 SEALED_PREFIX: Final = "sealed:v1:"
 REDACTED: Final = "(redacted)"
 _URLSAFE_BASE64: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
@@ -63,21 +55,6 @@ _FERNET_OVERHEAD: Final = 1 + 8 + 16 + 32
 _FERNET_BLOCK: Final = 16
 # `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000`).
 _JSON_NUL: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-_CELERY_TARGET: Final = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
-# One shell line (a crontab line): starts with a visible character; tabs but no newline
-# or other control character.
-_COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*")
-# An image reference (`registry/name:tag@sha256:…`): never starting with `-`, no space.
-_CONTAINER_TARGET: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
-# The targets `validate_target` accepts, as one regex for the OpenAPI document
-# (webhook URLs narrowed to an ASCII authority without controls or spaces).
-TARGET_REGEX: Final = (
-    rf"^(?:python:{_PYTHON_TARGET.pattern}"
-    r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
-    rf"|celery:{_CELERY_TARGET.pattern}"
-    rf"|command:{_COMMAND_TARGET.pattern}"
-    rf"|container:{_CONTAINER_TARGET.pattern})$"
-)
 
 
 def validate_name(value: object, what: str = "name") -> str:
@@ -334,44 +311,6 @@ def validate_title(value: object) -> str:
     return value
 
 
-def validate_target(value: object) -> str:
-    """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`, `command:LINE`
-    (one shell line) or `container:IMAGE`; returns the scheme. Who may set a command or an
-    image is not judged here (`core.access.check_command_job`)."""
-    if (
-        not isinstance(value, str)
-        or len(value) > MAX_TARGET_LENGTH
-        or ":" not in value
-        or not storable_text(value)
-    ):
-        raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, command:LINE or container:IMAGE",
-            {"field": "target"},
-        )
-    scheme, _, rest = value.partition(":")
-    ok = False
-    if scheme == "python":
-        ok = _PYTHON_TARGET.fullmatch(rest) is not None
-    elif scheme == "webhook":
-        try:
-            url = urlsplit(rest)
-        except ValueError:  # `http://[` (an unclosed IPv6 literal), a netloc NFKC changes
-            url = urlsplit("")
-        ok = url.scheme in ("http", "https") and bool(url.netloc)
-    elif scheme == "celery":
-        ok = _CELERY_TARGET.fullmatch(rest) is not None
-    elif scheme == "command":
-        ok = _COMMAND_TARGET.fullmatch(rest) is not None
-    elif scheme == "container":
-        ok = _CONTAINER_TARGET.fullmatch(rest) is not None
-    if not ok:
-        raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, command:LINE or container:IMAGE",
-            {"field": "target"},
-        )
-    return scheme
-
-
 def is_sealed(value: object) -> bool:
     """Whether `value` has the shape of `cronplane webhook seal`'s output: `sealed:v1:` and
     a Fernet token (the key is not needed to tell, so any process can check it)."""
@@ -407,21 +346,3 @@ def validate_enabled(value: object) -> bool:
     if not isinstance(value, bool):
         raise InvalidRequest("enabled must be true or false", {"field": "enabled"})
     return value
-
-
-# A schedule's own fields: field -> check(value, seed), in the order they are
-# checked (the first bad one answers). `seed` is the schedule's identity (`H`).
-FIELD_CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
-    "job": lambda value, seed: validate_name(value, "job"),
-    "cron": normalize_cron,
-    "timezone": lambda value, seed: validate_zone(value),
-    "payload": lambda value, seed: validate_payload(value),
-    "misfire_grace": lambda value, seed: validate_misfire_grace(value),
-    "jitter": lambda value, seed: controls.validate_jitter(value),
-    "overlap": lambda value, seed: validate_overlap(value),
-    "timeout": lambda value, seed: validate_timeout(value),
-    "enabled": lambda value, seed: validate_enabled(value),
-    "start_at": lambda value, seed: window.validate_instant(value, "start_at"),
-    "end_at": lambda value, seed: window.validate_instant(value, "end_at"),
-    "max_runs": lambda value, seed: window.validate_max_runs(value),
-}

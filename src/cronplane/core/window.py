@@ -7,7 +7,7 @@
 A naive bound is a wall time in the schedule's zone, resolved like a fixed
 cron time (`cron_zones.wall_instant`: a skipped wall time is the first instant
 after the jump, a repeated one its first pass). Pure; the checks are the
-`validation.FIELD_CHECKS` entries of these fields.
+`core.fields` rows of these fields.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ command, run by ``/bin/sh -c`` like cron does) and one cron named after it.
 | ``m h dom mon dow command``               | the 5 fields as written (cron's own syntax, Vixie OR)  |
 | ``@hourly`` … ``@yearly``, ``@midnight``  | kept: cronplane reads them the same way                |
 | ``@reboot``                               | not translated: it runs at boot, not at a time         |
-| ``@every 5m`` and other ``@words``        | not translated: not standard cron                      |
+| ``@every 5m`` and other ``@words``        | not translated: not standard cron (``every 5 minutes`` suggested) |
 | the user column (``/etc/cron.d`` format)  | in the job's title; commands run as the worker's user  |
+| … in a file of another name               | recognized by content (:func:`looks_like_system`), noted |
+| six time fields (a seconds cron)          | not translated: cron would run ``* …`` as the command  |
 | ``CRON_TZ=Zone``                          | ``timezone`` of the lines below it                     |
 | no ``CRON_TZ``                            | ``--timezone`` (the zone the cron daemon ran in)       |
 | ``SHELL=/bin/bash``                       | the job's ``options.shell``                            |
@@ -40,6 +42,7 @@ from cronplane.importers.translation import (
     Translation,
     Untranslatable,
     cron_name,
+    every_hint,
 )
 from cronplane.input_files import read_input
 
@@ -67,10 +70,46 @@ WRAPPERS: Final = frozenset(
         "exec",
         "(",
         "{",
+        # Shell keywords: `… && if [ … ]; then /usr/lib/php/sessionclean; fi` is about
+        # sessionclean, not `if` (Debian's php cron.d line).
+        "if",
+        "then",
+        "else",
+        "elif",
+        "while",
+        "until",
+        "do",
+        "!",
     }
 )
-SETUP_WORDS: Final = frozenset({"cd", "export", "set", "umask", "source", ".", "test", "["})
+# Words that end a compound command: nothing after them names the job.
+CLOSING_WORDS: Final = frozenset({"fi", "done", "esac", "}", ")"})
+SETUP_WORDS: Final = frozenset(
+    {"cd", "export", "set", "umask", "source", ".", "test", "[", "[[", "true", ":"}
+)
+# A user column's value: a login name (POSIX portable, as useradd takes them).
+_ACCOUNT: Final = re.compile(r"[a-z_][a-z0-9_.-]{0,31}\$?")
+# Accounts that a sixth field names in the wild (Debian's and common services'); any
+# other login-shaped word counts when the word after it starts a path (`deploy /srv/…`).
+KNOWN_ACCOUNTS: Final = frozenset(
+    {
+        "root", "daemon", "bin", "sys", "nobody", "www-data", "www", "http", "apache",
+        "nginx", "postgres", "mysql", "redis", "mail", "news", "proxy", "backup", "list",
+        "git", "ubuntu", "debian", "ec2-user", "centos", "admin", "deploy", "app", "odoo",
+        "django", "nextcloud", "jenkins", "elasticsearch", "mongodb", "munin", "nagios",
+        "smmsp", "clamav", "sympa", "asterisk", "zabbix", "prometheus", "grafana", "user",
+    }
+)  # fmt: skip
+# A cron time field (numbers, names, `*`, `?`, ranges, steps, lists, L/W/#): a sixth one
+# means a seconds field of another tool (Quartz, Spring, node-cron), not a command.
+_TIME_FIELD: Final = re.compile(r"(?:[0-9*?LW#/,-]|[A-Za-z]{3})+")
 MAX_TITLE: Final = 200
+# Login-shaped words that are programs far more often than accounts.
+SHELL_COMMANDS: Final = frozenset(
+    {"cd", "test", "echo", "php", "python", "python3", "sh", "bash", "perl", "ruby", "node",
+     "curl", "wget", "find", "rm", "cp", "mv", "tar", "rsync", "sleep", "true", "if", "for",
+     "run-parts", "nice", "flock", "timeout", "env", "sudo", "docker", "make", "git"}
+)  # fmt: skip
 
 
 def read_text(path: Path) -> str:
@@ -87,6 +126,33 @@ def read_text(path: Path) -> str:
 def is_system_crontab(path: Path) -> bool:
     """Whether a path holds the system format (a user column): /etc/crontab, */cron.d/*."""
     return path.parent.name == "cron.d" or path.as_posix() == "/etc/crontab"
+
+
+def looks_like_system(text: str) -> list[str] | None:
+    """The accounts of the user column when the file's content shows one, else None.
+
+    The system format is recognized by what its sixth field holds (a third after an
+    `@nickname`): a login name on every entry line, at least one of them a well-known
+    account or followed by a path (`root /usr/bin/job`, `deploy /srv/run.sh`), and
+    never a seconds field. A command word that happens to be login-shaped (`php`,
+    `cd`) is followed by anything but a path, so it does not pass the second test.
+    """
+    accounts: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or _ASSIGNMENT.fullmatch(line):
+            continue
+        words = line.split(None, 7)
+        at = 1 if line.startswith("@") else 5
+        if len(words) < at + 2:
+            return None
+        word, following = words[at], words[at + 1]
+        if _ACCOUNT.fullmatch(word) is None or word in SHELL_COMMANDS:
+            return None
+        if word not in KNOWN_ACCOUNTS and not following.startswith(("/", "~", "$", "[", "cd")):
+            return None
+        accounts.append(word)
+    return sorted(set(accounts)) or None
 
 
 def translate(text: str, *, stack: str, system: bool = False, timezone: str = "UTC") -> Translation:
@@ -183,12 +249,23 @@ def _entry(line: str, system: bool) -> tuple[str, str | None, str]:
         nickname, *rest = line.split(None, 2 if system else 1)
         if nickname == "@reboot":
             raise Untranslatable("@reboot runs when the cron daemon starts, not at a time")
+        if nickname.lower() == "@every":
+            every = " ".join(line.split(None, 2)[:2])
+            raise Untranslatable(f"{every} is not standard cron: {every_hint(every)}")
         if nickname.lower() not in NICKNAMES:
             raise Untranslatable(f"{nickname} is not standard cron (no such @-schedule)")
         cron = nickname.lower()
     else:
         cron_fields, rest = line.split(None, 5)[:5], line.split(None, 6 if system else 5)[5:]
         cron = " ".join(cron_fields)
+        sixth = rest[0].split(None, 1)[0] if rest else ""
+        if _TIME_FIELD.fullmatch(sixth) and (any(c in sixth for c in "*?/,") or sixth.isdigit()):
+            seconds_first = f"{' '.join(cron_fields[1:])} {sixth}"
+            raise Untranslatable(
+                f"6 time fields ({cron} {sixth}): a cron with seconds (Quartz, Spring, "
+                f"node-cron), which cron itself would run as `{sixth} …`; if the first field "
+                f"is seconds and it is 0, write `{seconds_first}`, else `every N seconds`"
+            )
     if len(rest) < (2 if system else 1):
         expected = "a user and a command" if system else "a command"
         raise Untranslatable(f"not a crontab line: expected the time, then {expected}")
@@ -239,6 +316,6 @@ def _command_name(command: str) -> str:
         words = [w for w in words if _ASSIGNMENT.fullmatch(w) is None]
         while words and (words[0] in WRAPPERS or words[0].startswith("-") or words[0].isdigit()):
             words.pop(0)
-        if words and words[0] not in SETUP_WORDS:
+        if words and words[0] not in SETUP_WORDS and words[0] not in CLOSING_WORDS:
             return cron_name(words[0].rsplit("/", 1)[-1], "command")
     return "command"

@@ -38,9 +38,9 @@ from sqlalchemy import MetaData, Table, create_engine, inspect, select
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from cronplane.celery_beat import fields_expression, interval_expression
 from cronplane.core.cron_zones import known_zone
 from cronplane.errors import InvalidRequest, UnknownZone
+from cronplane.importers.celery_beat import fields_expression, interval_expression
 from cronplane.importers.translation import (
     CeleryJobs,
     Names,
@@ -183,8 +183,10 @@ def _rows(conn: Connection, table: Table) -> list[dict[str, Any]]:
     return [dict(row._mapping) for row in conn.execute(query)]
 
 
-def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
-    """Translate periodic tasks into a manifest for `stack`."""
+def translate(tasks: Iterable[BeatTask], *, stack: str, now: datetime | None = None) -> Translation:
+    """Translate periodic tasks into a manifest for `stack`; with `now`, tasks that are
+    over (a one-off that ran or whose time passed, an expired task) are listed instead,
+    and a `start_time` already past is left out."""
     celery_jobs = CeleryJobs()
     crons: dict[str, dict[str, Any]] = {}
     names = Names()
@@ -194,7 +196,7 @@ def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
         row = beat.task
         label = str(row.get("name") or f"task {row.get('id')}")
         try:
-            job_spec, declared, entry_notes = _task(beat)
+            job_spec, declared, entry_notes = _task(beat, now)
         except Untranslatable as error:
             skipped.append(Skipped(label, str(error)))
             continue
@@ -211,7 +213,7 @@ def translate(tasks: Iterable[BeatTask], *, stack: str) -> Translation:
     )
 
 
-def _task(beat: BeatTask) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+def _task(beat: BeatTask, now: datetime | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """(job spec, cron declaration, notes) of one periodic task; Untranslatable otherwise."""
     row = beat.task
     notes: list[str] = []
@@ -224,10 +226,16 @@ def _task(beat: BeatTask) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
             "the task has no schedule row" if not kinds else f"the task has {len(kinds)} schedules"
         )
     kind = kinds[0]
-    declared = _schedule(kind, beat.schedules[kind], bool(row.get("one_off")), notes)
-    if not row.get("enabled", True):
-        declared["enabled"] = False
+    enabled = bool(row.get("enabled", True))
+    ran = bool(row.get("total_run_count")) or row.get("last_run_at") is not None
     start, expires = _instant(row.get("start_time")), _instant(row.get("expires"))
+    if now is not None:
+        _over(kind, beat.schedules[kind], bool(row.get("one_off")), enabled, ran, expires, now)
+        if start is not None and start <= now:
+            start = None  # a window that opened already: cronplane never back-fills
+    declared = _schedule(kind, beat.schedules[kind], bool(row.get("one_off")), notes)
+    if not enabled:
+        declared["enabled"] = False
     if start is not None and kind != "clocked":
         declared["start_at"] = start.isoformat()
     if expires is not None:
@@ -242,6 +250,35 @@ def _task(beat: BeatTask) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     if options:
         job_spec["options"] = options
     return job_spec, declared, notes
+
+
+def _over(
+    kind: str,
+    schedule: Mapping[str, Any],
+    one_off: bool,
+    enabled: bool,
+    ran: bool,
+    expires: datetime | None,
+    now: datetime,
+) -> None:
+    """Untranslatable when the task has nothing left to run at `now`, saying why."""
+    if expires is not None and expires <= now:
+        raise Untranslatable(f"expired at {expires.isoformat()}: beat runs it no more")
+    if kind == "clocked":
+        instant = _instant(schedule.get("clocked_time"))
+        if instant is not None and instant <= now:
+            if ran or not enabled:
+                raise Untranslatable(
+                    f"a finished one-off (clocked at {instant.isoformat()}, "
+                    f"{'ran' if ran else 'disabled'}): nothing left to schedule"
+                )
+            raise Untranslatable(
+                f"its clocked time {instant.isoformat()} has passed and it has not run: beat "
+                "would run it once at its next start; run it by hand (cronplane schedule run "
+                "or job run) if it is still wanted"
+            )
+    elif one_off and ran and not enabled:
+        raise Untranslatable("a finished one_off task (it ran, and beat disabled it)")
 
 
 def _schedule(
@@ -260,6 +297,13 @@ def _schedule(
             raise Untranslatable("the clocked schedule has no time")
         if not one_off:
             notes.append("a clocked schedule runs once whether one_off is set or not")
+        if instant.microsecond:
+            # cronplane's grain is one second; beat runs it at its first tick after.
+            notes.append(
+                f"clocked time {instant.isoformat()} has a fraction of a second: written as "
+                "the next whole second"
+            )
+            instant = instant.replace(microsecond=0) + timedelta(seconds=1)
         return {"cron": f"once at {_iso_minutes(instant)}"}
     if kind == "interval":
         every, period = schedule.get("every"), str(schedule.get("period"))
@@ -328,8 +372,8 @@ def _options(row: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
     headers = row.get("headers")
     if headers:
         try:
-            decoded = json.loads(headers)
-        except ValueError:
+            decoded = headers if isinstance(headers, dict) else json.loads(headers)
+        except (TypeError, ValueError):
             decoded = None
         if isinstance(decoded, dict) and decoded and "cronplane" not in decoded:
             options["headers"] = decoded
@@ -343,7 +387,10 @@ def _instant(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        value = datetime.fromisoformat(value)
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as error:
+            raise Untranslatable(f"{value[:40]!r} is not a datetime") from error
     if not isinstance(value, datetime):
         raise Untranslatable(f"{value!r} is not a datetime")
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
@@ -351,8 +398,8 @@ def _instant(value: Any) -> datetime | None:
 
 def _iso_minutes(instant: datetime) -> str:
     """ISO 8601 with its offset, without seconds when they are zero (`2027-01-01T03:00+00:00`)."""
-    if instant.second or instant.microsecond:
-        return instant.isoformat()
+    if instant.second:
+        return instant.isoformat(timespec="seconds")
     return instant.isoformat(timespec="minutes")
 
 

@@ -14,6 +14,9 @@ CronJob becomes one job and one cron named after it.
 | ``jobTemplate…backoffLimit`` (default 6) | the job's ``options.max_attempts`` = backoffLimit + 1   |
 | ``jobTemplate…activeDeadlineSeconds`` | the job's ``options.timeout``                              |
 | the container's ``command`` + ``args`` | a ``command:`` target (one shell line, words quoted)      |
+| ``sh -c SCRIPT`` (a block scalar too)   | the script itself as the ``command:`` target, its shell in ``options.shell`` |
+| ``$(VAR)`` in command / args           | expanded from plain ``env`` values (``$$`` is ``$``); ``valueFrom`` ones noted |
+| ``args`` without ``command``           | written as the command, with a note (Kubernetes runs them through the ENTRYPOINT) |
 | the container's ``image``, ``env`` (plain values), ``workingDir`` | ``options.image``, ``options.env``, ``options.cwd`` |
 
 The command runs on a cronplane worker's host, not in the image: the importer
@@ -23,11 +26,13 @@ starts a Kubernetes Job), and every report says so. Not translated, with the
 reason: ``@every`` schedules, a pod of several containers, a container with
 neither command nor args (its image's entrypoint is not in the manifest).
 Pod settings a host command cannot have (volumes, secrets, service account,
-resources, …) are listed in the notes.
+resources, …) are listed in the notes. In a directory, a file that cannot be read
+or parsed is listed and the others are translated.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -38,13 +43,20 @@ import yaml
 from cronplane.core import cron as cron_engine
 from cronplane.core import yaml_bounds
 from cronplane.core.cron_zones import known_zone
-from cronplane.errors import InputFileTooLarge, InvalidRequest, ScheduleSyntax, UnknownZone
+from cronplane.errors import (
+    CronplaneError,
+    InputFileTooLarge,
+    InvalidRequest,
+    ScheduleSyntax,
+    UnknownZone,
+)
 from cronplane.importers.translation import (
     Names,
     Skipped,
     Translation,
     Untranslatable,
     cron_name,
+    every_hint,
 )
 from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
@@ -64,19 +76,28 @@ POD_SETTINGS: Final = (
 )
 CONTAINER_SETTINGS: Final = ("volumeMounts", "resources", "envFrom", "securityContext", "ports")
 MAX_TITLE: Final = 200
+# `sh -c SCRIPT`: the script is written as the command: line, run by that shell.
+SHELLS: Final = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
+# Kubernetes' variable references in command and args: `$(VAR)`; `$$` is one `$`
+# (so `$$(VAR)` is the text `$(VAR)`).
+_REFERENCE: Final = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
-def read_documents(path: Path) -> list[tuple[str, Any]]:
+def read_documents(path: Path) -> tuple[list[tuple[str, Any]], list[Skipped]]:
     """(file, document) for every YAML document in `path` (a file, or a directory's
-    `*.yaml`/`*.yml` files, recursively, in name order); InvalidRequest when unreadable,
-    InputFileTooLarge when they hold more than MAX_INPUT_BYTES together, and the coded
-    errors of core.yaml_bounds over its limits."""
+    `*.yaml`/`*.yml` files, recursively, in name order), and the files of a directory
+    that could not be read or parsed, each with its reason (one bad file does not lose
+    the others). A single file that cannot be read raises: InvalidRequest, or the coded
+    errors of core.yaml_bounds over its limits; InputFileTooLarge when the files hold
+    more than MAX_INPUT_BYTES together."""
+    folder = path.is_dir()
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        if path.is_dir()
+        if folder
         else [path]
     )
     found: list[tuple[str, Any]] = []
+    unreadable: list[Skipped] = []
     total = 0
     for file in files:
         try:
@@ -91,22 +112,50 @@ def read_documents(path: Path) -> list[tuple[str, Any]]:
                 {"path": str(path), "limit": MAX_INPUT_BYTES},
             ) from error
         except OSError as error:
-            raise InvalidRequest(f"cannot read {str(file)!r}: {error.strerror}") from error
+            problem = InvalidRequest(f"cannot read {str(file)!r}: {error.strerror}")
+            if not folder:
+                raise problem from error
+            unreadable.append(Skipped(str(file), problem.message))
         except yaml.YAMLError as error:
-            raise InvalidRequest(f"{str(file)!r} is not YAML: {error}") from error
-    return found
+            problem = InvalidRequest(f"{str(file)!r} is not YAML: {error}")
+            if not folder:
+                raise problem from error
+            unreadable.append(Skipped(str(file), " ".join(problem.message.split())))
+        except CronplaneError as error:  # over a YAML limit, duplicate keys
+            if not folder:
+                raise
+            unreadable.append(Skipped(str(file), f"{error.code.text} {error.message}"))
+    return found, unreadable
+
+
+def stack_name(path: Path, documents: Iterable[tuple[str, Any]]) -> str:
+    """A manifest name for an import of `path`: a file holding one CronJob is named after
+    it, any other file or directory after its own name (`k8s/backup.yaml` → `backup`)."""
+    cronjobs = [
+        d for _, d in _flatten(documents) if isinstance(d, Mapping) and d.get("kind") == "CronJob"
+    ]
+    if not path.is_dir() and len(cronjobs) == 1:
+        metadata = cronjobs[0].get("metadata")
+        if isinstance(metadata, Mapping) and metadata.get("name"):
+            return cron_name(str(metadata["name"]), "kubernetes")
+    return cron_name(path.stem if not path.is_dir() else path.resolve().name, "kubernetes")
 
 
 def translate(
-    documents: Iterable[tuple[str, Any]], *, stack: str, timezone: str = "UTC"
+    documents: Iterable[tuple[str, Any]],
+    *,
+    stack: str,
+    timezone: str = "UTC",
+    unreadable: Iterable[Skipped] = (),
 ) -> Translation:
     """Translate the CronJobs among `documents` ((file, parsed YAML) pairs); `timezone`
-    is the controller's zone, for CronJobs without `spec.timeZone`."""
+    is the controller's zone, for CronJobs without `spec.timeZone`; `unreadable` the
+    files read_documents could not parse (listed first)."""
     known_zone(timezone)
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
     names = Names()
-    skipped: list[Skipped] = []
+    skipped: list[Skipped] = list(unreadable)
     notes: list[str] = []
     others: dict[str, int] = {}
     without_zone = 0
@@ -190,7 +239,7 @@ def _cronjob(
     if zone is not None:
         declared["timezone"] = zone
     policy = spec.get("concurrencyPolicy", "Allow")
-    if policy not in OVERLAP:
+    if not isinstance(policy, str) or policy not in OVERLAP:
         raise Untranslatable(f"concurrencyPolicy {policy!r} is not Allow, Forbid or Replace")
     declared["overlap"] = OVERLAP[policy]
     deadline = spec.get("startingDeadlineSeconds")
@@ -224,8 +273,8 @@ def _schedule(schedule: str, zone_field: Any, default_zone: str) -> tuple[str, s
             raise Untranslatable(f"time zone {zone!r} is not a known zone") from error
     if schedule.startswith("@every"):
         raise Untranslatable(
-            f"{schedule!r}: Kubernetes counts @every from the controller's last run, cronplane "
-            "from the epoch; write it as a cron (e.g. */5 * * * *) or as `every 5 minutes`"
+            f"{schedule!r}: Kubernetes counts @every from the controller's last run; "
+            + every_hint(schedule)
         )
     if schedule.startswith("@") and schedule.lower() not in (
         "@yearly",
@@ -259,13 +308,34 @@ def _job(spec: Mapping[str, Any], namespace: str, name: str, notes: list[str]) -
         )
     container = _mapping(containers[0], "the container")
     image = str(container.get("image") or "?")
-    words = [*_words(container.get("command"), "command"), *_words(container.get("args"), "args")]
-    if not words:
+    command = _words(container.get("command"), "command")
+    args = _words(container.get("args"), "args")
+    if not command and not args:
         raise Untranslatable(
             f"the container (image {image}) has neither command nor args: it runs its image's "
             "entrypoint, which the manifest does not show"
         )
-    line = shlex.join(words)
+    if not command:
+        notes.append(
+            f"the container has args and no command: Kubernetes passes them to the image's "
+            f"ENTRYPOINT ({image}), which the manifest does not show; the args were written "
+            "as the command: prefix the entrypoint's program if it is not the first arg"
+        )
+    env, secret_names = _environment(container.get("env"))
+    words, unexpanded = _expand([*command, *args], env, secret_names)
+    if unexpanded:
+        notes.append(
+            f"$({'), $('.join(unexpanded)}) in the command: Kubernetes expands them from "
+            "env values that come from secrets or fields (valueFrom), not carried over; "
+            "left as written"
+        )
+    shell = None
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] == "-c":
+        shell, line = words[0], words[2].strip()  # `sh -c SCRIPT`: the script is the line
+        if not line.strip():
+            raise Untranslatable(f"the container runs {words[0]} -c with an empty script")
+    else:
+        line = shlex.join(words)
     options: dict[str, Any] = {
         "image": image,
         "container": str(container.get("name") or ""),
@@ -277,7 +347,8 @@ def _job(spec: Mapping[str, Any], namespace: str, name: str, notes: list[str]) -
     deadline = job.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not isinstance(deadline, bool) and deadline > 0:
         options["timeout"] = deadline
-    env, secret_names = _environment(container.get("env"))
+    if shell is not None and shell not in ("sh", "/bin/sh"):
+        options["shell"] = shell
     if env:
         options["env"] = env
     if secret_names:
@@ -295,8 +366,30 @@ def _job(spec: Mapping[str, Any], namespace: str, name: str, notes: list[str]) -
     ]
     if dropped:
         notes.append(f"not carried over (a host command has none): {', '.join(dropped)}")
-    title = f"CronJob {namespace}/{name}: image {image}: {line}"[:MAX_TITLE]
+    title = " ".join(f"CronJob {namespace}/{name}: image {image}: {line}".split())[:MAX_TITLE]
     return {"title": title, "target": f"command:{line}", "options": options}
+
+
+def _expand(
+    words: list[str], env: Mapping[str, str], elsewhere: list[str]
+) -> tuple[list[str], list[str]]:
+    """The words with `$(VAR)` replaced as Kubernetes does from the container's plain env
+    values (`$$` is `$`, so `$$(VAR)` is the text `$(VAR)`; an unknown VAR stays as
+    written), and the names it could not expand because their values come from
+    elsewhere (valueFrom)."""
+    unexpanded: list[str] = []
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
+        if name in env:
+            return env[name]
+        if name in elsewhere and name not in unexpanded:
+            unexpanded.append(name)
+        return match.group(0)
+
+    return [_REFERENCE.sub(one, word) for word in words], unexpanded
 
 
 def _words(value: Any, what: str) -> list[str]:

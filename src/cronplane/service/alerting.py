@@ -40,7 +40,7 @@ from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row
 
 from cronplane import events as ev
 from cronplane.clock import Clock
@@ -68,10 +68,10 @@ from cronplane.store import alerts as store
 from cronplane.store import queue
 from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.database import Database
-from cronplane.store.events import event_values
+from cronplane.store.events import event_values, last_event_id, ledger_after
 from cronplane.store.jobs import insert_job
 from cronplane.store.outcomes import append_outcome_events
-from cronplane.store.tables import events, queue_items
+from cronplane.store.tables import queue_items
 
 CURSOR: Final = "alerts"
 ACTOR: Final = "alerts"
@@ -88,17 +88,6 @@ SKIP_EVENTS: dict[str, str] = {
     ev.SKIPPED_MISFIRE.text: "misfire",
     ev.JOB_MISSING.text: "job_missing",
 }
-# What the pass reads of an event (not its detail: no JSON to decode per event).
-LEDGER_COLUMNS: Final[tuple[Any, ...]] = (
-    events.c.id,
-    events.c.code,
-    events.c.tenant,
-    events.c.schedule_id,
-    events.c.item_id,
-    events.c.scheduled_for,
-    events.c.created_at,
-    events.c.message,
-)
 # A success clears these (late and long clear when their item moves on).
 CLEARED_BY_SUCCESS: Final = frozenset({Condition.FAILED, Condition.SKIPPED, Condition.ABSENT})
 
@@ -137,18 +126,11 @@ class AlertEvaluator:
         cursor = store.read_cursor(conn, CURSOR)
         if cursor is None:
             # The first pass starts at the present: history is not news.
-            last = conn.execute(select(func.max(events.c.id))).scalar()
-            store.write_cursor(conn, CURSOR, int(last or 0))
+            store.write_cursor(conn, CURSOR, last_event_id(conn))
             return
         settled = book.now - timedelta(seconds=self.settle)
-        query = (
-            select(*LEDGER_COLUMNS)
-            .where(events.c.id > cursor)
-            .order_by(events.c.id)
-            .limit(EVENT_BATCH)
-        )
         rows = []
-        for row in conn.execute(query):
+        for row in ledger_after(conn, cursor, EVENT_BATCH):
             if row.created_at > settled:
                 break
             rows.append(row)

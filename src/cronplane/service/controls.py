@@ -32,14 +32,14 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import controls
 from cronplane.core.codec import to_document
 from cronplane.core.items import ItemOptions
-from cronplane.core.model import ACTIVE, PAUSE_FIELDS, Schedule, Scope
+from cronplane.core.model import PAUSE_FIELDS, Schedule, Scope
 from cronplane.core.occurrences import next_run_function
 from cronplane.errors import BackfillOverlap, StaleRevision
 from cronplane.service.base import (
@@ -54,8 +54,6 @@ from cronplane.service.base import (
 from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import queue
 from cronplane.store import schedules as schedule_store
-from cronplane.store.filing import schedule_is
-from cronplane.store.tables import queue_items
 
 # Backfill items are claimed in order: each is available this much after the previous.
 BACKFILL_STEP = timedelta(milliseconds=1)
@@ -234,7 +232,7 @@ class _Backfill:
             values["available_at"] = tx.now + n * BACKFILL_STEP
             rows.append(values)
             self.item_ids.append(values["id"])
-        tx.conn.execute(queue_items.insert(), rows)
+        queue.enqueue_many(tx.conn, rows)
         schedule_event(
             tx,
             events.BACKFILL_ENQUEUED,
@@ -285,14 +283,10 @@ def _plan(
     ours = [at for at in found if nominal_next is None or at < nominal_next]
     plan = _Backfill(
         row, ItemOptions.scheduled(job.options, row.timeout), first, last, found, ours,
-        _fired(conn, row.id, ours), allow_overlap,
+        queue.fired_at(conn, row.id, ours), allow_overlap,
     )  # fmt: skip
     if plan.todo and not allow_overlap and row.overlap == "skip":
-        active = conn.execute(
-            select(queue_items.c.id, queue_items.c.status)
-            .where(schedule_is(queue_items, row.id), queue_items.c.status.in_(ACTIVE))
-            .limit(1)
-        ).first()
+        active = queue.first_active(conn, row.id)
         if active is not None:
             raise BackfillOverlap(
                 f"schedule {name!r} has an item {active.status} and its overlap is skip: "
@@ -300,14 +294,3 @@ def _plan(
                 {"item": str(active.id), "status": active.status},
             )
     return plan
-
-
-def _fired(conn: Connection, schedule_id: UUID, occurrences: list[datetime]) -> set[datetime]:
-    """Of these occurrences, those that already have an item (the occurrence key)."""
-    if not occurrences:
-        return set()
-    query = select(queue_items.c.scheduled_for).where(
-        queue_items.c.schedule_id == schedule_id,
-        queue_items.c.scheduled_for.in_(occurrences),
-    )
-    return {at for (at,) in conn.execute(query)}

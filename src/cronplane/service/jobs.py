@@ -9,10 +9,11 @@ from uuid import uuid4
 from sqlalchemy import Connection
 
 from cronplane import events
-from cronplane.core import validation
+from cronplane.core import target_rules, validation
 from cronplane.core.access import Principal
+from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
-from cronplane.core.model import Job, JobPatch, JobSpec, Source
+from cronplane.core.model import Job, JobPatch, JobSpec
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value
@@ -25,7 +26,7 @@ PATCH_FIELDS = field_names(JobPatch)
 def checked_job(spec: JobSpec) -> JobSpec:
     """The spec with every field checked and `kind` filled from the target's scheme."""
     validation.validate_name(spec.name, "job name")
-    scheme = validation.validate_target(spec.target)
+    scheme = target_rules.validate_target(spec.target)
     validation.validate_title(spec.title)
     kind = spec.kind or scheme
     validation.validate_name(kind, "kind")

@@ -11,9 +11,8 @@ import binascii
 import json
 
 from cronplane.core.model import Schedule
+from cronplane.core.queries import MAX_PAGE
 from cronplane.errors import InvalidRequest
-
-MAX_PAGE = 1000
 
 
 def check_limit(limit: int) -> None:

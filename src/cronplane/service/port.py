@@ -24,6 +24,7 @@ from cronplane.core.model import (
     ScheduleSpec,
     Scope,
 )
+from cronplane.core.queries import ScheduleQuery
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
 from cronplane.events import Event
@@ -39,18 +40,7 @@ class ControlPlane(Protocol):
 
     def get_schedule(self, scope: Scope, name: str) -> Schedule: ...
 
-    def list_schedules(
-        self,
-        tenant: str,
-        *,
-        stack: str | None = None,
-        environment: str | None = None,
-        source: str | None = None,
-        enabled: bool | None = None,
-        job: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> Page: ...
+    def list_schedules(self, tenant: str, query: ScheduleQuery | None = None) -> Page: ...
 
     def update_schedule(
         self,

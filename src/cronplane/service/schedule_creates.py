@@ -16,6 +16,7 @@ from typing import Any
 
 from cronplane import events
 from cronplane.core import controls, validation
+from cronplane.core.choices import Source
 from cronplane.core.edits import check_fields
 from cronplane.core.model import (
     Declared,
@@ -23,7 +24,6 @@ from cronplane.core.model import (
     Schedule,
     ScheduleSpec,
     Scope,
-    Source,
     new_schedule,
     to_fields,
 )

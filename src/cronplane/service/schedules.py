@@ -39,10 +39,10 @@ from cronplane.core.model import (
     Scope,
 )
 from cronplane.core.occurrences import first_run, next_run
+from cronplane.core.queries import ScheduleQuery
 from cronplane.core.reconcile import restore_declared
 from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.errors import (
-    InvalidRequest,
     InvalidState,
     ScheduleNotFound,
     StaleRevision,
@@ -61,10 +61,6 @@ from cronplane.service.paging import check_limit, decode_cursor, encode_cursor
 from cronplane.service.schedule_creates import ScheduleCreates
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import list_events
-from cronplane.store.schedules import ScheduleFilter
-
-MAX_SEARCH = 128
-
 
 # The states of a row with no occurrence left.
 ENDED_STATES = ("ended", "done")
@@ -96,37 +92,15 @@ class Schedules(ScheduleCreates):
             raise ScheduleNotFound(f"schedule {schedule_id} not found", {"id": str(schedule_id)})
         return schedule
 
-    def list_schedules(
-        self,
-        tenant: str,
-        *,
-        stack: str | None = None,
-        environment: str | None = None,
-        source: str | None = None,
-        enabled: bool | None = None,
-        job: str | None = None,
-        search: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> Page:
-        """One page ordered by (name, stack, environment); pass `next_cursor` for the next.
-
-        `search` keeps rows whose name, job, stack or environment contains it
-        (case-insensitive); the cursor pages through the matches exactly.
-        """
-        check_limit(limit)
-        if source is not None and source not in ("app", "user", "system"):
-            raise InvalidRequest(f"source {source!r} is invalid", {"field": "source"})
-        search = (search or "").strip() or None
-        if search is not None and len(search) > MAX_SEARCH:
-            raise InvalidRequest(
-                f"search is longer than {MAX_SEARCH} characters", {"field": "search"}
-            )
-        filters = ScheduleFilter(tenant, stack, environment, source, enabled, job, search)
-        after = None if cursor is None else decode_cursor(cursor)
+    def list_schedules(self, tenant: str, query: ScheduleQuery | None = None) -> Page:
+        """One page ordered by (name, stack, environment); pass `next_cursor` in the next
+        query. The cursor pages through a search's matches exactly."""
+        query = (query or ScheduleQuery()).checked()
+        limit = query.limit
+        after = None if query.cursor is None else decode_cursor(query.cursor)
         with self._read() as conn:
             # One extra row tells whether another page exists.
-            rows = schedule_store.list_page(conn, filters, after=after, limit=limit + 1)
+            rows = schedule_store.list_page(conn, tenant, query, after=after, limit=limit + 1)
         items = tuple(rows[:limit])
         more = len(rows) > limit
         return Page(items, encode_cursor(items[-1]) if more and items else None)

@@ -161,9 +161,8 @@ def open_database(
     """
     normalized = normalize_url(url)
     shown = shown_url(normalized)
-    dialects.for_url(normalized)  # UnsupportedDatabase before any file is touched
-    parsed = make_url(normalized)
-    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    # UnsupportedDatabase before any file is touched.
+    file = dialects.for_url(normalized).database_file(make_url(normalized))
     if file and file != ":memory:" and not file.startswith("file:"):
         path = Path(file)
         if not path.parent.is_dir():

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, insert, select, union_all
+from sqlalchemy import ColumnElement, Connection, Row, Select, func, insert, select, union_all
 
 from cronplane.codes import Code
 from cronplane.events import Event
@@ -116,3 +116,27 @@ def list_events(
         both = union_all(*(select(section) for section in sections)).subquery()
         query = select(both).order_by(both.c.id.desc()).limit(limit)
     return [event_from_row(row) for row in conn.execute(query)]
+
+
+# What the alert pass reads of an event (not its detail: no JSON to decode per event).
+LEDGER_COLUMNS: tuple[Any, ...] = (
+    events.c.id,
+    events.c.code,
+    events.c.tenant,
+    events.c.schedule_id,
+    events.c.item_id,
+    events.c.scheduled_for,
+    events.c.created_at,
+    events.c.message,
+)
+
+
+def last_event_id(conn: Connection) -> int:
+    """The newest event's id (0: none yet)."""
+    return int(conn.execute(select(func.max(events.c.id))).scalar() or 0)
+
+
+def ledger_after(conn: Connection, cursor: int, limit: int) -> list[Row[Any]]:
+    """Up to `limit` events after id `cursor`, oldest first (LEDGER_COLUMNS)."""
+    query = select(*LEDGER_COLUMNS).where(events.c.id > cursor).order_by(events.c.id).limit(limit)
+    return list(conn.execute(query))

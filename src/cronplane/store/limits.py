@@ -1,6 +1,6 @@
 """Claims under limits: a job's `max_concurrency`, a tenant's limit, exclusive items.
 
-Most items carry no limit and are claimed by `queue.claim_batch`'s single
+Most items carry no limit and are claimed by `claims.claim_batch`'s single
 UPDATE, which leaves limited items alone. An item is *limited* when it
 carries `max_concurrency` (its job's option when it was enqueued), when it
 is `exclusive` (overlap `buffer_one`/`cancel_running`: it waits while
@@ -13,7 +13,7 @@ PostgreSQL; SQLite's BEGIN IMMEDIATE already serializes writers). Inside
 the lock it reads the first `SCAN_FACTOR × limit` waiting limited items in
 the claim's order, counts the running items of their jobs, tenants and
 schedules, and takes, in turns by tenant (each tenant's first, then each
-one's second, …, as `queue.claim_batch`), those that fit; the rest wait.
+one's second, …, as `claims.claim_batch`), those that fit; the rest wait.
 Finishing never needs the lock: it only lowers the counts.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, func, or_, select, update
 
 from cronplane.core.model import QueueItem
-from cronplane.store import dialects, queue
+from cronplane.store import claims, dialects, queue
 from cronplane.store.filing import schedule_in
 from cronplane.store.tables import queue_items
 
@@ -50,11 +50,11 @@ def claim(
 ) -> list[QueueItem]:
     """Up to `limit` items for `worker`: unlimited ones first (one UPDATE), then limited ones.
 
-    `fair`: the unlimited ones in turns by tenant (queue.claim_batch).
+    `fair`: the unlimited ones in turns by tenant (claims.claim_batch).
     """
     found: list[QueueItem] = []
     if tenant_limit is None:
-        found = queue.claim_batch(conn, worker, now, lease, limit, fair=fair)
+        found = claims.claim_batch(conn, worker, now, lease, limit, fair=fair)
     if len(found) < limit:
         found += claim_limited(conn, worker, now, lease, limit - len(found), tenant_limit)
     return found
@@ -103,7 +103,7 @@ def claim_limited(
     # Counted after the lock: every limited claim before ours has committed.
     jobs, tenants, schedules = _running(conn, candidates, tenant_limit is not None)
     chosen = []
-    # In turns by tenant, as the unlimited claim (queue.claim_batch) takes
+    # In turns by tenant, as the unlimited claim (claims.claim_batch) takes
     # them; the sort is stable, so each turn keeps the claim's order.
     turns: Counter[str] = Counter()
 
@@ -137,13 +137,13 @@ def claim_limited(
             lease_owner=worker,
             heartbeat_at=now,
             lease_expires_at=now + lease,
-            started_at=now,  # this attempt's start (see queue._claim_statement)
+            started_at=now,  # this attempt's start (see claims._claim_statement)
             updated_at=now,
         )
         .returning(*queue_items.c)
     ).all()
     found = [queue.item_from_row(row) for row in rows]
-    return queue.in_turns(found)
+    return claims.in_turns(found)
 
 
 def _running(

@@ -26,7 +26,6 @@ and only their parameters change per call.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -36,16 +35,13 @@ from uuid import UUID
 
 from sqlalchemy import (
     Connection,
-    Integer,
     Row,
     String,
     Uuid,
     bindparam,
     delete,
-    false,
     func,
     literal_column,
-    or_,
     select,
     update,
 )
@@ -53,7 +49,7 @@ from sqlalchemy import (
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
-from cronplane.store import dialects, outcomes
+from cronplane.store import outcomes
 from cronplane.store.filing import schedule_is
 from cronplane.store.tables import events, queue_items
 from cronplane.store.types import UTCDateTime
@@ -137,6 +133,33 @@ def enqueue(conn: Connection, values: dict[str, Any]) -> UUID:
     return item_id
 
 
+def enqueue_many(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert items (values from `item_values`) in one statement."""
+    if rows:
+        conn.execute(queue_items.insert(), list(rows))
+
+
+def first_active(conn: Connection, schedule_id: UUID) -> QueueItem | None:
+    """One queued or running item of the schedule, if any."""
+    row = conn.execute(
+        select(queue_items)
+        .where(schedule_is(queue_items, schedule_id), queue_items.c.status.in_(ACTIVE))
+        .limit(1)
+    ).first()
+    return item_from_row(row) if row is not None else None
+
+
+def fired_at(conn: Connection, schedule_id: UUID, occurrences: Sequence[datetime]) -> set[datetime]:
+    """Of these occurrences of the schedule, those that already have an item."""
+    if not occurrences:
+        return set()
+    query = select(queue_items.c.scheduled_for).where(
+        queue_items.c.schedule_id == schedule_id,
+        queue_items.c.scheduled_for.in_(list(occurrences)),
+    )
+    return {at for (at,) in conn.execute(query)}
+
+
 def get(conn: Connection, item_id: UUID, tenant: str | None = None) -> QueueItem | None:
     """One item by id (within `tenant` when given)."""
     query = select(queue_items).where(queue_items.c.id == item_id)
@@ -180,89 +203,6 @@ _OURS = (
 )
 
 
-# Fair claims: a claim looks at the first CLAIM_WINDOW_FACTOR × its batch
-# claimable items (in the claim index's order) and takes them in turns by
-# tenant: each tenant's first item, then each one's second, …; within a turn,
-# highest priority then oldest. A tenant's item among the first W = factor ×
-# batch items is taken in the next claim as long as the other tenants in the
-# window do not fill the batch in earlier turns; beyond W it waits until the
-# window reaches it. The statement costs a claim ~25 % more on SQLite (the
-# window function, whatever the window's size), so the worker claims in
-# turns at its first claim and then every worker.FAIR_CLAIM_EVERY seconds,
-# in index order between (docs/performance.md, "Fairness between tenants").
-CLAIM_WINDOW_FACTOR = 16
-_LIMIT = bindparam("limit", type_=Integer())
-_CLAIMABLE = (
-    _QUEUED,
-    queue_items.c.available_at <= _NOW,
-    or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > _NOW),
-    # Limited items (a job's max_concurrency, an exclusive schedule)
-    # are store.limits' to claim, under its lock.
-    queue_items.c.max_concurrency.is_(None),
-    queue_items.c.exclusive.is_(false()),
-)
-_CLAIM_ORDER = (queue_items.c.priority.desc(), queue_items.c.available_at)
-
-
-def _in_turns() -> Any:
-    """The ids of the first `limit` items of the window, taken in turns by tenant."""
-    window = (
-        select(
-            queue_items.c.id,
-            queue_items.c.tenant,
-            queue_items.c.priority,
-            queue_items.c.available_at,
-        )
-        .where(*_CLAIMABLE)
-        .order_by(*_CLAIM_ORDER)
-        .limit(bindparam("window", type_=Integer()))
-        .subquery("claim_window")
-    )
-    order = (window.c.priority.desc(), window.c.available_at, window.c.id)
-    turn = func.row_number().over(partition_by=window.c.tenant, order_by=order)
-    ranked = select(
-        window.c.id, turn.label("turn"), window.c.priority, window.c.available_at
-    ).subquery("claim_turns")
-    return (
-        select(ranked.c.id)
-        .order_by(ranked.c.turn, ranked.c.priority.desc(), ranked.c.available_at, ranked.c.id)
-        .limit(_LIMIT)
-    )
-
-
-@lru_cache(maxsize=8)
-def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
-    """UPDATE up to `limit` claimable items RETURNING them: in turns by tenant over the
-    window (`fair`), or the first `limit` in the claim index's order."""
-    if fair:
-        candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_in_turns()), *_CLAIMABLE)
-    else:
-        candidates = (
-            select(queue_items.c.id).where(*_CLAIMABLE).order_by(*_CLAIM_ORDER).limit(_LIMIT)
-        )
-    # MATERIALIZED: the candidates are chosen once. Inlined into the UPDATE,
-    # PostgreSQL may rescan a locking LIMIT subquery and take more than `limit`.
-    chosen = dialect.skip_locked(candidates).cte("candidates").prefix_with("MATERIALIZED")
-    return (
-        update(queue_items)
-        # `status = 'queued'` again: the guard that makes the claim conditional.
-        .add_cte(chosen)
-        .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
-        .values(
-            status="running",
-            attempts=queue_items.c.attempts + 1,
-            lease_owner=_WORKER,
-            heartbeat_at=_NOW,
-            lease_expires_at=bindparam("until", type_=UTCDateTime()),
-            # When this attempt starts: a claimed item starts within the worker's
-            # start bound or is given back; its outcome records the exact instant.
-            started_at=_NOW,
-            updated_at=_NOW,
-        )
-        .returning(*queue_items.c)
-    )
-
-
 _HEARTBEAT = (
     update(queue_items)
     .where(_OURS)
@@ -273,60 +213,6 @@ _HEARTBEAT = (
     )
     .returning(queue_items.c.id)
 )
-
-
-def claim_batch(
-    conn: Connection,
-    worker: str,
-    now: datetime,
-    lease: timedelta,
-    limit: int,
-    *,
-    fair: bool = True,
-) -> list[QueueItem]:
-    """Take up to `limit` available unlimited items for `worker`, in turns by tenant.
-
-    Of the window (CLAIM_WINDOW_FACTOR × limit items, highest priority then
-    oldest), each tenant's first item, then each one's second, and so on;
-    returned in that order (`in_turns`). Not `fair`: the first `limit` in
-    the index's order (a cheaper statement; the worker claims in turns only
-    every FAIR_CLAIM_EVERY seconds).
-
-    Items under a limit (store.limits) are left to `limits.claim`.
-
-    Each item is handed out once: on PostgreSQL the candidates are locked with
-    SKIP LOCKED inside the one UPDATE; on SQLite the write transaction
-    (BEGIN IMMEDIATE) serializes claims.
-    """
-    dialect = dialects.of(conn)
-    params = {
-        "worker": worker,
-        "now": now,
-        "until": now + lease,
-        "limit": limit,
-        "window": CLAIM_WINDOW_FACTOR * limit,
-    }
-    rows = list(conn.execute(_claim_statement(dialect, fair), params).all())
-    if fair and len(rows) < limit and dialect.parallel_fires:
-        # Another claim held some of the window's items (SKIP LOCKED): the
-        # rest in the index's order, so concurrent workers still fill a batch.
-        params["limit"] = limit - len(rows)
-        rows += conn.execute(_claim_statement(dialect, fair=False), params).all()
-    found = [item_from_row(row) for row in rows]
-    if fair:
-        return in_turns(found)
-    found.sort(key=lambda item: (-item.priority, item.available_at, item.id))
-    return found
-
-
-def in_turns(items: Sequence[QueueItem]) -> list[QueueItem]:
-    """Items in the order they start: turns by tenant, each turn highest priority then oldest."""
-    seen: Counter[str] = Counter()
-    turns = []
-    for item in sorted(items, key=lambda item: (-item.priority, item.available_at, item.id)):
-        seen[item.tenant] += 1
-        turns.append((seen[item.tenant], -item.priority, item.available_at, item.id, item))
-    return [turn[-1] for turn in sorted(turns, key=lambda turn: turn[:-1])]
 
 
 def claim(conn: Connection, worker: str, now: datetime, lease: timedelta) -> QueueItem | None:

@@ -24,6 +24,7 @@ from sqlalchemy.sql import ColumnElement, Select
 
 from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
+from cronplane.core.queries import ScheduleQuery
 from cronplane.store import dialects
 from cronplane.store.tables import (
     SCHEDULE_COLUMNS,
@@ -230,23 +231,10 @@ def by_names(
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduleFilter:
-    """Listing filters; None means "any". The tenant is always required."""
-
-    tenant: str
-    stack: str | None = None
-    environment: str | None = None
-    source: str | None = None
-    enabled: bool | None = None
-    job: str | None = None
-    # A case-insensitive substring of the name, job, stack or environment.
-    search: str | None = None
-
-
 def list_page(
     conn: Connection,
-    filters: ScheduleFilter,
+    tenant: str,
+    filters: ScheduleQuery,
     *,
     after: tuple[str, str, str] | None = None,
     limit: int = 100,
@@ -257,7 +245,7 @@ def list_page(
     unique key's index yields it directly; the keyset condition is written
     as `name >= :name AND NOT (...)` so the index range still applies.
     """
-    conditions: list[ColumnElement[bool]] = [schedules.c.tenant == filters.tenant]
+    conditions: list[ColumnElement[bool]] = [schedules.c.tenant == tenant]
     if filters.stack is not None:
         conditions.append(schedules.c.stack == filters.stack)
     if filters.environment is not None:

@@ -8,22 +8,21 @@ the service's, which answers with a coded error the editor shows in place.
 from __future__ import annotations
 
 import json
-import typing
 from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from fastapi import Request
 
+from cronplane.core.choices import DEFAULT_ZONE
 from cronplane.core.codec import field_names
+from cronplane.core.fields import BY_NAME
 from cronplane.core.model import (
     DEFAULT_SCOPE_PART,
-    DEFAULT_ZONE,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
-    Unset,
 )
 from cronplane.errors import InvalidMaxRuns, InvalidPayload, InvalidRequest
 
@@ -75,6 +74,13 @@ class ScheduleForm:
         """The payload text as a JSON object; InvalidPayload (field `payload`) otherwise."""
         return payload_object(self.payload or "{}")
 
+    def json_value(self, name: str) -> Any:
+        """A JSON field's text as its object (blank: the field's default)."""
+        if name == "payload":
+            return self.payload_value()
+        text = getattr(self, name).strip()
+        return json_object(text, name) if text else BY_NAME[name].default_value()
+
     def number_value(self, name: str) -> int | None:
         """A whole number; None when blank (misfire grace: "always fire once"; max runs: no limit)."""
         text = getattr(self, name).strip()
@@ -91,18 +97,18 @@ class ScheduleForm:
             ) from None
 
     def value(self, name: str) -> Any:
-        """The typed value of one of the schedule's own fields (SCHEDULE_FIELDS)."""
-        kind = _KINDS[name]
-        if typing.get_origin(kind) is dict:
-            return self.payload_value()
-        if kind is int:
+        """The typed value of one of the schedule's own fields (SCHEDULE_FIELDS), parsed by
+        its kind in the field table (core.fields)."""
+        field = BY_NAME[name]
+        if field.kind == "json":
+            return self.json_value(name)
+        if field.kind in ("seconds", "count"):
             return self.number_value(name)
         text = getattr(self, name)
-        if kind is datetime:  # checked (and resolved in the zone) by the service
+        if field.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
-        if typing.get_origin(kind) is Literal:  # a choice: anything else is the first
-            choices = typing.get_args(kind)
-            return text if text in choices else choices[0]
+        if field.choices:  # a choice: anything else is the first
+            return text if text in field.choices else field.choices[0]
         return text
 
     def revision_value(self) -> int | None:
@@ -130,25 +136,26 @@ class ScheduleForm:
 SCHEDULE_FIELDS: Final = tuple(
     name for name in field_names(SchedulePatch) if name in ScheduleForm.__dataclass_fields__
 )
-# Each one's type, without "unset": what its text is parsed into.
-_KINDS: Final = {
-    name: next(arm for arm in typing.get_args(hint) if arm not in (Unset, type(None)))
-    for name, hint in typing.get_type_hints(SchedulePatch).items()
-}
 
 
 def payload_object(text: str) -> dict[str, Any]:
     """Payload text typed in the console as a JSON object; InvalidPayload otherwise."""
+    return json_object(text, "payload")
+
+
+def json_object(text: str, name: str) -> dict[str, Any]:
+    """A field's text typed in the console as a JSON object; InvalidPayload (naming the
+    field) otherwise."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise InvalidPayload(
-            f"payload is not JSON: {error.msg} at line {error.lineno} column {error.colno}",
-            {"field": "payload"},
+            f"{name} is not JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            {"field": name},
         ) from error
     if not isinstance(value, dict):
         raise InvalidPayload(
-            f"payload must be a JSON object, not {type(value).__name__}", {"field": "payload"}
+            f"{name} must be a JSON object, not {type(value).__name__}", {"field": name}
         )
     return value
 

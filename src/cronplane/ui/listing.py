@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from cronplane.api.context import context_of
 from cronplane.core.access import Action
 from cronplane.core.model import Schedule, Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import CronplaneError, InvalidRequest
 from cronplane.service import ScheduleService
 from cronplane.ui.history import item_tone
@@ -64,8 +65,7 @@ def find_page(
     service: ScheduleService, tenant: str, filters: Filters, limit: int = PAGE_SIZE
 ) -> tuple[list[Schedule], str | None]:
     """One page of rows for `filters`, and the cursor of the next page (None: last)."""
-    page = service.list_schedules(
-        tenant,
+    query = ScheduleQuery(
         stack=filters.stack or None,
         environment=filters.environment or None,
         source=filters.source or None,
@@ -74,6 +74,7 @@ def find_page(
         cursor=filters.cursor or None,
         limit=limit,
     )
+    page = service.list_schedules(tenant, query)
     return list(page.items), page.next_cursor
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from sqlalchemy import CTE, Connection, Engine, Table, select
+from sqlalchemy.engine import URL
 from sqlalchemy.sql import Select
 
 
@@ -90,9 +91,15 @@ class Dialect:
     defers_checkpoint: ClassVar[bool]
     # A fire writes its rows unfiled; the dispatcher files them after (store.filing).
     files_later: ClassVar[bool]
+    # A boolean column as a condition in raw SQL (SQLite's partial indexes name `= 1`).
+    true_sql: ClassVar[str]  # a format string with `{column}`
     # Bulk values: rows for `insert_rows` and parameters for `update_in`.
     row_encoder: Encoder | RowText
     params: Encoder
+
+    def database_file(self, url: URL) -> str | None:
+        """The file a URL names, when the database is one (None: a server's)."""
+        return None
 
     def create_engine(self, url: str, *, pool_size: int, **options: Any) -> Engine:
         """The engine for `url`, with this database's connection settings."""

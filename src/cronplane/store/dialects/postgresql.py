@@ -40,6 +40,7 @@ class PostgreSQL(Dialect):
     zoneless_datetimes = False
     defers_checkpoint = False
     files_later = False
+    true_sql = "{column}"
     row_encoder = bulk.RowText()  # COPY text
     params = bulk.PG_VALUES
 

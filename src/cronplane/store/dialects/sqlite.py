@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, Table, create_engine, event
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
 from cronplane.clock import Clock, SystemClock
@@ -36,8 +36,12 @@ class SQLite(Dialect):
     zoneless_datetimes = True
     defers_checkpoint = True
     files_later = True
+    true_sql = "{column} = 1"
     row_encoder = bulk.SQLITE_VALUES
     params = bulk.SQLITE_VALUES
+
+    def database_file(self, url: URL) -> str | None:
+        return url.database
 
     def create_engine(self, url: str, *, pool_size: int, **options: Any) -> Engine:
         database = make_url(url).database

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -12,11 +13,13 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TextClause,
     bindparam,
     cast,
     func,
     literal,
     select,
+    text,
     true,
     tuple_,
     type_coerce,
@@ -24,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cronplane.core.firing import POLICY_FIELDS
-from cronplane.store import bulk
+from cronplane.store import bulk, dialects
 from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.tables import STATE_FIELDS, jobs, schedule_state, schedules
 
@@ -151,12 +154,14 @@ SELECT tenant FROM (
 
 def due_tenants(conn: Connection, now: Any) -> list[str]:
     """The tenants with a due row at `now` (as the dialect binds it), earliest due first."""
-    if conn.dialect.name == "postgresql":
-        sql = _DUE_TENANTS.format(enabled="enabled", now="%(now)s")
-    else:
-        sql = _DUE_TENANTS.format(enabled="enabled = 1", now="?")
-        return [row[0] for row in conn.exec_driver_sql(sql, (now,))]
-    return [row[0] for row in conn.exec_driver_sql(sql, {"now": now})]
+    enabled = dialects.of(conn).true_sql.format(column="enabled")
+    sql = _due_tenants_sql(enabled)
+    return [row[0] for row in conn.execute(sql, {"now": now})]
+
+
+@lru_cache(maxsize=4)
+def _due_tenants_sql(enabled: str) -> TextClause:
+    return text(_DUE_TENANTS.format(enabled=enabled, now=":now"))
 
 
 # PostgreSQL's fair round: per offered tenant (unnest of two arrays), its

@@ -9,7 +9,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from cronplane.celery_beat import (
+from cronplane.cli.main import cli
+from cronplane.clock import FakeClock
+from cronplane.core import validation
+from cronplane.core.cron import parse
+from cronplane.errors import InvalidRequest
+from cronplane.importers.celery_beat import (
     Untranslatable,
     crontab_expression,
     interval_expression,
@@ -17,11 +22,6 @@ from cronplane.celery_beat import (
     translate,
     translate_app,
 )
-from cronplane.cli.main import cli
-from cronplane.clock import FakeClock
-from cronplane.core import validation
-from cronplane.core.cron import parse
-from cronplane.errors import InvalidRequest
 from cronplane.manifest import load_manifest, parse_manifest
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
@@ -232,6 +232,6 @@ def test_cli_writes_the_manifest_and_lists_what_it_left(tmp_path: Path) -> None:
     manifest = load_manifest(output)
     assert manifest.name == "payments" and len(manifest.crons) == len(EXPECTED)
     strict = runner.invoke(cli, [*args, "--strict"])
-    assert strict.exit_code == 1
+    assert strict.exit_code == 2
     stdout = runner.invoke(cli, ["import", "celery-beat", "celery_app_beat:app"])
     assert yaml.safe_load(stdout.stdout)["name"] == "billing"

@@ -13,6 +13,7 @@ list with its reason. Nothing is dropped silently.
 | … not a whole number of minutes    | ``every N seconds`` (``@every Ns``)                   |
 | ``schedule(run_every=…)``          | as its interval                                       |
 | ``solar(event, lat, lon)``         | skipped: no cron expression follows the sun           |
+| a crontab in an unknown zone       | skipped (intervals, in UTC, still translate)          |
 | fractional seconds (``2.5``)       | skipped: cronplane's grain is one second              |
 | crontab restricting both day fields| skipped: Celery ANDs them, cron (Vixie) ORs them      |
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -39,7 +41,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from cronplane.core import cron as cron_engine
-from cronplane.errors import InvalidRequest, ScheduleSyntax
+from cronplane.core.cron_zones import known_zone
+from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
     CeleryJobs,
     Names,
@@ -114,9 +117,17 @@ def translate(
     names = Names()
     skipped: list[Skipped] = []
     notes: list[str] = []
+    try:
+        known_zone(timezone)
+        bad_zone = None
+    except UnknownZone as error:
+        bad_zone = error.message
     for entry_name, entry in beat_schedule.items():
         try:
             job_spec, cron, zone, payload, entry_notes = _entry(entry, timezone)
+            if bad_zone is not None and zone != "UTC":
+                # Intervals are elapsed time (written in UTC): only crontabs need the zone.
+                raise Untranslatable(f"the app's timezone: {bad_zone}")
         except Untranslatable as error:
             skipped.append(Skipped(str(entry_name), str(error)))
             continue
@@ -145,8 +156,11 @@ def _entry(entry: Any, timezone: str) -> tuple[dict[str, Any], str, str, dict[st
     cron, wall_clock = schedule_expression(entry["schedule"])
     zone = timezone if wall_clock else "UTC"
     payload: dict[str, Any] = {}
-    args = list(entry.get("args") or ())
-    kwargs = dict(entry.get("kwargs") or {})
+    try:
+        args = list(entry.get("args") or ())
+        kwargs = dict(entry.get("kwargs") or {})
+    except (TypeError, ValueError) as error:
+        raise Untranslatable(f"args must be a sequence and kwargs a mapping: {error}") from error
     if args:
         payload["args"] = args
     if kwargs:
@@ -157,7 +171,10 @@ def _entry(entry: Any, timezone: str) -> tuple[dict[str, Any], str, str, dict[st
             raise Untranslatable("args/kwargs change when sent as JSON (tuples, non-str keys)")
     except (TypeError, ValueError) as error:
         raise Untranslatable(f"args/kwargs are not JSON: {error}") from error
-    options, notes = _options(entry.get("options") or {})
+    raw_options = entry.get("options") or {}
+    if not isinstance(raw_options, Mapping):
+        raise Untranslatable(f"options {raw_options!r:.60} is not a mapping")
+    options, notes = _options(raw_options)
     notes += [f"key {key!r} not carried over" for key in sorted(set(entry) - ENTRY_KEYS)]
     job_spec: dict[str, Any] = {"title": f"Celery task {task}", "target": f"celery:{task}"}
     if options:
@@ -190,7 +207,7 @@ def schedule_expression(schedule: Any) -> tuple[str, bool]:
 def interval_expression(seconds: float) -> str:
     """`every N days|hours|minutes` in the largest whole unit, else `every N seconds`;
     Untranslatable for a fractional or non-positive interval (the grain is one second)."""
-    if seconds <= 0 or seconds != int(seconds):
+    if not math.isfinite(seconds) or seconds <= 0 or seconds != int(seconds):
         raise Untranslatable(f"interval of {seconds:g} s: only whole seconds translate")
     whole = int(seconds)
     for unit, size in (("day", DAY), ("hour", 3600), ("minute", 60), ("second", 1)):

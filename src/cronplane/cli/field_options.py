@@ -1,0 +1,59 @@
+"""`schedule add`'s options, made from the field table (core.fields): one per field with a
+flag, typed by its kind, and the values turned into a ScheduleSpec's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import click
+
+from cronplane.cli.options import parse_json_object
+from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
+
+F = TypeVar("F", bound=Callable[..., Any])
+_INTEGERS = ("seconds", "count")
+
+
+def _option(field: ScheduleField) -> Callable[[F], F]:
+    """The click option of one field (its parameter is the field's name)."""
+    if field.kind == "bool":  # the flag sets the value that is not the default
+        return click.option(field.flag, field.name, is_flag=True, default=False, help=field.help)
+    kind: Any = None
+    if field.kind in _INTEGERS:
+        kind = int
+    elif field.choices:
+        kind = click.Choice(field.choices)
+    shown = field.default is not None and not field.required
+    return click.option(
+        field.flag,
+        field.name,
+        type=kind,
+        required=field.required,
+        default=None if field.required else field.default,
+        show_default=shown,
+        help=field.help,
+    )
+
+
+def spec_options(command: F) -> F:
+    """Decorate `command` with every field's option, in the table's order."""
+    for field in reversed(SCHEDULE_FIELDS):
+        if field.flag:
+            command = _option(field)(command)
+    return command
+
+
+def spec_values(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The options' values as ScheduleSpec's fields (a JSON text parsed, a flag turned)."""
+    values: dict[str, Any] = {}
+    for field in SCHEDULE_FIELDS:
+        if not field.flag or field.name not in given:
+            continue
+        value = given[field.name]
+        if field.kind == "bool":
+            value = (not field.default) if value else field.default
+        elif field.kind == "json":
+            value = parse_json_object(value, field.name)
+        values[field.name] = value
+    return values

@@ -1,0 +1,56 @@
+"""What a listing of schedules asks for: one value every layer passes on.
+
+The CLI, the console and the API build a `ScheduleQuery`; the service port,
+the remote client (`params`) and the store (`store.schedules.list_page`)
+take it whole. A new filter is one field here and one condition in the
+store (and its query parameter in the API's model, which
+tests/api/test_schedule_query.py holds to this one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Final
+
+from cronplane.core.choices import SOURCES
+from cronplane.errors import InvalidRequest
+
+MAX_SEARCH: Final = 128
+MAX_PAGE: Final = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleQuery:
+    """Filters (None: any) and the page: rows ordered by (name, stack, environment).
+
+    `search` keeps rows whose name, job, stack or environment contains it (any
+    case); `cursor` is the previous page's `next_cursor`."""
+
+    stack: str | None = None
+    environment: str | None = None
+    source: str | None = None
+    enabled: bool | None = None
+    job: str | None = None
+    search: str | None = None
+    cursor: str | None = None
+    limit: int = 100
+
+    def checked(self) -> ScheduleQuery:
+        """This query with `search` trimmed (blank: none), or InvalidRequest."""
+        if not 1 <= self.limit <= MAX_PAGE:
+            raise InvalidRequest(
+                f"limit {self.limit} is out of range 1..{MAX_PAGE}", {"field": "limit"}
+            )
+        if self.source is not None and self.source not in SOURCES:
+            raise InvalidRequest(f"source {self.source!r} is invalid", {"field": "source"})
+        search = (self.search or "").strip() or None
+        if search is not None and len(search) > MAX_SEARCH:
+            raise InvalidRequest(
+                f"search is longer than {MAX_SEARCH} characters", {"field": "search"}
+            )
+        return replace(self, search=search)
+
+    def params(self) -> dict[str, Any]:
+        """The query string's parameters (the API's names), those set."""
+        values = ((f.name, getattr(self, f.name)) for f in fields(self))
+        return {name: value for name, value in values if value is not None}

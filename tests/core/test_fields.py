@@ -1,0 +1,156 @@
+"""One table of schedule fields (issue 34): every layer agrees with `core.fields`.
+
+The typed dataclasses, the store's columns and the API's models keep their
+own attribute lists (mypy and OpenAPI read those); these tests hold each to
+the table, so a field added to the table and forgotten in a layer fails here
+by name. The three traps a field with a mutable default fell into are tested
+with a planted field (`labels`, a map defaulting to {}): the manifest's
+defaults, the `declared` document and the sync plan's comparison.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cronplane.api import schemas, sync_schemas
+from cronplane.core import fields as table
+from cronplane.core.fields import (
+    BY_NAME,
+    SCHEDULE_FIELDS,
+    ScheduleField,
+    declared_document,
+    declared_value,
+    manifest_defaults,
+)
+from cronplane.core.model import (
+    DECLARED_FIELDS,
+    CronDeclaration,
+    Declared,
+    Schedule,
+    SchedulePatch,
+    ScheduleSpec,
+)
+from cronplane.store.tables import schedule_state, schedules
+
+NAMES = [f.name for f in SCHEDULE_FIELDS]
+DECLARABLE = [f.name for f in SCHEDULE_FIELDS if f.declarable]
+
+
+def _default(cls: type, name: str) -> Any:
+    found = {f.name: f for f in fields(cls)}[name]
+    if found.default_factory is not MISSING:
+        return found.default_factory()
+    return found.default
+
+
+def test_every_field_has_one_row_and_a_check() -> None:
+    assert len(NAMES) == len(set(NAMES))
+    assert list(table.FIELD_CHECKS) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_records_and_inputs_carry_every_field(name: str) -> None:
+    for cls in (Schedule, ScheduleSpec, SchedulePatch):
+        assert name in {f.name for f in fields(cls)}, (cls.__name__, name)
+    if name in DECLARABLE:
+        assert name in {f.name for f in fields(Declared)}, name
+    if BY_NAME[name].declarable or name == "enabled":
+        assert name in {f.name for f in fields(CronDeclaration)}, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_defaults_agree_with_the_table(name: str) -> None:
+    want = BY_NAME[name].default_value()
+    for cls in (CronDeclaration, ScheduleSpec):
+        default = _default(cls, name)
+        if default is not MISSING:  # a required input (a create's job, every cron) has none
+            assert default == want, (cls.__name__, name)
+
+
+def test_declared_fields_are_the_declarable_rows() -> None:
+    assert set(DECLARED_FIELDS) == set(DECLARABLE)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_store_and_the_api_carry_every_field(name: str) -> None:
+    assert name in schedules.c or name in schedule_state.c, name
+    assert name in schemas.ScheduleOut.model_fields, name
+    if name != "job" or "job" in schemas.SchedulePatchBody.model_fields:
+        assert name in schemas.SchedulePatchBody.model_fields, name
+    assert name in schemas.ScheduleCreate.model_fields, name
+    if name in DECLARABLE:
+        assert name in sync_schemas.CronEntry.model_fields, name
+
+
+def test_operator_field_sets_come_from_the_table() -> None:
+    assert table.OVERRIDABLE_FIELDS == (
+        "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at",
+        "max_runs",
+    )  # fmt: skip
+    assert (*table.OVERRIDABLE_FIELDS, "enabled") == table.OPERATOR_FIELDS
+
+
+# -- the traps, with a planted field ------------------------------------------------
+
+LABELS = ScheduleField(
+    "labels", "Labels", "json", lambda value, seed: dict(value), factory=dict, since=True
+)
+PLANTED = (*SCHEDULE_FIELDS, LABELS)
+
+
+def test_a_mutable_default_is_a_manifest_default_and_a_fresh_one_each_time() -> None:
+    first, second = manifest_defaults(PLANTED), manifest_defaults(PLANTED)
+    assert first["labels"] == {} and second["labels"] == {}
+    first["labels"]["team"] = "payments"
+    assert second["labels"] == {}
+    assert manifest_defaults()["timezone"] == "UTC"
+
+
+def test_a_field_added_later_is_left_out_of_declared_at_its_default() -> None:
+    older = {"job": "j", "cron": "0 * * * *", "timezone": "UTC", "payload": {}}
+    assert declared_document({**older, "labels": {}}, PLANTED) == older
+    assert declared_document({**older, "labels": {"a": "b"}}, PLANTED) == {
+        **older,
+        "labels": {"a": "b"},
+    }
+    # A field that existed from the start stays in, at its default too.
+    assert declared_document({**older, "overlap": "skip"}, PLANTED)["overlap"] == "skip"
+
+
+def test_a_document_without_the_field_reads_as_its_default() -> None:
+    planted = {f.name: f for f in PLANTED}
+    assert declared_value({"cron": "x"}, "labels", planted) == {}
+    assert declared_value({"labels": {"a": "b"}}, "labels", planted) == {"a": "b"}
+    assert declared_value({}, "max_runs") is None
+    assert declared_value({}, "overlap") == "skip"
+
+
+def test_declared_to_dict_keeps_older_documents_equal() -> None:
+    """What the table's rule does for today's fields: unset later fields stay out."""
+    document = Declared(job="j", cron="0 * * * *", timezone="UTC", payload={}).to_dict()
+    assert set(document) == {"job", "cron", "timezone", "payload", "misfire_grace", "overlap"}
+    with_limit = Declared(
+        job="j", cron="0 * * * *", timezone="UTC", payload={}, max_runs=3
+    ).to_dict()
+    assert with_limit["max_runs"] == 3
+
+
+def test_schedule_add_offers_every_flagged_field_through_the_installed_command() -> None:
+    """The options are the table's: a new row with a flag is an option, with its help."""
+    command = shutil.which("cronplane", path=str(Path(sys.executable).parent))
+    assert command is not None
+    done = subprocess.run(
+        [command, "schedule", "add", "--help"], capture_output=True, text=True, check=True
+    )
+    words = " ".join(done.stdout.split())
+    for field in SCHEDULE_FIELDS:
+        if field.flag:
+            assert field.flag in done.stdout, field.name
+            assert " ".join(field.help.split()[:3]) in words, field.name
