@@ -41,7 +41,7 @@ LONG_MODULES = {
     "core/cron_forms.py": 454,
     "api/schemas.py": 515,
     "processes/dispatcher.py": 532,
-    "errors.py": 535,
+    "errors.py": 542,  # + X503253CTRENG (issue 42); waits for its split by noun
     "importers/django_celery_beat.py": 407,
     "importers/kubernetes.py": 422,
     "processes/worker.py": 641,

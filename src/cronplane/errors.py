@@ -62,6 +62,7 @@
     │   ├── IntervalUnderQuota           X403262QTAINT  fires more often than the tenant's min_interval
     │   └── QueueQuotaExceeded           X429260QTAQUE  max_queued reached (a volume: retry later)
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
+    ├── ContainerEngineMissing           X503253CTRENG  a container: item on a worker with neither podman nor docker
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
 
 Raise the most specific class; never a bare CronplaneError.
@@ -527,6 +528,12 @@ class Unavailable(CronplaneError):
     """The database cannot be reached."""
 
     code = _code("X503001DBDOWN", "database unavailable")
+
+
+class ContainerEngineMissing(CronplaneError):
+    """A `container:` item on a worker without podman or docker: it fails unrun."""
+
+    code = _code("X503253CTRENG", "no container engine on this worker: install podman or docker")
 
 
 class InternalError(CronplaneError):

@@ -124,6 +124,7 @@ def test_every_target_the_document_describes_is_accepted(target: str) -> None:
         "celery",
         "temporal",
         "command",
+        "container",
     )
 
 

@@ -44,4 +44,4 @@ def test_seal_reads_standard_input() -> None:
 
 def test_default_worker_runs_every_kind(sqlite_database: Database) -> None:
     kinds = default_targets(sqlite_database, FakeClock(START)).kinds()
-    assert kinds == ["celery", "command", "python", "system", "temporal", "webhook"]
+    assert kinds == ["celery", "command", "container", "python", "system", "temporal", "webhook"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import signal
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
@@ -55,6 +57,13 @@ def serve_api(
     # the dispatcher and workers in their own threads. uvicorn owns the signals.
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False)
     server = uvicorn.Server(config)
+    # uvicorn re-raises the signal that stopped it once it has shut down, with the
+    # handlers found before it ran: the default ones would end the process there, before
+    # the node stops (the running items left `running` until their lease lapses). With
+    # these, the re-raise returns and the node stops its workers (they finish what runs
+    # and give back what they only claimed) and the process exits 0.
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop_signal, _stopping)
     node.start()
     tune_collector()
     try:
@@ -62,6 +71,11 @@ def serve_api(
     finally:
         log.info("stopping the node")
         node.stop()
+
+
+def _stopping(signum: int, frame: FrameType | None) -> None:
+    """Handles SIGINT/SIGTERM after uvicorn has: its shutdown has begun; the node's follows."""
+    log.info("signal %d: the node stops after the server", signum)
 
 
 def app_from_environment() -> FastAPI:

@@ -33,7 +33,8 @@ def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) 
 @click.option(
     "--target",
     required=True,
-    help="python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE (platform admins only).",
+    help="python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW, command:LINE or "
+    "container:IMAGE (the last two: platform admins only).",
 )
 @click.option("--title", default="", help="A title for people.")
 @click.option(

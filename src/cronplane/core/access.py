@@ -182,6 +182,15 @@ def check(principal: Principal, tenant: str | None, action: Action) -> None:
 
 
 COMMAND_KIND: Final = "command"
+# The kinds that run what the job names on a worker's host (a shell line, an image): one
+# switch and one rule for both.
+HOST_KINDS: Final = (COMMAND_KIND, "container")
+
+
+def host_kind(target: str) -> str | None:
+    """`command` or `container` for a target of that kind; None for the others."""
+    kind = target.partition(":")[0]
+    return kind if kind in HOST_KINDS else None
 
 
 def is_platform_admin(principal: Principal) -> bool:
@@ -190,9 +199,15 @@ def is_platform_admin(principal: Principal) -> bool:
 
 
 def check_command_job(
-    principal: Principal | None, *, enabled: bool, local_admin: bool, field: str = "target"
+    principal: Principal | None,
+    *,
+    enabled: bool,
+    local_admin: bool,
+    field: str = "target",
+    kind: str = COMMAND_KIND,
 ) -> None:
-    """Raise unless a `command:` job may be created or changed by this caller.
+    """Raise unless a `command:` (or `container:`, `kind`) job may be created or changed by
+    this caller.
 
     `enabled`: the installation's switch (CRONPLANE_ALLOW_COMMAND_TARGETS);
     `principal` None is a caller without a credential, a platform admin only
@@ -202,7 +217,7 @@ def check_command_job(
     """
     if not enabled:
         raise CommandTargetsOff(
-            "command: targets are off in this installation: set "
+            f"{kind}: targets are off in this installation: set "
             "CRONPLANE_ALLOW_COMMAND_TARGETS=1 on its servers and workers to allow them",
             {"field": field},
         )
@@ -214,6 +229,6 @@ def check_command_job(
             "" if principal is None or principal.is_platform else f" of tenant {principal.tenant}"
         )
         raise CommandJobForbidden(
-            f"only a platform admin may create or change a command: job ({shown}{scope})",
+            f"only a platform admin may create or change a {kind}: job ({shown}{scope})",
             {"field": field},
         )

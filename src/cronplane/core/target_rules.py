@@ -22,6 +22,8 @@ _TEMPORAL_TARGET: Final = re.compile(r"[A-Za-z0-9_.:/@-]{1,255}")
 # with a visible character; tabs and newlines but no other control character. The
 # script is bounded like every target (MAX_TARGET_LENGTH) and gated like every command.
 _COMMAND_TARGET: Final = re.compile(r"[^\x00-\x20\x7f][^\x00-\x08\x0b-\x1f\x7f]*")
+# An image reference (`registry/name:tag@sha256:…`): never starting with `-`, no space.
+_CONTAINER_TARGET: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 # The targets `validate_target` accepts, as one regex for the OpenAPI document
 # (webhook URLs narrowed to an ASCII authority without controls or spaces).
 TARGET_REGEX: Final = (
@@ -29,13 +31,15 @@ TARGET_REGEX: Final = (
     r"|webhook:https?://[A-Za-z0-9._~%!$&'()*+,;=:@-]+(?:[/?#][^\x00-\x20\x7f]*)?"
     rf"|celery:{_CELERY_TARGET.pattern}"
     rf"|temporal:{_TEMPORAL_TARGET.pattern}"
-    rf"|command:{_COMMAND_TARGET.pattern})$"
+    rf"|command:{_COMMAND_TARGET.pattern}"
+    rf"|container:{_CONTAINER_TARGET.pattern})$"
 )
 
 
 def validate_target(value: object) -> str:
     """`python:module:function`, `webhook:http(s)://…`, `celery:task.name`,
-    `temporal:WorkflowType` or `command:LINE` (a shell line or script); returns the scheme. Who may set a command is not judged here
+    `temporal:WorkflowType`, `command:LINE` (a shell line or script) or `container:IMAGE`;
+    returns the scheme. Who may set a command or an image is not judged here
     (`core.access.check_command_job`)."""
     if (
         not isinstance(value, str)
@@ -44,7 +48,7 @@ def validate_target(value: object) -> str:
         or not storable_text(value)
     ):
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW, command:LINE or container:IMAGE",
             {"field": "target"},
         )
     scheme, _, rest = value.partition(":")
@@ -63,9 +67,11 @@ def validate_target(value: object) -> str:
         ok = _TEMPORAL_TARGET.fullmatch(rest) is not None
     elif scheme == "command":
         ok = _COMMAND_TARGET.fullmatch(rest) is not None
+    elif scheme == "container":
+        ok = _CONTAINER_TARGET.fullmatch(rest) is not None
     if not ok:
         raise InvalidTarget(
-            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW or command:LINE",
+            f"target {ascii(value)[:200]} is invalid: use python:MODULE:FUNCTION, webhook:URL, celery:TASK, temporal:WORKFLOW, command:LINE or container:IMAGE",
             {"field": "target"},
         )
     return scheme

@@ -44,10 +44,11 @@ ERROR_LIMIT = 4000  # characters of error text kept on the item
 
 def default_targets(database: Database, clock: Clock) -> Targets:
     """The kinds the built-in worker runs: `python:`, `webhook:`, `celery:`, `temporal:`,
-    `command:` (only with CRONPLANE_ALLOW_COMMAND_TARGETS=1; otherwise its items fail),
-    internal `system:`."""
+    `command:` and `container:` (only with CRONPLANE_ALLOW_COMMAND_TARGETS=1; otherwise their
+    items fail), internal `system:`."""
     from cronplane.targets.celery import CeleryTarget
     from cronplane.targets.command import CommandTarget
+    from cronplane.targets.container import ContainerTarget
     from cronplane.targets.system import SystemTarget
     from cronplane.targets.temporal import TemporalTarget
     from cronplane.targets.webhook import WebhookTarget
@@ -59,6 +60,7 @@ def default_targets(database: Database, clock: Clock) -> Targets:
             "celery": CeleryTarget.from_environ(),
             "temporal": TemporalTarget.from_environ(),
             "command": CommandTarget.from_environ(),
+            "container": ContainerTarget.from_environ(),
             "system": SystemTarget(database, clock),
         }
     )

@@ -23,7 +23,7 @@ from cronplane.clock import Clock
 from cronplane.codes import Code
 from cronplane.core import cron as cron_engine
 from cronplane.core import validation
-from cronplane.core.access import COMMAND_KIND, Principal, check_command_job
+from cronplane.core.access import Principal, check_command_job, host_kind
 from cronplane.core.model import Job, JobSpec, Schedule, Scope
 from cronplane.core.outbound import DENY_ALL_PRIVATE, OutboundPolicy, url_host_port
 from cronplane.core.python_targets import DEFAULT_PREFIXES, check_target
@@ -113,7 +113,8 @@ class Caller:
         check_webhook_target(self.outbound, before, after)
         if before is None or before.target != after.target:
             check_target(after.target, self.python_targets)
-        if not after.target.startswith(f"{COMMAND_KIND}:"):
+        kind = host_kind(after.target)  # command: or container:, one rule for both
+        if kind is None:
             return
         if before is not None and (before.target, before.options) == (after.target, after.options):
             return
@@ -124,6 +125,7 @@ class Caller:
             enabled=self.allow_commands,
             local_admin=self.local_admin,
             field=field,
+            kind=kind,
         )
 
 

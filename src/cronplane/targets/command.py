@@ -55,7 +55,7 @@ class CommandFailed(Exception):
     """The command exited non-zero or ran past its timeout (retried per max_attempts)."""
 
 
-class _Tail:
+class OutputTail:
     """The last `limit` bytes read from a pipe, and how many came before them."""
 
     def __init__(self, pipe: IO[bytes], limit: int) -> None:
@@ -150,18 +150,18 @@ class CommandTarget:
         except OSError as error:  # no such shell or cwd: another attempt cannot help
             raise PermanentFailure(f"cannot start {shell}: {error}") from error
         assert process.stdout is not None and process.stderr is not None
-        stdout = _Tail(process.stdout, self.output_limit)
-        stderr = _Tail(process.stderr, self.output_limit)
+        stdout = OutputTail(process.stdout, self.output_limit)
+        stderr = OutputTail(process.stderr, self.output_limit)
         try:
             code = process.wait(timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             code = process.wait()
             timed_out = True
         finally:
             if process.poll() is None:  # the worker itself is being interrupted
-                _kill_group(process.pid)
+                kill_group(process.pid)
                 process.wait()
         # A child that left the group may hold the pipes open: do not wait for it long.
         out, err = stdout.text(5.0), stderr.text(5.0)
@@ -174,7 +174,7 @@ class CommandTarget:
         return {"exit_code": code, "stdout": out, "stderr": err}
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     """SIGKILL the process group led by `pid` (gone already: nothing to do)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
