@@ -76,7 +76,9 @@ def free_port() -> int:
         return port
 
 
-FIRE_LINE = re.compile(r"^(\S+ \S+) INFO cronplane\.processes\.dispatcher: term \d+: .*\bfire=(\d+)")
+FIRE_LINE = re.compile(
+    r"^(\S+ \S+) INFO cronplane\.processes\.dispatcher: term \d+: .*\bfire=(\d+)"
+)
 
 
 def fire_logged(log: Path, n: int) -> datetime:
