@@ -13,7 +13,7 @@ from celery.schedules import crontab as celery_crontab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cronplane.core.validation import MAX_TARGET_LENGTH
+from cronplane.core.target_rules import MAX_TARGET_LENGTH
 from cronplane.importers import celery_beat, crontab, kubernetes, temporal
 from cronplane.importers.translation import Translation, every_hint, usable
 from cronplane.manifest import manifest_from_data
