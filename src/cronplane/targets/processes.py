@@ -19,6 +19,7 @@ imported in the child on first use and cached there.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -64,6 +65,10 @@ def child_main(conn: Connection) -> None:
     if hasattr(os, "setsid"):
         os.setsid()  # its own process group: a kill takes what it started too
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when children stop
+    # What the child imported to get here (spawn imports the worker's whole main module)
+    # is kept out of the collector's passes: a full pass over it paused a target's return
+    # by ~65 ms, and the record's finish with it (tests/worker/test_start_truth.py).
+    gc.freeze()
     resolved: dict[tuple[str, tuple[str, ...] | None], Callable[..., Any]] = {}
     while True:
         try:
