@@ -8,7 +8,6 @@ nodes with skewed clocks agree on due rows, leases and availability.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from collections import Counter, defaultdict
@@ -141,10 +140,6 @@ class Node:
 
     def start(self) -> None:
         """Register housekeeping and start every part in its own daemon thread."""
-        # What start-up made (modules, the engine, the app) lives as long as the process:
-        # kept out of the collector's passes, which over it paused a run's bookkeeping by
-        # tens of milliseconds (the record's start and finish with it).
-        gc.freeze()
         if self.dispatcher is not None:
             ensure_system_schedules(
                 self.database, self.clock, retention_days=self.options.retention_days
