@@ -27,14 +27,16 @@ from hostile_support import billion_laughs
 
 
 def refused_cheaply(text: str) -> CronplaneError:
-    """Parse `text`, expecting YamlOverLimit within 0.5 s and 10 MB (the bomb: 3.9 s, 116 MB).
+    """Parse `text`, expecting YamlOverLimit within 10 MB (the bomb: 116 MB) and 2 s (the
+    bomb: 3.9 s; a coarse bound, as a loaded CI machine took 0.53 s for a refusal that
+    takes ~0.1 s alone: the memory peak is the measure that tells).
 
     Timed and measured in two runs: tracemalloc slows the parse several times.
     """
     started = time.perf_counter()
     with pytest.raises(YamlOverLimit) as refused:
         parse_manifest(text)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 2.0
     tracemalloc.start()
     try:
         with pytest.raises(YamlOverLimit):
