@@ -66,12 +66,10 @@ from cronplane.service.housekeeping import (
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store import queue
-from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.database import Database
 from cronplane.store.events import event_values, last_event_id, ledger_after
 from cronplane.store.jobs import insert_job
 from cronplane.store.outcomes import append_outcome_events
-from cronplane.store.tables import queue_items
 
 CURSOR: Final = "alerts"
 ACTOR: Final = "alerts"
@@ -366,5 +364,5 @@ class AlertEvaluator:
                 )
         book.report.deliveries = len(items)
         # One bulk statement each (a multi-row INSERT; COPY on PostgreSQL).
-        insert_dicts(book.conn, queue_items, items)
+        queue.enqueue_many(book.conn, items)
         append_outcome_events(book.conn, rows)

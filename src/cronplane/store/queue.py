@@ -50,6 +50,7 @@ from cronplane.core.items import ItemOptions
 from cronplane.core.model import ACTIVE, FINISHED, QueueItem
 from cronplane.ids import time_ordered_id
 from cronplane.store import outcomes
+from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.filing import schedule_is
 from cronplane.store.tables import events, queue_items
 from cronplane.store.types import UTCDateTime
@@ -134,9 +135,8 @@ def enqueue(conn: Connection, values: dict[str, Any]) -> UUID:
 
 
 def enqueue_many(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert items (values from `item_values`) in one statement."""
-    if rows:
-        conn.execute(queue_items.insert(), list(rows))
+    """Insert items (values from `item_values`) in one bulk statement (store.bulk_rows)."""
+    insert_dicts(conn, queue_items, rows)
 
 
 def first_active(conn: Connection, schedule_id: UUID) -> QueueItem | None:
