@@ -88,16 +88,16 @@ def _in_turns() -> Any:
     )
 
 
-@lru_cache(maxsize=8)
-def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
-    """UPDATE up to `limit` claimable items RETURNING them: in turns by tenant over the
-    window (`fair`), or the first `limit` in the claim index's order."""
+def _candidates(fair: bool) -> Any:
+    """The ids a claim takes: in turns by tenant over the window (`fair`), or the first
+    `limit` in the claim index's order."""
     if fair:
-        candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_in_turns()), *_CLAIMABLE)
-    else:
-        candidates = (
-            select(queue_items.c.id).where(*_CLAIMABLE).order_by(*_CLAIM_ORDER).limit(_LIMIT)
-        )
+        return select(queue_items.c.id).where(queue_items.c.id.in_(_in_turns()), *_CLAIMABLE)
+    return select(queue_items.c.id).where(*_CLAIMABLE).order_by(*_CLAIM_ORDER).limit(_LIMIT)
+
+
+def _taking(dialect: dialects.Dialect, candidates: Any, *returning: Any) -> Any:
+    """UPDATE the `candidates` (a select of ids) that are still queued to claimed."""
     # MATERIALIZED: the candidates are chosen once. Inlined into the UPDATE,
     # PostgreSQL may rescan a locking LIMIT subquery and take more than `limit`.
     chosen = dialect.skip_locked(candidates).cte("candidates").prefix_with("MATERIALIZED")
@@ -107,8 +107,14 @@ def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
         .add_cte(chosen)
         .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
         .values(**_CLAIMED)
-        .returning(*queue_items.c)
+        .returning(*returning)
     )
+
+
+@lru_cache(maxsize=8)
+def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
+    """UPDATE up to `limit` claimable items RETURNING them (`_candidates`)."""
+    return _taking(dialect, _candidates(fair), *queue_items.c)
 
 
 def claim_batch(
@@ -172,11 +178,7 @@ def in_turns(items: Sequence[QueueItem]) -> list[QueueItem]:
 @lru_cache(maxsize=4)
 def _peek_statement(fair: bool) -> Any:
     """The rows a claim at `now` would take (read only; ordered by the caller)."""
-    if fair:
-        chosen = _in_turns()
-    else:
-        chosen = select(queue_items.c.id).where(*_CLAIMABLE).order_by(*_CLAIM_ORDER).limit(_LIMIT)
-    return select(queue_items).where(queue_items.c.id.in_(chosen.scalar_subquery()))
+    return select(queue_items).where(queue_items.c.id.in_(_candidates(fair).scalar_subquery()))
 
 
 def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> list[QueueItem]:
@@ -191,14 +193,7 @@ def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> li
 def _claim_read_statement(dialect: dialects.Dialect) -> Any:
     """UPDATE those of `ids` still claimable (and not held by another claim) RETURNING ids."""
     candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_IDS), *_CLAIMABLE)
-    chosen = dialect.skip_locked(candidates).cte("candidates").prefix_with("MATERIALIZED")
-    return (
-        update(queue_items)
-        .add_cte(chosen)
-        .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
-        .values(**_CLAIMED)
-        .returning(queue_items.c.id)
-    )
+    return _taking(dialect, candidates, queue_items.c.id)
 
 
 def claim_read(
@@ -216,8 +211,15 @@ def claim_read(
         return []
     params = {"ids": [i.id for i in items], "worker": worker, "now": now, "until": now + lease}
     taken = set(conn.execute(_claim_read_statement(dialects.of(conn)), params).scalars())
-    claimed = {"lease_owner": worker, "heartbeat_at": now, "lease_expires_at": now + lease}
-    claimed |= {"status": "running", "started_at": now, "updated_at": now}
+    until = now + lease
+    claimed = {
+        "status": "running",
+        "lease_owner": worker,
+        "heartbeat_at": now,
+        "lease_expires_at": until,
+        "started_at": now,
+        "updated_at": now,
+    }
     return [_as_claimed(item, claimed) for item in items if item.id in taken]
 
 
