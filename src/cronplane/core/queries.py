@@ -19,6 +19,12 @@ MAX_SEARCH: Final = 128
 MAX_PAGE: Final = 1000
 
 
+def check_limit(limit: int) -> None:
+    """InvalidRequest when a page size is outside 1..MAX_PAGE (every listing's bound)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
+
+
 @dataclass(frozen=True, slots=True)
 class ScheduleQuery:
     """Filters (None: any) and the page: rows ordered by (name, stack, environment).
@@ -37,10 +43,7 @@ class ScheduleQuery:
 
     def checked(self) -> ScheduleQuery:
         """This query with `search` trimmed (blank: none), or InvalidRequest."""
-        if not 1 <= self.limit <= MAX_PAGE:
-            raise InvalidRequest(
-                f"limit {self.limit} is out of range 1..{MAX_PAGE}", {"field": "limit"}
-            )
+        check_limit(self.limit)
         if self.source is not None and self.source not in SOURCES:
             raise InvalidRequest(f"source {self.source!r} is invalid", {"field": "source"})
         search = (self.search or "").strip() or None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+from cronplane.core.queries import check_limit
 from cronplane.core.validation import validate_name
 from cronplane.events import Event
-from cronplane.service.paging import check_limit
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
 

@@ -1,4 +1,4 @@
-"""Paging through listings: the page bound and the opaque keyset cursor.
+"""Paging through listings: the opaque keyset cursor (the page bound is core.queries').
 
 A schedule listing is ordered by (name, stack, environment); the cursor is that
 key of the last row shown, base64 text the client sends back as it is.
@@ -11,14 +11,7 @@ import binascii
 import json
 
 from cronplane.core.model import Schedule
-from cronplane.core.queries import MAX_PAGE
 from cronplane.errors import InvalidRequest
-
-
-def check_limit(limit: int) -> None:
-    """InvalidRequest when a page size is outside 1..MAX_PAGE."""
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
 
 
 def encode_cursor(schedule: Schedule) -> str:

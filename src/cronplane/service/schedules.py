@@ -39,7 +39,7 @@ from cronplane.core.model import (
     Scope,
 )
 from cronplane.core.occurrences import first_run, next_run
-from cronplane.core.queries import ScheduleQuery
+from cronplane.core.queries import ScheduleQuery, check_limit
 from cronplane.core.reconcile import restore_declared
 from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
 from cronplane.errors import (
@@ -57,7 +57,7 @@ from cronplane.service.base import (
     json_value,
     schedule_event,
 )
-from cronplane.service.paging import check_limit, decode_cursor, encode_cursor
+from cronplane.service.paging import decode_cursor, encode_cursor
 from cronplane.service.schedule_creates import ScheduleCreates
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import list_events
