@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from cronplane.errors import InputFileTooLarge
+from cronplane.errors import InputFileTooLarge, InvalidRequest
 
 MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
 
@@ -24,3 +24,15 @@ def read_input(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
             {"path": str(path), "limit": limit},
         )
     return data
+
+
+def read_input_text(path: Path) -> str:
+    """The file's text (undecodable bytes replaced); InvalidRequest naming the file when
+    it cannot be read, InputFileTooLarge over the cap."""
+    try:
+        data = read_input(path)
+    except OSError as error:
+        raise InvalidRequest(
+            f"cannot read {str(path)!r}: {error.strerror}", {"path": str(path)}
+        ) from error
+    return data.decode(errors="replace")

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from cronplane.core import cron as cron_engine
 from cronplane.core.cron_zones import known_zone
-from cronplane.errors import InvalidRequest, ScheduleSyntax, UnknownZone
+from cronplane.errors import ScheduleSyntax, UnknownZone
 from cronplane.importers.translation import (
     Names,
     Skipped,
@@ -44,7 +44,7 @@ from cronplane.importers.translation import (
     cron_name,
     every_hint,
 )
-from cronplane.input_files import read_input
+from cronplane.input_files import read_input_text
 
 NICKNAMES: Final = frozenset(
     {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
@@ -114,13 +114,7 @@ SHELL_COMMANDS: Final = frozenset(
 
 def read_text(path: Path) -> str:
     """The file's text; InvalidRequest when it cannot be read, InputFileTooLarge over 4 MiB."""
-    try:
-        data = read_input(path)
-    except OSError as error:
-        raise InvalidRequest(
-            f"cannot read {str(path)!r}: {error.strerror}", {"path": str(path)}
-        ) from error
-    return data.decode(errors="replace")
+    return read_input_text(path)
 
 
 def is_system_crontab(path: Path) -> bool:

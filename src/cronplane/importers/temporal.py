@@ -59,7 +59,7 @@ from cronplane.importers.translation import (
     Untranslatable,
     cron_name,
 )
-from cronplane.input_files import read_input
+from cronplane.input_files import read_input_text
 
 OVERLAP: Final = {
     "SCHEDULE_OVERLAP_POLICY_UNSPECIFIED": ("skip", None),
@@ -110,14 +110,8 @@ def _documents(text: str, source: str) -> list[Any]:
 def read_file(path: Path) -> list[dict[str, Any]]:
     """The schedules in a file of describe or list JSON, each as
     `{"scheduleId"?, "schedule"?, "info"?}`; InvalidRequest when it is not that JSON."""
-    try:
-        data = read_input(path)
-    except OSError as error:
-        raise InvalidRequest(
-            f"cannot read {str(path)!r}: {error.strerror}", {"path": str(path)}
-        ) from error
     schedules: list[dict[str, Any]] = []
-    values = _documents(data.decode(errors="replace"), str(path))
+    values = _documents(read_input_text(path), str(path))
     for value in values:
         items = value if isinstance(value, list) else [value]
         for item in items:
