@@ -50,18 +50,24 @@ def _worker(database: Database, clock: FakeClock, **options: Any) -> Worker:
     return Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, concurrency=2, **options)
 
 
+def _read_ahead_of(database: Database, count: int) -> tuple[FakeClock, Worker, list[UUID]]:
+    """`count` items claimable at START, read ahead by an idle worker 0.3 s before it."""
+    clock = FakeClock(START - timedelta(seconds=1))
+    add_job(database, target="python:worker_handlers:ok")
+    ids = _queue(database, count)
+    worker = _worker(database, clock, claim_batch=64, pace=0.0)
+    _at(clock, -0.3)
+    worker.wake(START)
+    worker.read_ahead()
+    return clock, worker, ids
+
+
 def _statuses(database: Database) -> Counter[str]:
     return Counter(item.status for item in items(database))
 
 
 def test_a_claim_read_ahead_starts_nothing_before_its_instant(database: Database) -> None:
-    clock = FakeClock(START - timedelta(seconds=1))
-    add_job(database, target="python:worker_handlers:ok")
-    _queue(database, 40)
-    worker = _worker(database, clock, claim_batch=64, pace=0.0)
-    _at(clock, -0.3)
-    worker.wake(START)
-    worker.read_ahead()
+    clock, worker, _ = _read_ahead_of(database, 40)
     # Read, not claimed: every item is still queued, and none may start before START.
     assert _statuses(database) == {"queued": 40}
     _at(clock, -0.01)
@@ -77,13 +83,7 @@ def test_a_claim_read_ahead_starts_nothing_before_its_instant(database: Database
 
 
 def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
-    clock = FakeClock(START - timedelta(seconds=1))
-    add_job(database, target="python:worker_handlers:ok")
-    ids = _queue(database, 6)
-    worker = _worker(database, clock, claim_batch=64, pace=0.0)
-    _at(clock, -0.3)
-    worker.wake(START)
-    worker.read_ahead()
+    clock, worker, ids = _read_ahead_of(database, 6)
     _at(clock, 0.0)
     with database.begin() as conn:
         # One cancelled by an operator, two taken by another worker, after the read.
@@ -101,13 +101,7 @@ def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
 
 
 def test_an_instant_long_past_is_claimed_afresh(database: Database) -> None:
-    clock = FakeClock(START - timedelta(seconds=1))
-    add_job(database, target="python:worker_handlers:ok")
-    _queue(database, 3)
-    worker = _worker(database, clock, claim_batch=64, pace=0.0)
-    _at(clock, -0.3)
-    worker.wake(START)
-    worker.read_ahead()
+    clock, worker, _ = _read_ahead_of(database, 3)
     _at(clock, 5.0)  # the worker was held up: what it read may be stale
     while worker.run_once():
         pass
