@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,20 +160,17 @@ def test_no_module_grows_past_the_limit() -> None:
     assert not fixed, f"now within {MAX_LINES} lines: take {fixed} off LONG_MODULES"
 
 
-def _lint_imports() -> str:
+def _lint_imports(config: Path, cwd: Path, env: dict[str, str] | None = None) -> Any:
+    """The installed `lint-imports` run on `config` in `cwd`."""
     found = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert found, "lint-imports is not installed (the test extra installs import-linter)"
-    return found
+    return subprocess.run(
+        [found, str(config)], capture_output=True, text=True, cwd=cwd, env=env, check=False
+    )
 
 
 def test_the_layers_hold() -> None:
-    done = subprocess.run(
-        [_lint_imports(), str(ROOT / "pyproject.toml")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    done = _lint_imports(ROOT / "pyproject.toml", ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 broken" in done.stdout
 
@@ -190,15 +188,7 @@ def test_the_layers_contract_catches_a_planted_upward_import(tmp_path: Path) -> 
         '[[tool.importlinter.contracts]]\nname = "store above core"\ntype = "layers"\n'
         'layers = ["planted.store", "planted.core"]\n'
     )
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run(
-        [_lint_imports(), str(config)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        check=False,
-    )
+    done = _lint_imports(config, tmp_path, {**os.environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "planted.core.rules -> planted.store.rows" in done.stdout
 
