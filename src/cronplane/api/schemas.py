@@ -19,7 +19,8 @@ from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import controls, redact, target_rules, validation, window
-from cronplane.core.choices import Overlap
+from cronplane.core.choices import SOURCES, Overlap
+from cronplane.core.queries import MAX_PAGE, MAX_SEARCH, ScheduleQuery
 from cronplane.core.quotas import MAX_LIMIT
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
@@ -123,12 +124,12 @@ class ScheduleQueryParams(BaseModel):
 
     stack: NameFilter = None
     environment: NameFilter = None
-    source: str | None = Field(default=None, pattern="^(app|user|system)$")
+    source: str | None = Field(default=None, pattern=f"^({'|'.join(SOURCES)})$")
     enabled: bool | None = None
     job: NameFilter = None
-    search: str | None = Field(default=None, max_length=128, json_schema_extra=NUL_FREE)
+    search: str | None = Field(default=None, max_length=MAX_SEARCH, json_schema_extra=NUL_FREE)
     cursor: str | None = Field(default=None, max_length=1024, json_schema_extra=NUL_FREE)
-    limit: int = Field(default=100, ge=1, le=1000)
+    limit: int = Field(default=ScheduleQuery().limit, ge=1, le=MAX_PAGE)
 
 
 class ScheduleCreate(Request):
