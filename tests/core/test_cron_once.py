@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from cronplane.core.cron import parse
 from cronplane.core.cron_zones import known_zone, wall_instant
+from cronplane.core.fields import FIELD_CHECKS
 from cronplane.core.model import STATE_RULES, STATES, Schedule
 from cronplane.core.occurrences import first_run, next_run
-from cronplane.core.window import resolve_window, validate_instant, validate_max_runs
+from cronplane.core.window import resolve_window, validate_instant
 from cronplane.errors import CronRejected, InvalidMaxRuns, InvalidWindow, ScheduleSyntax
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -138,11 +139,12 @@ def test_window_checks() -> None:
         with pytest.raises(InvalidWindow) as refused:
             validate_instant(bad, "start_at")
         assert refused.value.code.text == "X400150WININV"
+    max_runs = FIELD_CHECKS["max_runs"]
     for bad_runs in (0, -1, True, 1.5, "3", 10**10):
         with pytest.raises(InvalidMaxRuns) as too:
-            validate_max_runs(bad_runs)
+            max_runs(bad_runs, "")
         assert too.value.code.text == "X400151RUNINV"
-    assert validate_max_runs(3) == 3 and validate_max_runs(None) is None
+    assert max_runs(3, "") == 3 and max_runs(None, "") is None
     naive = {"start_at": datetime(2027, 1, 1, 3), "end_at": datetime(2027, 1, 1, 3, 0, 0)}
     resolved = resolve_window(naive, "Europe/Berlin")
     assert resolved["start_at"] == datetime(2027, 1, 1, 2, tzinfo=UTC)

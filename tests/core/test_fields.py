@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from cronplane.api import schemas, sync_schemas
+from cronplane.api import schedule_schemas as schemas
+from cronplane.api import sync_schemas
+from cronplane.api.schemas import Request, Response
 from cronplane.core import fields as table
 from cronplane.core.fields import (
     BY_NAME,
@@ -154,3 +156,28 @@ def test_schedule_add_offers_every_flagged_field_through_the_installed_command()
         if field.flag:
             assert field.flag in done.stdout, field.name
             assert " ".join(field.help.split()[:3]) in words, field.name
+
+
+WHOLE = [f for f in SCHEDULE_FIELDS if f.kind in ("seconds", "count")]
+
+
+@pytest.mark.parametrize("field", WHOLE, ids=lambda f: f.name)
+def test_a_whole_number_row_checks_its_range_and_states_it_to_the_api(field: ScheduleField) -> None:
+    assert field.minimum is not None and field.maximum is not None
+    assert field.validate(field.maximum, "") == field.maximum
+    assert field.validate(None, "") is None
+    for bad in (field.minimum - 1, field.maximum + 1, True, 1.5, "5"):
+        with pytest.raises(field.error) as refused:
+            field.validate(bad, "")
+        assert refused.value.detail == {"field": field.name}
+    stated = schemas.ScheduleCreate.model_json_schema()["properties"][field.name]["anyOf"][0]
+    assert (stated["minimum"], stated["maximum"]) == (field.minimum, field.maximum)
+
+
+def test_a_new_row_reaches_the_api_models_without_an_edit_there() -> None:
+    created = schemas.from_table("Planted", Request, "", schemas.create_field, PLANTED)
+    answered = schemas.from_table("PlantedOut", Response, "", schemas.answer_field, PLANTED)
+    body = created.model_validate({"job": "j", "cron": "* * * * *"})
+    assert body.labels == {} and created.model_fields["labels"].default_factory is dict
+    assert answered.model_json_schema()["properties"]["labels"]["type"] == "object"
+    assert "labels" in answered.model_json_schema()["required"]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cronplane.core import target_rules, validation
+from cronplane.core.fields import FIELD_CHECKS
 from cronplane.core.occurrences import first_run
 from cronplane.errors import (
     CronRejected,
@@ -91,11 +92,12 @@ def test_bad_targets(target: object) -> None:
 
 
 def test_misfire_grace_and_overlap() -> None:
-    assert validation.validate_misfire_grace(None) is None
-    assert validation.validate_misfire_grace(0) == 0
+    grace = FIELD_CHECKS["misfire_grace"]
+    assert grace(None, "") is None
+    assert grace(0, "") == 0
     for bad in (-1, 10**9, True, 1.5, "60"):
         with pytest.raises(InvalidRequest):
-            validation.validate_misfire_grace(bad)
+            grace(bad, "")
     assert validation.validate_overlap("allow") == "allow"
     with pytest.raises(InvalidRequest):
         validation.validate_overlap("never")

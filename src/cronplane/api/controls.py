@@ -14,8 +14,9 @@ from fastapi import APIRouter, Body, Depends, Response
 from cronplane.api.auth import CanRun, CanUpdate
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.revisions import if_match
+from cronplane.api.schedule_schemas import ScheduleOut
 from cronplane.api.schedules import KEY, render
-from cronplane.api.schemas import BackfillBody, BackfillOut, NameSegment, PauseBody, ScheduleOut
+from cronplane.api.schemas import BackfillBody, BackfillOut, NameSegment, PauseBody
 from cronplane.core.model import Scope
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])

@@ -19,16 +19,13 @@ from cronplane.api.cron import preview
 from cronplane.api.direct import DirectRoute
 from cronplane.api.events import render_event
 from cronplane.api.revisions import etag, if_match, set_etag
-from cronplane.api.schemas import (
-    EventPage,
-    NameSegment,
-    Preview,
+from cronplane.api.schedule_schemas import (
     ScheduleCreate,
     ScheduleOut,
     SchedulePage,
     SchedulePatchBody,
-    ScheduleQueryParams,
 )
+from cronplane.api.schemas import EventPage, NameSegment, Preview, ScheduleQueryParams
 from cronplane.core.codec import field_names, nullable_fields
 from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
 from cronplane.core.queries import ScheduleQuery

@@ -16,12 +16,11 @@ from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
 from fastapi import Path
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import controls, redact, target_rules, validation, window
-from cronplane.core.choices import SOURCES, Overlap
+from cronplane.core import redact, target_rules, validation
+from cronplane.core.choices import SOURCES
 from cronplane.core.queries import MAX_PAGE, MAX_SEARCH, ScheduleQuery
-from cronplane.core.quotas import MAX_LIMIT
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -52,17 +51,8 @@ CronText = Annotated[
     described(maxLength=validation.MAX_CRON_LENGTH, pattern=NO_NUL),
 ]
 ZoneText = Annotated[str, Field(min_length=1, max_length=MAX_ZONE), described(pattern=NO_NUL)]
-Grace = Annotated[int, Field(ge=0, le=10**9), described(maximum=validation.MAX_MISFIRE_GRACE)]
-# Out-of-range jitter is the service's to refuse (X400100JITINV), not pydantic's.
-Jitter = Annotated[
-    int, Field(ge=-(10**9), le=10**9), described(minimum=0, maximum=controls.MAX_JITTER)
-]
-# Checked by the service (core.validation.validate_timeout: X400007REQINV for <= 0).
-TimeoutSeconds = Annotated[
-    int, Field(ge=-(10**9), le=10**9), described(minimum=1, maximum=validation.MAX_TIMEOUT)
-]
-# Checked by the service (X400150WININV / X400151RUNINV), not by the schema, so a
-# bad value gets the same coded error from every edge.
+# Checked by the service (X400150WININV), not by the schema, so a bad value gets the same
+# coded error from every edge.
 InstantText = Annotated[
     str,
     Field(
@@ -71,11 +61,6 @@ InstantText = Annotated[
         "a wall time in the schedule's zone.",
     ),
     described(pattern=NO_NUL),
-]
-MaxRuns = Annotated[
-    int,
-    Field(description="Fires before the schedule ends (>= 1); null: no limit."),
-    described(minimum=1, maximum=window.MAX_RUNS_LIMIT),
 ]
 TargetText = Annotated[
     str,
@@ -132,88 +117,6 @@ class ScheduleQueryParams(BaseModel):
     limit: int = Field(default=ScheduleQuery().limit, ge=1, le=MAX_PAGE)
 
 
-class ScheduleCreate(Request):
-    """A new `user` schedule in (stack, environment) of the path's tenant."""
-
-    job: NameText
-    cron: CronText
-    name: NameText | None = Field(None, description="Defaults to the job's name.")
-    stack: NameText = "default"
-    environment: NameText = "default"
-    timezone: ZoneText = "UTC"
-    payload: JSONObject | None = Field(None, description="Defaults to the job's default payload.")
-    misfire_grace: Grace | None = None
-    overlap: Overlap = "skip"
-    timeout: TimeoutSeconds | None = Field(
-        None, description="Seconds an item may run; overrides the job's options.timeout."
-    )
-    enabled: StrictBool = True
-    jitter: Jitter | None = Field(
-        None, description="Seconds each fire is spread by (< the cron's shortest interval)."
-    )
-    start_at: InstantText | None = Field(None, description="No fire before this instant.")
-    end_at: InstantText | None = Field(None, description="No fire after this instant.")
-    max_runs: MaxRuns | None = None
-
-
-class SchedulePatchBody(Request):
-    """Fields to change; absent fields are left alone (`misfire_grace: null` clears it)."""
-
-    job: NameText | None = None
-    cron: CronText | None = None
-    timezone: ZoneText | None = None
-    payload: JSONObject | None = None
-    misfire_grace: Grace | None = None
-    overlap: Overlap | None = None
-    timeout: TimeoutSeconds | None = None
-    enabled: StrictBool | None = None
-    jitter: Jitter | None = None
-    start_at: InstantText | None = None
-    end_at: InstantText | None = None
-    max_runs: MaxRuns | None = None
-
-
-class ScheduleOut(Response):
-    """One schedule row (SPEC §2)."""
-
-    id: UUID
-    tenant: str
-    stack: str
-    environment: str
-    name: str
-    job: str
-    cron: str
-    timezone: str
-    payload: dict[str, Any]
-    enabled: bool
-    source: Literal["app", "user", "system"]
-    misfire_grace: int | None
-    overlap: Overlap
-    timeout: int | None
-    last_run: datetime | None
-    next_run: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    revision: int
-    declared: dict[str, Any] | None
-    overrides: list[str]
-    jitter: int | None
-    jitter_offset: int
-    paused_at: datetime | None
-    paused_until: datetime | None
-    paused_note: str | None
-    paused_by: str | None
-    start_at: datetime | None
-    end_at: datetime | None
-    max_runs: int | None
-    run_count: int = Field(description="Schedule fires so far (read-only).")
-    runs_left: int | None = Field(description="max_runs - run_count; null: no limit.")
-    state: Literal["active", "inactive", "paused", "ended", "done"] = Field(
-        description="Derived, read-only: ended = window over or runs used up; "
-        "done = a one-off that fired."
-    )
-
-
 class PauseBody(Request):
     """Pause: `until` an ISO 8601 instant (naive: the row's zone) or null; a note for people."""
 
@@ -242,13 +145,6 @@ class BackfillOut(Response):
     already_fired: list[datetime]
     left_to_dispatcher: list[datetime]
     item_ids: list[UUID]
-
-
-class SchedulePage(Response):
-    """One page of schedules; pass `next_cursor` as `cursor` for the next (null: last page)."""
-
-    items: list[ScheduleOut]
-    next_cursor: str | None
 
 
 class Preview(Response):
@@ -449,68 +345,3 @@ class RunBody(Request):
     payload: JSONObject | None = Field(
         None, description="Replaces the schedule's payload for this run; checked like one."
     )
-
-
-# -- tenants and quotas (platform tokens only) -------------------------------------------
-
-
-def _json_number(value: object) -> object:
-    """Refuse what lax validation would turn into a number: `false`/`true` (0/1) and numeric
-    strings (`"5"`); an integral float (`3.0`) stays, and becomes 3."""
-    if isinstance(value, bool | str):
-        raise ValueError("must be a whole number or null")
-    return value
-
-
-# The bounds core.quotas.checked_limits enforces, stated in the OpenAPI document too.
-QuotaLimit = Annotated[
-    Annotated[int, Field(ge=0, le=MAX_LIMIT)] | None, BeforeValidator(_json_number)
-]
-IntervalLimit = Annotated[
-    Annotated[int, Field(ge=1, le=MAX_LIMIT)] | None, BeforeValidator(_json_number)
-]
-
-
-class QuotaBody(Request):
-    """A tenant's own limits (core.quotas). PUT: every limit, an absent one cleared back to
-    the platform's default. PATCH: only those given; null clears one."""
-
-    max_schedules: QuotaLimit = None
-    max_jobs: QuotaLimit = None
-    min_interval: IntervalLimit = None
-    max_fires_per_minute: QuotaLimit = None
-    max_queued: QuotaLimit = None
-
-
-class QuotaOut(Response):
-    """A tenant's effective limits; null: unlimited (min_interval null: 1 s)."""
-
-    max_schedules: int | None
-    max_jobs: int | None
-    min_interval: int | None
-    max_fires_per_minute: int | None
-    max_queued: int | None
-
-
-class UsageCounts(Response):
-    """What a tenant holds and fires now."""
-
-    schedules: int
-    jobs: int
-    fires_last_hour: int
-    queued: int
-
-
-class TenantOut(Response):
-    """A tenant's usage against its quota, and which limits its own row sets."""
-
-    tenant: str
-    usage: UsageCounts
-    quota: QuotaOut
-    overrides: list[str]
-
-
-class TenantList(Response):
-    """Every known tenant (a schedule, a job or a quota row), by name."""
-
-    items: list[TenantOut]

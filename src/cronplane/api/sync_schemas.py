@@ -6,48 +6,45 @@ keep one module per noun.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AliasChoices, Field, StrictBool
 
+from cronplane.api.schedule_schemas import answer_field, from_table, optional_field, request_type
 from cronplane.api.schemas import (
     MAX_CRONS,
     MAX_NAME,
     NAME_SCHEMA,
     CronText,
-    Grace,
-    InstantText,
-    Jitter,
     JSONObject,
-    MaxRuns,
     NameText,
     Request,
     Response,
-    TimeoutSeconds,
-    ZoneText,
     described,
 )
-from cronplane.core.choices import Overlap
+from cronplane.core.fields import SCHEDULE_FIELDS
 
-
-class CronEntry(Request):
-    """The long form of a declared cron (the short form is just the expression)."""
-
-    cron: CronText
-    job: NameText | None = None
-    timezone: ZoneText | None = None
-    payload: JSONObject | None = None
-    misfire_grace: Grace | None = None
-    overlap: Overlap | None = None
-    timeout: TimeoutSeconds | None = None
-    enabled: StrictBool | None = Field(
-        default=None, description="The state a new row is created in; sync never changes it."
+if TYPE_CHECKING:
+    CronEntry = Request
+    Declaration = Response
+else:
+    CronEntry = from_table(
+        "CronEntry",
+        Request,
+        "The long form of a declared cron (the short form is just the expression); "
+        "`enabled` is the state a new row is created in: sync never changes it.",
+        # Only the expression is required: `job` defaults to the cron's name.
+        lambda field: (
+            (request_type(field), Field()) if field.kind == "cron" else optional_field(field)
+        ),
     )
-    jitter: Jitter | None = None
-    start_at: InstantText | None = None
-    end_at: InstantText | None = None
-    max_runs: MaxRuns | None = None
+    Declaration = from_table(
+        "Declaration",
+        Response,
+        "A cron as the app declares it, resolved (normalized cron, concrete payload).",
+        lambda field: answer_field(field, since_default=True),
+        tuple(field for field in SCHEDULE_FIELDS if field.declarable),
+    )
 
 
 CronsMap = Annotated[
@@ -100,22 +97,6 @@ class PlanDrift(Response):
     field: str
     current: Any
     declared: Any
-
-
-class Declaration(Response):
-    """A cron as the app declares it, resolved (normalized cron, concrete payload)."""
-
-    job: str
-    cron: str
-    timezone: str
-    payload: dict[str, Any]
-    misfire_grace: int | None
-    overlap: Overlap
-    jitter: int | None = None
-    timeout: int | None = None
-    start_at: datetime | None = None
-    end_at: datetime | None = None
-    max_runs: int | None = None
 
 
 class Plan(Response):

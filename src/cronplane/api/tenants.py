@@ -13,7 +13,8 @@ from fastapi import APIRouter, Depends
 
 from cronplane.api.auth import CanSeeTenants, CanSetQuota
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import NameSegment, QuotaBody, TenantList, TenantOut
+from cronplane.api.schemas import NameSegment
+from cronplane.api.tenant_schemas import QuotaBody, TenantList, TenantOut
 from cronplane.core.access import Principal
 
 router = APIRouter(prefix="/tenants", tags=["tenants"])

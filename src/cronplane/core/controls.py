@@ -1,7 +1,7 @@
 """Operational controls (docs/controls.md): the pure rules of jitter, pause and backfill.
 
-- jitter: `validate_jitter` (the field's own check), `check_jitter` (against the
-  cron's shortest interval) and `jitter_offset` (the stable offset of a row);
+- jitter: `check_jitter` (against the cron's shortest interval; the field's own
+  range is its row in `core.fields`) and `jitter_offset` (the stable offset of a row);
 - pause: `parse_instant` (an ISO 8601 instant, naive = the row's zone),
   `check_until` (strictly in the future), `check_note`;
 - backfill: `backfill_range` (the range checked) and `backfill_occurrences`
@@ -23,33 +23,17 @@ from cronplane.core import cron as cron_engine
 from cronplane.errors import (
     BackfillTooLarge,
     InvalidBackfill,
-    InvalidJitter,
     InvalidRequest,
     InvalidUntil,
     JitterTooLong,
 )
 
-# A day: past that, a spread is a different schedule, not jitter.
-MAX_JITTER: Final = 86_400
 MAX_NOTE_LENGTH: Final = 500
 # Items one backfill request may enqueue (BackfillTooLarge past it).
 MAX_BACKFILL: Final = 1_000
 
 
 # -- jitter ----------------------------------------------------------------------
-
-
-def validate_jitter(value: object) -> int | None:
-    """None, or whole seconds in 0..MAX_JITTER; InvalidJitter otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidJitter("jitter must be whole seconds or null", {"field": "jitter"})
-    if not 0 <= value <= MAX_JITTER:
-        raise InvalidJitter(
-            f"jitter {value} is out of range 0..{MAX_JITTER} seconds", {"field": "jitter"}
-        )
-    return value
 
 
 def check_jitter(cron: str, jitter: int | None) -> None:

@@ -21,12 +21,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from cronplane.core import controls, validation, window
-from cronplane.core.choices import DEFAULT_ZONE, OVERLAPS
+from cronplane.core import validation, window
+from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS
 from cronplane.core.codec import encode_value
+from cronplane.errors import CronplaneError, InvalidJitter, InvalidMaxRuns, InvalidRequest
 
 Kind = Literal["name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count"]
 Check = Callable[[Any, str], Any]
+# A whole-number field's bounds: past a year, a misfire grace means "always fire" (say
+# so with null); past a day, a spread is a different schedule, not jitter; one item
+# runs at most a day; past a billion fires, a limit is no limit (say so with null).
+MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
+MAX_JITTER: Final = 86_400
+MAX_TIMEOUT: Final = validation.MAX_TIMEOUT
+MAX_RUNS: Final = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +50,21 @@ class ScheduleField:
     - `since`: added after rows existed: the `declared` document leaves it out at
       its default, so older rows' documents stay equal (no re-sync churn).
     - `check(value, seed)`: the value as stored, or a coded error (`seed`: the
-      schedule's identity, for `H` fields).
+      schedule's identity, for `H` fields). A whole-number field (`seconds`,
+      `count`) has none: `minimum`..`maximum` is its check, `error` its code.
+    - `nullable`: may be null as stored (default: when its default is None).
     - `info`: how `schedule info` shows it (None: shown by a view of its own).
     - `flag`, `help`: its `schedule add` option (a `bool` field's flag sets the value
-      that is not its default); `choices` for a `choice` field; `required` on create.
+      that is not its default); `choices` for a `choice` field (`notes`: what
+      each means); `required` on create.
+    - `about`: what it means, for the API's document; `placeholder`, `hint`: its
+      console input's blank text and the line under it.
     """
 
     name: str
     label: str
     kind: Kind
-    check: Check
+    check: Check | None = None
     default: Any = None
     factory: Callable[[], Any] | None = None
     declarable: bool = True
@@ -62,11 +75,51 @@ class ScheduleField:
     flag: str = ""
     help: str = ""
     choices: tuple[str, ...] = ()
+    notes: Mapping[str, str] | None = None
     required: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+    error: type[CronplaneError] = InvalidRequest
+    nullable: bool | None = None
+    about: str = ""
+    placeholder: str = ""
+    hint: str = ""
 
     def default_value(self) -> Any:
         """A fresh default (a new object for a mutable one)."""
         return self.factory() if self.factory is not None else self.default
+
+    @property
+    def stores_null(self) -> bool:
+        """Whether a stored row may hold null here."""
+        if self.nullable is not None:
+            return self.nullable
+        return not self.required and self.factory is None and self.default is None
+
+    def validate(self, value: Any, seed: str) -> Any:
+        """The value as stored, or this field's coded error."""
+        if self.check is not None:
+            return self.check(value, seed)
+        return self._whole(value)
+
+    def _whole(self, value: object) -> int | None:
+        """None, or a whole number in `minimum`..`maximum`."""
+        if self.minimum is None or self.maximum is None:
+            raise TypeError(f"field {self.name} has neither a check nor bounds")
+        if value is None:
+            return None
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and self.minimum <= value <= self.maximum
+        ):
+            return value
+        unit = "whole seconds" if self.kind == "seconds" else "a whole number"
+        raise self.error(
+            f"{self.name} {value!r}"[:80]
+            + f" is invalid: {unit} in {self.minimum:,}..{self.maximum:,}, or null",
+            {"field": self.name},
+        )
 
 
 def _seconds(value: Any) -> str:
@@ -115,29 +168,39 @@ SCHEDULE_FIELDS: Final = (
         "json",
         lambda value, seed: validation.validate_payload(value),
         overridable=True,
+        nullable=False,
         info=_json,
         flag="--payload",
         help="JSON object, or @file.json (default: the job's).",
+        about="Defaults to the job's default payload.",
     ),
     ScheduleField(
         "misfire_grace",
         "Misfire grace",
         "seconds",
-        lambda value, seed: validation.validate_misfire_grace(value),
+        minimum=0,
+        maximum=MAX_MISFIRE_GRACE,
         overridable=True,
         info=_seconds,
         flag="--misfire-grace",
         help="Skip occurrences later than this (s).",
+        about="Seconds an occurrence may be late and still fire; null: always fire once.",
+        placeholder="always fire once",
     ),
     ScheduleField(
         "jitter",
         "Jitter",
         "seconds",
-        lambda value, seed: controls.validate_jitter(value),
+        minimum=0,
+        maximum=MAX_JITTER,
+        error=InvalidJitter,
         overridable=True,
         since=True,
         flag="--jitter",
         help="Spread each fire by up to this many s (stable).",
+        about="Seconds each fire is spread by (< the cron's shortest interval).",
+        placeholder="fire on the dot",
+        hint="Each fire moves a stable offset below this, shorter than the cron's interval.",
     ),
     ScheduleField(
         "overlap",
@@ -147,18 +210,23 @@ SCHEDULE_FIELDS: Final = (
         default="skip",
         info=str,
         choices=OVERLAPS,
+        notes=OVERLAP_NOTES,
         flag="--overlap",
         help="What a due occurrence does while an item of the schedule is queued or running.",
+        about="What a due occurrence does while an item of the schedule is queued or running.",
     ),
     ScheduleField(
         "timeout",
         "Timeout",
         "seconds",
-        lambda value, seed: validation.validate_timeout(value),
+        minimum=1,
+        maximum=MAX_TIMEOUT,
         since=True,
         info=_seconds,
         flag="--timeout",
         help="Seconds an item may run (> 0); overrides the job's options.timeout.",
+        about="Seconds an item may run; overrides the job's options.timeout.",
+        placeholder="the job's",
     ),
     ScheduleField(
         "enabled",
@@ -179,6 +247,8 @@ SCHEDULE_FIELDS: Final = (
         since=True,
         flag="--start-at",
         help="No fire before this ISO 8601 instant (naive: in --tz).",
+        about="No fire before this instant.",
+        placeholder="no start: fires from now",
     ),
     ScheduleField(
         "end_at",
@@ -189,22 +259,30 @@ SCHEDULE_FIELDS: Final = (
         since=True,
         flag="--end-at",
         help="No fire after this ISO 8601 instant (naive: in --tz).",
+        about="No fire after this instant.",
+        placeholder="no end",
+        hint="ISO 8601, e.g. 2027-01-01T03:00 (in the schedule's zone) or "
+        "2027-01-01T03:00+01:00. No fire outside the window; after it the schedule is ended.",
     ),
     ScheduleField(
         "max_runs",
         "Max runs",
         "count",
-        lambda value, seed: window.validate_max_runs(value),
+        minimum=1,
+        maximum=MAX_RUNS,
+        error=InvalidMaxRuns,
         overridable=True,
         since=True,
         flag="--max-runs",
         help="End after this many fires.",
+        about="Fires before the schedule ends (>= 1); null: no limit.",
+        placeholder="no limit",
     ),
 )
 
 BY_NAME: Final = {f.name: f for f in SCHEDULE_FIELDS}
 # A schedule's own fields: field -> check(value, seed), in the order they are checked.
-FIELD_CHECKS: Final[dict[str, Check]] = {f.name: f.check for f in SCHEDULE_FIELDS}
+FIELD_CHECKS: Final[dict[str, Check]] = {f.name: f.validate for f in SCHEDULE_FIELDS}
 # The fields of an `app` row an operator may change (SPEC §2); all but `enabled` are
 # remembered as overrides (sync never touches `enabled`).
 OVERRIDABLE_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.overridable)

@@ -41,8 +41,6 @@ MAX_PAYLOAD_BYTES: Final = 64 * 1024
 MAX_PAYLOAD_DEPTH: Final = 32
 MAX_CRON_LENGTH: Final = 256  # the column's width
 MAX_TITLE_LENGTH: Final = 200
-# misfire_grace beyond a year would mean "always fire"; say so with null instead.
-MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 # A job's or schedule's `timeout`: one item may run at most a day.
 MAX_TIMEOUT: Final = 24 * 3600
 # A job's `max_concurrency`.
@@ -243,20 +241,6 @@ def normalize_cron(text: object, seed: str) -> str:
         raise cron_rejected(text, error) from error
 
 
-def validate_misfire_grace(value: object) -> int | None:
-    """None, or whole seconds in 0..one year."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequest("misfire_grace must be whole seconds or null")
-    if not 0 <= value <= MAX_MISFIRE_GRACE:
-        raise InvalidRequest(
-            f"misfire_grace {value} is out of range 0..{MAX_MISFIRE_GRACE} seconds",
-            {"field": "misfire_grace"},
-        )
-    return value
-
-
 def validate_overlap(value: object) -> Overlap:
     """`skip`, `allow`, `buffer_one` or `cancel_running`."""
     for overlap in OVERLAPS:
@@ -265,18 +249,6 @@ def validate_overlap(value: object) -> Overlap:
     raise InvalidRequest(
         f"overlap {value!r} is invalid: use one of {', '.join(OVERLAPS)}", {"field": "overlap"}
     )
-
-
-def validate_timeout(value: object, field: str = "timeout") -> int | None:
-    """None, or whole seconds in 1..one day: how long one item may run."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_TIMEOUT:
-        raise InvalidRequest(
-            f"{field} {value!r} is invalid: whole seconds in 1..{MAX_TIMEOUT}, or null",
-            {"field": field},
-        )
-    return value
 
 
 def validate_run_options(options: dict[str, Any]) -> None:

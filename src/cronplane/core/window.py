@@ -1,13 +1,12 @@
 """The checks of a schedule's end: its active window (`start_at`, `end_at`) and `max_runs`.
 
     validate_instant(value, field) -> datetime | None    an ISO 8601 instant (naive allowed)
-    validate_max_runs(value) -> int | None               a whole number >= 1, or None
     resolve_window(values, timezone) -> dict             naive bounds made aware, end >= start
 
 A naive bound is a wall time in the schedule's zone, resolved like a fixed
 cron time (`cron_zones.wall_instant`: a skipped wall time is the first instant
 after the jump, a repeated one its first pass). Pure; the checks are the
-`core.fields` rows of these fields.
+`core.fields` rows of these fields (`max_runs`: its row's bounds).
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ from datetime import datetime
 from typing import Any, Final
 
 from cronplane.core.cron_zones import known_zone, wall_instant
-from cronplane.errors import InvalidMaxRuns, InvalidWindow
+from cronplane.errors import InvalidWindow
 
 WINDOW_FIELDS: Final = ("start_at", "end_at")
-# A limit beyond this is no limit: say so with null.
-MAX_RUNS_LIMIT: Final = 1_000_000_000
 _MAX_TEXT: Final = 64
 
 
@@ -46,19 +43,6 @@ def validate_instant(value: object, field: str) -> datetime | None:
         raise InvalidWindow(f"{field} must be an ISO 8601 instant or null", {"field": field})
     if not 1970 <= value.year <= 9998:
         raise InvalidWindow(f"{field} must be between 1970 and 9998", {"field": field})
-    return value
-
-
-def validate_max_runs(value: object) -> int | None:
-    """None (no limit), or a whole number of fires >= 1."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS_LIMIT:
-        raise InvalidMaxRuns(
-            f"max_runs must be a whole number from 1 to {MAX_RUNS_LIMIT:,}, or null for no "
-            f"limit, not {value!r}"[:200],
-            {"field": "max_runs"},
-        )
     return value
 
 

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from cronplane.core.validation import MAX_MISFIRE_GRACE
+from cronplane.core.fields import MAX_MISFIRE_GRACE
 from cronplane.errors import InvalidRequest
 from cronplane.importers.temporal_spec import (
     DAY,
