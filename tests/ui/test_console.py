@@ -9,13 +9,18 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import World, sign_in
+from ui_support import World, add_schedule, sign_in
 
+from cronplane.clock import SystemClock
 from cronplane.core.access import Role
+from cronplane.core.model import Scope
+from cronplane.service import ScheduleService
+from cronplane.ui.form import DETAIL_FIELDS
 
 try:
     from playwright.sync_api import expect
@@ -295,3 +300,36 @@ def test_every_control_has_a_label(admin: Any) -> None:
     for path in ("/", "/schedules/new", "/schedules/billing/prod/invoices-sweep"):
         admin.goto(path)
         assert admin.evaluate(UNLABELLED) == [], path
+
+
+# A value each kind of Details row accepts on a schedule firing every day at 03:00 UTC.
+_TYPED = {"seconds": "30", "count": "7", "instant": "2031-06-01T03:00"}
+
+
+def test_every_details_row_of_the_field_table_is_an_input_that_saves(
+    admin: Any, world: World
+) -> None:
+    """The Details tab is laid out from core.fields: a row added there is offered, labelled,
+    and what is typed in it reaches the stored row."""
+    add_schedule(world, "every-detail")
+    admin.goto("/schedules/billing/prod/every-detail")
+    typed: dict[str, str] = {}
+    for row in DETAIL_FIELDS:
+        control = admin.get_by_label(re.compile(rf"^{re.escape(row.label)}\b"))
+        expect(control).to_be_editable()
+        if row.kind == "choice":
+            typed[row.name] = row.choices[-1]
+            control.select_option(typed[row.name])
+        else:
+            expect(control).to_have_attribute("placeholder", row.placeholder)
+            typed[row.name] = _TYPED[row.kind]
+            control.fill(typed[row.name])
+    admin.get_by_role("button", name="Save").click()
+    expect(admin.get_by_role("status")).to_have_text("Saved.")
+    stored = ScheduleService(world.database, SystemClock()).get_schedule(
+        Scope("demo", "billing", "prod"), "every-detail"
+    )
+    for name, text in typed.items():
+        value = getattr(stored, name)
+        shown = value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, datetime) else str(value)
+        assert shown == text, name

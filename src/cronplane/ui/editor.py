@@ -31,9 +31,10 @@ from cronplane.api.context import ApiContext, context_of
 from cronplane.core.access import Action
 from cronplane.core.alerts import Watched
 from cronplane.core.edits import editable, removable
+from cronplane.core.fields import BY_NAME, OVERRIDABLE_FIELDS
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
-from cronplane.ui.form import ScheduleForm, read_form
+from cronplane.ui.form import DETAIL_FIELDS, ScheduleForm, read_form
 from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
@@ -116,6 +117,14 @@ def editor_page(
         "jobs": jobs,
         "job": _job_of(ctx, session.tenant, form),
         "zones": zones(),
+        "detail_fields": DETAIL_FIELDS,
+        "overridable": [BY_NAME[name].label.lower() for name in OVERRIDABLE_FIELDS],
+        # What a stored row adds to a field's hint.
+        "field_notes": {
+            "jitter": f"This one fires {schedule.jitter_offset} s after each occurrence."
+        }
+        if schedule is not None and schedule.jitter
+        else {},
         "editable": editable_fields(session, schedule),
         "seed": scope.identity(form.name or form.job or "new"),
         "error": error_context(error),
@@ -216,23 +225,11 @@ def save_schedule(
             scope, name, patch, actor=session.principal.actor, revision=form.revision_value()
         )
     except CronplaneError as error:
-        shown = ScheduleForm.of(schedule)
-        kept = ScheduleForm(
-            **{**_form_values(shown), **_editable_values(form, editable_fields(session, schedule))}
-        )
+        kept = ScheduleForm.of(schedule).keeping(form, editable_fields(session, schedule))
         return editor_page(
             request, session, form=kept, schedule=schedule, error=error, tab=_tab_of(error)
         )
     return RedirectResponse(schedule_url(saved, notice="Saved."), status_code=303)
-
-
-def _form_values(form: ScheduleForm) -> dict[str, str]:
-    return {name: getattr(form, name) for name in ScheduleForm.__dataclass_fields__}
-
-
-def _editable_values(form: ScheduleForm, editable: frozenset[str]) -> dict[str, str]:
-    values = _form_values(form)
-    return {name: values[name] for name in editable if name in values}
 
 
 def _act(

@@ -20,7 +20,7 @@ from cronplane.api.context import context_of
 from cronplane.core import validation
 from cronplane.core.explain import explain
 from cronplane.errors import CronplaneError
-from cronplane.ui.form import ScheduleForm
+from cronplane.ui.form import payload_object
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, User
@@ -68,7 +68,7 @@ def payload_feedback(
     error = None
     schema_checked = False
     try:
-        value = validation.validate_payload(ScheduleForm(payload=payload).payload_value())
+        value = validation.validate_payload(payload_object(payload or "{}"))
         if job and stack:
             schema = service.get_job(session.tenant, stack, job).payload_schema
             validation.validate_against_schema(value, schema)

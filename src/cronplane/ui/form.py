@@ -8,50 +8,64 @@ the service's, which answers with a coded error the editor shows in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from dataclasses import dataclass, fields
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
 from fastapi import Request
 
-from cronplane.core.choices import DEFAULT_ZONE
-from cronplane.core.codec import field_names
-from cronplane.core.fields import BY_NAME
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS
 from cronplane.core.model import (
     DEFAULT_SCOPE_PART,
     Schedule,
     SchedulePatch,
     ScheduleSpec,
 )
-from cronplane.errors import InvalidMaxRuns, InvalidPayload, InvalidRequest
+from cronplane.errors import InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
 MAX_FIELD: Final = 256
-STATUSES: Final = ("ACTIVE", "INACTIVE")
+
+
+def _text(value: object) -> str:
+    """A stored value as the form shows it: JSON objects indented, None blank."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+# The table's rows the editor shows (`enabled` is the Status of a new row, and a stored
+# row's Enable / Disable actions), and those it lays out by kind on its Details tab;
+# the job, cron, zone and payload have inputs of their own.
+FORM_FIELDS: Final = tuple(row for row in SCHEDULE_FIELDS if row.name != "enabled")
+DETAIL_FIELDS: Final = tuple(
+    row for row in FORM_FIELDS if row.kind in ("seconds", "count", "instant", "choice")
+)
+# A new schedule's texts: each row's default, but a cron to start from and an empty object.
+INITIAL_TEXT: Final = {
+    **{row.name: _text(row.default_value()) for row in FORM_FIELDS},
+    "cron": DEFAULT_CRON,
+    "payload": "{}",
+}
+KEY_FIELDS: Final = ("stack", "environment", "name", "status", "revision")
 
 
 @dataclass(frozen=True, slots=True)
 class ScheduleForm:
-    """The editor's fields as text, exactly as typed (re-shown after a refusal)."""
+    """The editor's fields as text, exactly as typed (re-shown after a refusal): the
+    schedule's key, its status and revision, and a text per row of the field table."""
 
-    job: str = ""
     stack: str = ""
     environment: str = DEFAULT_SCOPE_PART
     name: str = ""
     status: str = "ACTIVE"
-    cron: str = DEFAULT_CRON
-    timezone: str = DEFAULT_ZONE
-    payload: str = "{}"
-    misfire_grace: str = ""
-    overlap: str = "skip"
-    jitter: str = ""
-    timeout: str = ""
-    # The active window (ISO 8601; without an offset, in the zone) and the run limit.
-    start_at: str = ""
-    end_at: str = ""
-    max_runs: str = ""
     revision: str = ""
+    texts: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, schedule: Schedule) -> ScheduleForm:
@@ -62,53 +76,58 @@ class ScheduleForm:
             name=schedule.name,
             status="ACTIVE" if schedule.enabled else "INACTIVE",
             revision=str(schedule.revision),
-            **{name: _text(getattr(schedule, name)) for name in SCHEDULE_FIELDS},
+            texts={f.name: _text(getattr(schedule, f.name)) for f in FORM_FIELDS},
         )
+
+    def text(self, name: str) -> str:
+        """A row's text as typed (a new form: its initial text)."""
+        return self.texts.get(name, INITIAL_TEXT[name])
+
+    def keeping(self, typed: ScheduleForm, names: Collection[str]) -> ScheduleForm:
+        """This form with the texts of `names` as `typed` has them (a refused save shows
+        the stored row with what was typed in the fields that could be changed)."""
+        kept = {name: typed.text(name) for name in names if name in INITIAL_TEXT}
+        return replace(self, texts={**self.texts, **kept})
+
+    @property
+    def job(self) -> str:
+        """The chosen job's name."""
+        return self.text("job")
 
     @property
     def enabled(self) -> bool:
         """Status ACTIVE."""
         return self.status != "INACTIVE"
 
-    def payload_value(self) -> dict[str, Any]:
-        """The payload text as a JSON object; InvalidPayload (field `payload`) otherwise."""
-        return payload_object(self.payload or "{}")
-
-    def json_value(self, name: str) -> Any:
-        """A JSON field's text as its object (blank: the field's default)."""
-        if name == "payload":
-            return self.payload_value()
-        text = getattr(self, name).strip()
-        return json_object(text, name) if text else BY_NAME[name].default_value()
-
     def number_value(self, name: str) -> int | None:
-        """A whole number; None when blank (misfire grace: "always fire once"; max runs: no limit)."""
-        text = getattr(self, name).strip()
+        """A whole number; None when blank (its row's check answers for the range)."""
+        text = self.text(name).strip()
         if not text:
             return None
         try:
             return int(text)
         except ValueError:
-            unit = "" if name == "max_runs" else " of seconds"
-            error = InvalidMaxRuns if name == "max_runs" else InvalidRequest
-            raise error(
-                f"{name.replace('_', ' ')} {text!r} is not a whole number{unit}",
-                {"field": name},
+            row = BY_NAME[name]
+            unit = " of seconds" if row.kind == "seconds" else ""
+            raise row.error(
+                f"{row.label.lower()} {text!r} is not a whole number{unit}", {"field": name}
             ) from None
 
     def value(self, name: str) -> Any:
-        """The typed value of one of the schedule's own fields (SCHEDULE_FIELDS), parsed by
-        its kind in the field table (core.fields)."""
-        field = BY_NAME[name]
-        if field.kind == "json":
-            return self.json_value(name)
-        if field.kind in ("seconds", "count"):
+        """The typed value of one of the schedule's own fields, parsed by its kind in the
+        field table (core.fields)."""
+        row = BY_NAME[name]
+        text = self.text(name)
+        if row.kind == "json":  # blank: an empty object for the payload, else the default
+            if name == "payload" or text.strip():
+                return json_object(text.strip() or "{}", name)
+            return row.default_value()
+        if row.kind in ("seconds", "count"):
             return self.number_value(name)
-        text = getattr(self, name)
-        if field.kind == "instant":  # checked (and resolved in the zone) by the service
+        if row.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
-        if field.choices:  # a choice: anything else is the first
-            return text if text in field.choices else field.choices[0]
+        if row.choices:  # a choice: anything else is the first
+            return text if text in row.choices else row.choices[0]
         return text
 
     def revision_value(self) -> int | None:
@@ -119,23 +138,17 @@ class ScheduleForm:
         """The create input."""
         if not self.job:
             raise InvalidRequest("choose a job first", {"field": "job"})
-        values = {name: self.value(name) for name in SCHEDULE_FIELDS}
+        values = {f.name: self.value(f.name) for f in FORM_FIELDS}
         return ScheduleSpec(name=self.name.strip() or None, enabled=self.enabled, **values)
 
     def patch(self, editable: Collection[str]) -> SchedulePatch:
         """The update input, carrying only the `editable` fields (a job only when chosen)."""
         values = {
-            name: self.value(name)
-            for name in SCHEDULE_FIELDS
-            if name in editable and (name != "job" or self.job)
+            f.name: self.value(f.name)
+            for f in FORM_FIELDS
+            if f.name in editable and (f.name != "job" or self.job)
         }
         return SchedulePatch(**values)
-
-
-# The form's inputs that are a schedule's own fields (the others: its key, status, revision).
-SCHEDULE_FIELDS: Final = tuple(
-    name for name in field_names(SchedulePatch) if name in ScheduleForm.__dataclass_fields__
-)
 
 
 def payload_object(text: str) -> dict[str, Any]:
@@ -160,25 +173,20 @@ def json_object(text: str, name: str) -> dict[str, Any]:
     return value
 
 
-def _text(value: object) -> str:
-    """A stored value as the form shows it: JSON objects indented, None blank."""
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)
-
-
 async def read_form(request: Request) -> ScheduleForm:
     """The posted editor form (unknown fields ignored, each field bounded)."""
     posted = await request.form()
-    values: dict[str, str] = {}
-    for field in fields(ScheduleForm):
-        raw = posted.get(field.name)
-        if isinstance(raw, str):
-            # The payload is kept whole (the request body limit bounds it, the
-            # service refuses over 64 KiB with its code); other fields are short.
-            values[field.name] = raw if field.name == "payload" else raw.strip()[:MAX_FIELD]
-    return ScheduleForm(**values)
+    given = {
+        name: raw
+        for name in (*KEY_FIELDS, *INITIAL_TEXT)
+        if isinstance(raw := posted.get(name), str)
+    }
+    # A JSON text is kept whole (the request body limit bounds it, the service
+    # refuses a payload over 64 KiB with its code); other fields are short.
+    texts = {
+        f.name: given[f.name] if f.kind == "json" else given[f.name].strip()[:MAX_FIELD]
+        for f in FORM_FIELDS
+        if f.name in given
+    }
+    keys = {name: given[name].strip()[:MAX_FIELD] for name in KEY_FIELDS if name in given}
+    return ScheduleForm(**keys, texts=texts)
