@@ -43,6 +43,7 @@ import machine
 from cronplane.clock import FakeClock
 from cronplane.core.model import CronDeclaration, JobSpec, Scope
 from cronplane.service import ScheduleService
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
@@ -88,7 +89,7 @@ def prepare(url: str, preload: int) -> str:
     service.sync(Scope("acme", "bulk", "prod"), crons, actor="bench")
     print(f"  preloaded {preload:,} schedules in {time.perf_counter() - started:.1f} s")
     secret = (
-        TokenService(database, FakeClock(NOW))
+        TokenService(Context(database, FakeClock(NOW)))
         .create(tenant="acme", role="admin", actor="bench")
         .secret
     )

@@ -42,6 +42,7 @@ import machine
 from cronplane.clock import FakeClock
 from cronplane.core.model import JobSpec
 from cronplane.service import ScheduleService
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
@@ -95,7 +96,7 @@ def prepare(url: str) -> str:
     service.register_job(
         "acme", "billing", JobSpec(name="report", target="python:m:f"), actor="bench"
     )
-    secret = TokenService(database, FakeClock(NOW)).create(
+    secret = TokenService(Context(database, FakeClock(NOW))).create(
         tenant="acme", role="admin", actor="bench"
     )
     database.dispose()

@@ -17,6 +17,7 @@ from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.model import Schedule, ScheduleSpec, Scope
 from cronplane.errors import CronRejected, ScheduleExists
 from cronplane.service import NewSchedule, ScheduleService
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 from cronplane.store.tables import schedules
@@ -84,7 +85,9 @@ def test_a_failed_group_transaction_fails_every_request_in_it(database: Database
 def test_concurrent_http_creates_each_get_their_own_answer(database: Database) -> None:
     service = ScheduleService(database, SystemClock())
     seed_tenant(service, "acme")
-    secret = TokenService(database, SystemClock()).create(tenant="acme", role="admin", actor="t")
+    secret = TokenService(Context(database, SystemClock())).create(
+        tenant="acme", role="admin", actor="t"
+    )
     bodies = [{"job": "report", "cron": "*/5 * * * *", "name": f"c{n}"} for n in range(30)]
     bodies += [{"job": "report", "cron": "*/5 * * * *", "name": "c7"}] * 5
     bodies += [{"job": "report", "cron": "61 * * * *", "name": f"bad{n}"} for n in range(5)]

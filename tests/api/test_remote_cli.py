@@ -21,6 +21,7 @@ from live_server import serving
 
 from cronplane.cli.main import main
 from cronplane.clock import SystemClock
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
@@ -242,7 +243,9 @@ def test_remote_cli_matches_local(
         },
         tmp_path,
     )
-    token = TokenService(database, SystemClock()).create(tenant="acme", role="admin", actor="t")
+    token = TokenService(Context(database, SystemClock())).create(
+        tenant="acme", role="admin", actor="t"
+    )
     with serving(database) as url:
         remote = run_scenario(
             {

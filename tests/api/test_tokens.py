@@ -13,6 +13,7 @@ from cronplane.clock import FakeClock
 from cronplane.core.access import Role
 from cronplane.errors import InvalidName, InvalidRequest, TokenNotFound, Unauthenticated
 from cronplane.events import TOKEN_CREATED, TOKEN_REVOKED
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService, hash_token
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
@@ -23,7 +24,7 @@ START = datetime(2025, 1, 1, tzinfo=UTC)
 
 @pytest.fixture
 def service(database: Database) -> TokenService:
-    return TokenService(database, FakeClock(START))
+    return TokenService(Context(database, FakeClock(START)))
 
 
 def test_create_shows_secret_once_and_stores_only_its_hash(
@@ -114,7 +115,7 @@ def test_cli_create_prints_token_alone_on_last_line(sqlite_database: Database) -
     assert result.exit_code == 0, result.output
     secret = result.output.rstrip("\n").splitlines()[-1]
     assert secret.startswith("cpt_") and " " not in secret
-    service = TokenService(sqlite_database, FakeClock(START))
+    service = TokenService(Context(sqlite_database, FakeClock(START)))
     assert service.authenticate(secret).role is Role.EDITOR
 
     listed = runner.invoke(cli, ["token", "ls", "--json", "--database", url])
@@ -135,11 +136,11 @@ def test_cli_create_needs_tenant_or_platform(sqlite_database: Database) -> None:
 
 def test_cached_principal_expires_and_local_revocation_is_immediate(database: Database) -> None:
     clock = FakeClock(START)
-    service = TokenService(database, clock, cache_seconds=5)
+    service = TokenService(Context(database, clock), cache_seconds=5)
     created = service.create(tenant="acme", role="admin", actor="test")
     service.authenticate(created.secret)
     # Revoked behind this process's back (another node, the CLI): cached until it expires.
-    TokenService(database, clock).revoke(created.token.id, actor="test")
+    TokenService(Context(database, clock)).revoke(created.token.id, actor="test")
     assert service.authenticate(created.secret).tenant == "acme"
     clock.advance(6)
     with pytest.raises(Unauthenticated):

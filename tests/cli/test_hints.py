@@ -11,6 +11,7 @@ from cli_process import Cronplane, run_cronplane
 from live_server import serving
 
 from cronplane.clock import SystemClock
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 from firing_support import add_job, add_schedule
@@ -51,7 +52,7 @@ def test_info_not_found_names_the_stacks_where_the_name_exists(
         out.stderr
     )
     assert "exists in" not in cronplane("schedule", "info", "nope").stderr
-    token = TokenService(db, SystemClock()).create(tenant="acme", role="viewer", actor="t")
+    token = TokenService(Context(db, SystemClock())).create(tenant="acme", role="viewer", actor="t")
     with serving(db) as url:
         remote = run_cronplane(
             "schedule",

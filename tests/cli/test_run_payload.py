@@ -12,6 +12,7 @@ from cli_process import Outcome, run_cronplane
 from live_server import serving
 
 from cronplane.clock import SystemClock
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
@@ -81,7 +82,9 @@ def test_run_with_a_payload_locally(tmp_path: Path) -> None:
 
 
 def test_run_with_a_payload_against_a_server(database: Database, tmp_path: Path) -> None:
-    token = TokenService(database, SystemClock()).create(tenant="acme", role="admin", actor="t")
+    token = TokenService(Context(database, SystemClock())).create(
+        tenant="acme", role="admin", actor="t"
+    )
     with serving(database) as url:
         env = {"CRONPLANE_URL": url, "CRONPLANE_TOKEN": token.secret, "CRONPLANE_TENANT": "acme"}
         scenario(lambda *args: run_cronplane(*args, env=env, cwd=tmp_path), tmp_path)

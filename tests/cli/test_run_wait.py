@@ -14,6 +14,7 @@ from live_server import serving
 
 from cronplane.clock import SystemClock
 from cronplane.processes.worker import Worker
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 from firing_support import add_job, add_schedule
@@ -75,7 +76,9 @@ def test_wait_exits_0_on_success_and_8_when_the_timeout_passes(
 def test_wait_against_a_server_exits_1_after_retries(database: Database, tmp_path: Path) -> None:
     add_job(database, target="python:worker_handlers:boom", options=RETRYING)
     add_schedule(database, "nightly")
-    token = TokenService(database, SystemClock()).create(tenant="acme", role="admin", actor="t")
+    token = TokenService(Context(database, SystemClock())).create(
+        tenant="acme", role="admin", actor="t"
+    )
     with serving(database) as url, working(database):
         out = run_cronplane(
             "schedule",

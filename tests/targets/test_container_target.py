@@ -28,6 +28,7 @@ from cronplane.core.access import Principal, Role
 from cronplane.core.model import JobPatch, JobSpec, QueueItem, Scope
 from cronplane.errors import CommandJobForbidden, CommandTargetsOff, InvalidTarget
 from cronplane.service import ScheduleService
+from cronplane.service.base import Context
 from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from cronplane.targets import RunContext
@@ -155,7 +156,7 @@ def worker(database: Database) -> Iterator[Database]:
 def run_image(database: Database, options: dict[str, Any], payload: Any = None) -> QueueItem:
     add_job(database, target=f"container:{image()}", options={"pull": "never", **options})
     add_schedule(database)
-    runs = RunService(database, SystemClock())
+    runs = RunService(Context(database, SystemClock()))
     item = runs.run_now(SCOPE, "every-minute", actor="test", payload=payload)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:

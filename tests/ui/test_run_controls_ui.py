@@ -12,6 +12,7 @@ from ui_support import TENANT, World, add_job, add_schedule, sign_in
 from cronplane.clock import SystemClock
 from cronplane.core.access import Role
 from cronplane.core.model import Scope
+from cronplane.service.base import Context
 from cronplane.service.runs import RunService
 
 try:
@@ -39,7 +40,7 @@ def test_editor_sets_overlap_and_timeout(admin: Any, world: World) -> None:
 def test_cancel_asks_a_running_item_to_stop(page: Any, world: World) -> None:
     add_job(world, "billing", "lingering", "python:ui_handlers:lingering", {})
     add_schedule(world, "lingering", job="lingering")
-    runs = RunService(world.database, SystemClock())
+    runs = RunService(Context(world.database, SystemClock()))
     item = runs.run_now(Scope(TENANT, "billing", "prod"), "lingering", actor="test")
     sign_in(page, world, Role.OPERATOR)
     running = page.locator(f"#item-{item.id}[data-status='running']")

@@ -27,6 +27,7 @@ from cronplane.core.model import JobSpec, ScheduleSpec, Scope
 from cronplane.manifest import parse_manifest
 from cronplane.processes.node import Node, NodeOptions
 from cronplane.service import ScheduleService
+from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database
 
@@ -184,7 +185,7 @@ def serving(path: Path) -> Iterator[World]:
     database.upgrade()
     clock = SystemClock()
     seed(database, clock.now())
-    tokens = TokenService(database, clock)
+    tokens = TokenService(Context(database, clock))
     secrets = {
         role: tokens.create(
             tenant=TENANT, role=role, name=f"{role.value}-browser", actor="seed"

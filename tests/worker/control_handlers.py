@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cronplane.service.base import Context
 from cronplane.targets import RunContext
 
 
@@ -66,7 +67,7 @@ def cancel_then_wait(payload: dict[str, Any], context: RunContext) -> None:
 
     database = Database(payload["url"])
     try:
-        RunService(database, SystemClock()).cancel_item(
+        RunService(Context(database, SystemClock())).cancel_item(
             context.tenant, UUID(payload["other"]), actor="cli:ops"
         )
     finally:

@@ -24,6 +24,7 @@ from cronplane.clock import SystemClock
 from cronplane.core.model import QueueItem
 from cronplane.errors import ItemFinished
 from cronplane.processes.worker import Worker
+from cronplane.service.base import Context
 from cronplane.service.runs import RunService
 from cronplane.store import claims, queue
 from cronplane.store.database import Database
@@ -165,7 +166,7 @@ def test_cancelling_a_running_item_stops_it(database: Database, tmp_path: Path, 
     item = _enqueue(database, {**_files(tmp_path), "seconds": seconds})
     clock = SystemClock()
     worker = Worker(database, clock, name="w", pool=pool, watch=0.1)
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     try:
         thread = _run_in_background(worker)
         pid = int(_wait_for(tmp_path / "pid"))
@@ -206,7 +207,7 @@ def test_a_cancel_request_beats_a_retry(database: Database) -> None:
     worker = Worker(database, clock, name="w", heartbeat=False)
     with database.begin() as conn:
         (claimed,) = claims.claim_batch(conn, "w", clock.now(), worker.lease, 1)
-    RunService(database, clock).cancel_item("acme", item.id, actor="cli:ops")
+    RunService(Context(database, clock)).cancel_item("acme", item.id, actor="cli:ops")
     with database.read() as conn:
         (work,) = worker._lookups(conn, [claimed])
     worker._record([worker.runner.run(work, threading.Event(), worker.now)])
@@ -221,7 +222,7 @@ def test_the_sweep_cancels_an_item_whose_worker_died_after_the_request(
     clock = SystemClock()
     with database.begin() as conn:
         claims.claim_batch(conn, "dead-worker", clock.now(), timedelta(seconds=1), 1)
-    RunService(database, clock).cancel_item("acme", item.id, actor="cli:ops")
+    RunService(Context(database, clock)).cancel_item("acme", item.id, actor="cli:ops")
     with database.begin() as conn:
         assert queue.recover_abandoned(conn, clock.now() + timedelta(seconds=5)) == 1
     after = _item(database, item)

@@ -18,6 +18,7 @@ from cronplane.errors import (
     ScheduleNotFound,
 )
 from cronplane.processes.worker import Worker
+from cronplane.service.base import Context
 from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from firing_support import START, TENANT, add_job, add_schedule, ledger, schedule
@@ -34,7 +35,7 @@ def test_run_now_enqueues_manual_item(database: Database, clock: FakeClock) -> N
     add_job(database, target="python:worker_handlers:ok")
     sid = add_schedule(database, next_run=START + timedelta(hours=1))
     before = schedule(database, sid)
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     item = runs.run_now(SCOPE, "every-minute", actor="cli")
     assert item.source == "manual" and item.priority == 5 and item.scheduled_for is None
     assert item.expires_at == START + timedelta(hours=5)
@@ -50,7 +51,7 @@ def test_run_now_enqueues_manual_item(database: Database, clock: FakeClock) -> N
 def test_run_now_waits_and_reports_the_failure(database: Database, clock: FakeClock) -> None:
     add_job(database, target="python:worker_handlers:boom", options={"max_attempts": 1})
     add_schedule(database)
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     item = runs.run_now(SCOPE, "every-minute", actor="cli")
     Worker(database, clock, heartbeat=False).run_once()
     done = runs.wait(TENANT, item.id, timeout=5)
@@ -60,13 +61,13 @@ def test_run_now_waits_and_reports_the_failure(database: Database, clock: FakeCl
 def test_wait_times_out_on_unfinished_item(database: Database, clock: FakeClock) -> None:
     add_job(database)
     add_schedule(database)
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     item = runs.run_now(SCOPE, "every-minute", actor="cli")
     assert runs.wait(TENANT, item.id, timeout=1).status == "queued"
 
 
 def test_run_now_errors(database: Database, clock: FakeClock) -> None:
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     with pytest.raises(ScheduleNotFound):
         runs.run_now(SCOPE, "nope", actor="cli")
     add_job(database, status="inactive")
@@ -78,7 +79,7 @@ def test_run_now_errors(database: Database, clock: FakeClock) -> None:
 def test_cancel_and_tenant_isolation(database: Database, clock: FakeClock) -> None:
     add_job(database)
     add_schedule(database)
-    runs = RunService(database, clock)
+    runs = RunService(Context(database, clock))
     item = runs.run_now(SCOPE, "every-minute", actor="cli")
     with pytest.raises(QueueItemNotFound):
         runs.get_item("other-tenant", item.id)

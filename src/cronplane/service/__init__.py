@@ -30,6 +30,7 @@ from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
 from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
+from cronplane.service.offered import Offered
 from cronplane.service.quotas import Tenants
 from cronplane.service.runs import RunService
 from cronplane.service.schedule_creates import NewSchedule
@@ -100,54 +101,52 @@ class ScheduleService:
         self.schedules = Schedules(self.context)
         self.jobs = Jobs(self.context)
         self.apps = Apps(self.context)
-        self.runs = RunService(database, clock, on_enqueue=on_enqueue, quotas=quotas)
+        self.runs = RunService(self.context, on_enqueue=on_enqueue)
         self.controls = Controls(self.context, on_enqueue=on_enqueue)
-        self.tokens = TokenService(database, clock, cache_seconds=token_cache_seconds)
-        self.audit = AuditLog(database)
+        self.tokens = TokenService(self.context, cache_seconds=token_cache_seconds)
+        self.audit = AuditLog(self.context)
         self.alerts = AlertService(self.context)
         self.tenants = Tenants(self.context)
 
-        schedules, jobs, apps, runs = self.schedules, self.jobs, self.apps, self.runs
-        self.create_schedule = schedules.create_schedule
-        self.create_schedules = schedules.create_schedules
-        self.get_schedule = schedules.get_schedule
-        self.get_schedule_by_id = schedules.get_schedule_by_id
-        self.list_schedules = schedules.list_schedules
-        self.update_schedule = schedules.update_schedule
-        self.enable_schedule = schedules.enable_schedule
-        self.disable_schedule = schedules.disable_schedule
-        self.remove_schedule = schedules.remove_schedule
-        self.record_run = schedules.record_run
-        self.reset_to_manifest = schedules.reset_to_manifest
-        self.schedule_history = schedules.schedule_history
-        self.pause_schedule = self.controls.pause_schedule
-        self.resume_schedule = self.controls.resume_schedule
-        self.backfill_schedule = self.controls.backfill_schedule
-        self.register_job = jobs.register_job
-        self.get_job = jobs.get_job
-        self.list_jobs = jobs.list_jobs
-        self.update_job = jobs.update_job
-        self.deactivate_job = jobs.deactivate_job
-        self.sync = apps.sync
-        self.install_app = apps.install_app
-        self.uninstall_app = apps.uninstall_app
-        self.run_now = runs.run_now
-        self.wait = runs.wait
-        self.get_item = runs.get_item
-        self.list_items = runs.list_items
-        self.cancel_item = runs.cancel_item
-        alerts = self.alerts
-        self.add_alert_channel = alerts.add_channel
-        self.list_alert_channels = alerts.list_channels
-        self.remove_alert_channel = alerts.remove_channel
-        self.add_alert_rule = alerts.add_rule
-        self.list_alert_rules = alerts.list_rules
-        self.remove_alert_rule = alerts.remove_rule
-        self.list_alerts = alerts.list_alerts
-        self.ack_alert = alerts.ack_alert
-        self.list_tenants = self.tenants.list_tenants
-        self.tenant_usage = self.tenants.tenant_usage
-        self.set_quota = self.tenants.set_quota
+    create_schedule = Offered("schedules", Schedules.create_schedule)
+    create_schedules = Offered("schedules", Schedules.create_schedules)
+    get_schedule = Offered("schedules", Schedules.get_schedule)
+    get_schedule_by_id = Offered("schedules", Schedules.get_schedule_by_id)
+    list_schedules = Offered("schedules", Schedules.list_schedules)
+    update_schedule = Offered("schedules", Schedules.update_schedule)
+    enable_schedule = Offered("schedules", Schedules.enable_schedule)
+    disable_schedule = Offered("schedules", Schedules.disable_schedule)
+    remove_schedule = Offered("schedules", Schedules.remove_schedule)
+    record_run = Offered("schedules", Schedules.record_run)
+    reset_to_manifest = Offered("schedules", Schedules.reset_to_manifest)
+    schedule_history = Offered("schedules", Schedules.schedule_history)
+    pause_schedule = Offered("controls", Controls.pause_schedule)
+    resume_schedule = Offered("controls", Controls.resume_schedule)
+    backfill_schedule = Offered("controls", Controls.backfill_schedule)
+    register_job = Offered("jobs", Jobs.register_job)
+    get_job = Offered("jobs", Jobs.get_job)
+    list_jobs = Offered("jobs", Jobs.list_jobs)
+    update_job = Offered("jobs", Jobs.update_job)
+    deactivate_job = Offered("jobs", Jobs.deactivate_job)
+    sync = Offered("apps", Apps.sync)
+    install_app = Offered("apps", Apps.install_app)
+    uninstall_app = Offered("apps", Apps.uninstall_app)
+    run_now = Offered("runs", RunService.run_now)
+    wait = Offered("runs", RunService.wait)
+    get_item = Offered("runs", RunService.get_item)
+    list_items = Offered("runs", RunService.list_items)
+    cancel_item = Offered("runs", RunService.cancel_item)
+    add_alert_channel = Offered("alerts", AlertService.add_channel)
+    list_alert_channels = Offered("alerts", AlertService.list_channels)
+    remove_alert_channel = Offered("alerts", AlertService.remove_channel)
+    add_alert_rule = Offered("alerts", AlertService.add_rule)
+    list_alert_rules = Offered("alerts", AlertService.list_rules)
+    remove_alert_rule = Offered("alerts", AlertService.remove_rule)
+    list_alerts = Offered("alerts", AlertService.list_alerts)
+    ack_alert = Offered("alerts", AlertService.ack_alert)
+    list_tenants = Offered("tenants", Tenants.list_tenants)
+    tenant_usage = Offered("tenants", Tenants.tenant_usage)
+    set_quota = Offered("tenants", Tenants.set_quota)
 
 
 __all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]

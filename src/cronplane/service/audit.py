@@ -13,15 +13,12 @@ from uuid import UUID
 from cronplane.core.queries import check_limit
 from cronplane.core.validation import validate_name
 from cronplane.events import Event
-from cronplane.store.database import Database
+from cronplane.service.base import ServiceBase
 from cronplane.store.events import list_events
 
 
-class AuditLog:
+class AuditLog(ServiceBase):
     """Read a tenant's events."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
 
     def list(
         self,

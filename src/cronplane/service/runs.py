@@ -18,39 +18,30 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from cronplane import events as ev
-from cronplane.clock import Clock, poll
+from cronplane.clock import poll
 from cronplane.core import validation
 from cronplane.core.items import WAIT_POLL, ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
-from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import (
     InvalidState,
     ItemFinished,
     QueueItemNotFound,
     ScheduleNotFound,
 )
-from cronplane.service.base import active_job
+from cronplane.service.base import Context, ServiceBase, active_job
 from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import cancels, queue, summaries
-from cronplane.store.database import Database
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
 
 
-class RunService:
-    """Run-now and queue-item use cases over one Database and Clock."""
+class RunService(ServiceBase):
+    """Run-now and queue-item use cases over the shared Context."""
 
-    def __init__(
-        self,
-        database: Database,
-        clock: Clock,
-        on_enqueue: Callable[[], None] | None = None,
-        quotas: Quota = UNLIMITED,
-    ) -> None:
-        self.database = database
-        self.clock = clock
+    def __init__(self, context: Context, on_enqueue: Callable[[], None] | None = None) -> None:
+        super().__init__(context)
         # The platform's default tenant quota: max_queued refuses a run now or retry (429).
-        self.quotas = quotas
+        self.quotas = context.quotas
         # In-process workers (serve) pass their wake hook here.
         self.on_enqueue = on_enqueue
 

@@ -22,14 +22,13 @@ from datetime import timedelta
 from typing import Final
 from uuid import UUID
 
-from cronplane.clock import Clock
 from cronplane.core.access import Principal, Role, parse_role
 from cronplane.core.model import ApiToken
 from cronplane.core.validation import validate_name
 from cronplane.errors import TokenNotFound, Unauthenticated
 from cronplane.events import TOKEN_CREATED, TOKEN_REVOKED
+from cronplane.service.base import Context, ServiceBase
 from cronplane.store import tokens as store
-from cronplane.store.database import Database
 from cronplane.store.events import append_event
 
 TOKEN_SCHEME: Final = "cpt_"
@@ -56,12 +55,11 @@ class CreatedToken:
     secret: str
 
 
-class TokenService:
+class TokenService(ServiceBase):
     """Token use cases, one transaction each; every change is an event with its actor."""
 
-    def __init__(self, database: Database, clock: Clock, *, cache_seconds: float = 0.0) -> None:
-        self.database = database
-        self.clock = clock
+    def __init__(self, context: Context, *, cache_seconds: float = 0.0) -> None:
+        super().__init__(context)
         # digest -> (principal, monotonic deadline): see `authenticate`.
         self.cache_seconds = cache_seconds
         self._cache: dict[str, tuple[Principal, float]] = {}
