@@ -9,6 +9,10 @@ zoneinfo and applies SPEC §3 literally:
   the first pass of that wall time (zoneinfo's fold=0), or when the wall clock
   jumped forward into it over a matching wall minute.
 
+A DST policy (`core.dst.DstPolicy`) replaces the rules' choices, read just as
+literally: `gap="skip"` drops the jump's fire, `repeat` names the passes
+(fold=0 first, fold=1 second) a repeated wall minute fires on.
+
 Day matching re-implements L, W, # and Vixie's OR with the `calendar` module,
 independently of the engine's precomputed day tables. Days whose wall dates
 cannot match are skipped whole, so sparse schedules stay cheap. Assumes zones
@@ -21,6 +25,7 @@ import calendar
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from cronplane.core.cron_forms import CronExpr, Expression, IntervalExpr
+from cronplane.core.dst import DEBIAN, DstPolicy
 
 MINUTE = timedelta(minutes=1)
 
@@ -70,11 +75,16 @@ def _wall(instant: datetime, zone: tzinfo) -> datetime:
     return instant.astimezone(zone).replace(tzinfo=None)
 
 
-def _first_pass(wall: datetime, instant: datetime, zone: tzinfo) -> bool:
-    return wall.replace(tzinfo=zone, fold=0).astimezone(UTC) == instant
+def _on_pass(wall: datetime, instant: datetime, zone: tzinfo, passes: str) -> bool:
+    if passes == "both":
+        return True
+    fold = 0 if passes == "first" else 1
+    return wall.replace(tzinfo=zone, fold=fold).astimezone(UTC) == instant
 
 
-def fires(expr: Expression, zone: tzinfo, after: datetime, until: datetime) -> list[datetime]:
+def fires(
+    expr: Expression, zone: tzinfo, after: datetime, until: datetime, dst: DstPolicy = DEBIAN
+) -> list[datetime]:
     """Every occurrence in (after, until], aware UTC, by scanning minutes."""
     if isinstance(expr, IntervalExpr):
         period = expr.seconds
@@ -85,6 +95,8 @@ def fires(expr: Expression, zone: tzinfo, after: datetime, until: datetime) -> l
             current += period
         return out
     fixed = expr.fixed_time
+    shift = fixed and dst.gap == "shift"
+    passes = dst.passes(fixed)
     instant = after.astimezone(UTC).replace(second=0, microsecond=0) + MINUTE
     previous_wall = _wall(instant - MINUTE, zone)
     out = []
@@ -101,17 +113,15 @@ def fires(expr: Expression, zone: tzinfo, after: datetime, until: datetime) -> l
                 previous_wall = _wall(day_end, zone)
                 continue
         wall = _wall(instant, zone)
-        if fixed:
+        jumped_over_match = False
+        if shift:
             skipped = previous_wall + MINUTE
-            jumped_over_match = False
             while skipped < wall:
                 jumped_over_match |= wall_matches(expr, skipped)
                 skipped += MINUTE
-            fire = jumped_over_match or (
-                wall_matches(expr, wall) and _first_pass(wall, instant, zone)
-            )
-        else:
-            fire = wall_matches(expr, wall)
+        fire = jumped_over_match or (
+            wall_matches(expr, wall) and _on_pass(wall, instant, zone, passes)
+        )
         if fire:
             out.append(instant)
         previous_wall = wall

@@ -32,6 +32,7 @@ from cronplane.core.cron_forms import (
 from cronplane.core.cron_once import OnceExpr
 from cronplane.core.cron_zones import known_zone
 from cronplane.core.describe import describe as _describe
+from cronplane.core.dst import DEBIAN, DstPolicy
 from cronplane.errors import ScheduleSyntax
 
 __all__ = [
@@ -103,19 +104,27 @@ class Cron:
         """English description, e.g. "At 02:30, every day"; never raises."""
         return _describe(self.expression)
 
-    def next_after(self, dt: datetime, tz: str | tzinfo | None = None) -> datetime | None:
+    def next_after(
+        self, dt: datetime, tz: str | tzinfo | None = None, dst: DstPolicy = DEBIAN
+    ) -> datetime | None:
         """The first occurrence strictly after `dt` (aware), evaluated in zone `tz`.
 
         Returns aware UTC, or None when nothing fires within the search horizon
         (400 years, the length of the calendar's cycle). A naive `dt` is a
         wall time in `tz` (see `start_instant`); an unknown zone name is
-        `UnknownZone`.
+        `UnknownZone`. `dst` is the schedule's DST policy (default: Debian's rules).
         """
-        return cron_search.next_after(self.expression, start_instant(dt, tz), _zone(tz))
+        return cron_search.next_after(self.expression, start_instant(dt, tz), _zone(tz), dst)
 
-    def upcoming(self, dt: datetime, count: int, tz: str | tzinfo | None = None) -> list[datetime]:
+    def upcoming(
+        self,
+        dt: datetime,
+        count: int,
+        tz: str | tzinfo | None = None,
+        dst: DstPolicy = DEBIAN,
+    ) -> list[datetime]:
         """Up to `count` occurrences strictly after `dt`, increasing, aware UTC."""
-        return cron_search.upcoming(self.expression, start_instant(dt, tz), count, _zone(tz))
+        return cron_search.upcoming(self.expression, start_instant(dt, tz), count, _zone(tz), dst)
 
 
 @lru_cache(maxsize=16_384)

@@ -10,14 +10,18 @@ field instead of stepping datetimes, ~10x cronsim) and the DST rules, which
 cronsim gets wrong in zones whose shift is not a whole hour (Lord_Howe), since
 it ticks local wall time. cronsim stays in the tests as the oracle.
 
-Time zones follow Debian cron (SPEC §3):
+Time zones follow Debian cron (SPEC §3) unless the schedule's DST policy
+(`core.dst.DstPolicy`) says otherwise:
 
 - minute or hour field starts with `*`: every real instant whose local wall
   reading matches fires (both copies of a repeated hour, nothing in a gap);
 - otherwise (`fixed_time`): a matching wall time skipped by a forward jump
   fires once at the first instant after the jump (several skipped matches
-  collapse into that one), and one in a repeated interval fires once, on the
-  first pass.
+  collapse into that one; `gap="skip"`: not at all), and one in a repeated
+  interval fires once, on the first pass.
+- `repeat` picks the passes of a repeated interval for any expression:
+  `first` skips the walls already lived through after a backward jump,
+  `second` stops a stretch before the walls its backward jump will repeat.
 
 The search walks the zone's constant-offset stretches (`cron_zones`); inside
 one, wall time is UTC plus a constant, so the UTC search applies unchanged.
@@ -40,6 +44,7 @@ from cronplane.core.cron_zones import (
     month_info,
     timeline,
 )
+from cronplane.core.dst import DEBIAN, DstPolicy
 
 # Every expression that fires at all fires within one 400-year Gregorian
 # cycle (the calendar repeats), so a longer search could never succeed.
@@ -106,7 +111,9 @@ def is_utc(zone: tzinfo | None) -> bool:
     return zone is None or zone == UTC or getattr(zone, "key", None) in _UTC_KEYS
 
 
-def next_second(expr: Expression, after: int, zone: tzinfo | None = None) -> int | None:
+def next_second(
+    expr: Expression, after: int, zone: tzinfo | None = None, dst: DstPolicy = DEBIAN
+) -> int | None:
     """The first occurrence strictly after Unix second `after`, as a Unix second.
 
     None when there is none before the horizon (or the end of datetime's range).
@@ -123,17 +130,20 @@ def next_second(expr: Expression, after: int, zone: tzinfo | None = None) -> int
         minute = next_wall_minute(expr, after // 60 + 1, limit // 60)
         return None if minute is None else minute * 60
     assert zone is not None
-    return _next_in_zone(expr, after, zone, limit)
+    return _next_in_zone(expr, after, zone, limit, dst)
 
 
-def _next_in_zone(expr: CronExpr, after: int, zone: tzinfo, limit: int) -> int | None:
+def _next_in_zone(
+    expr: CronExpr, after: int, zone: tzinfo, limit: int, dst: DstPolicy
+) -> int | None:
     line = timeline(zone)
-    fixed = expr.fixed_time
+    shift = expr.fixed_time and dst.gap == "shift"
+    passes = dst.passes(expr.fixed_time)
     low = after + 1  # candidate instants are >= low
     while low < limit:
-        start, end, offset, before, _ = line.segment(low)
-        wall_low = low + offset
-        if fixed and before < offset and low == start:
+        start, end, offset, before, following = line.segment(low)
+        wall_low, wall_end = low + offset, end + offset
+        if shift and before < offset and low == start:
             # A forward jump at `start` skipped the wall times [start + before,
             # start + offset); a fixed time among them fires once, right now.
             skipped = next_wall_minute(
@@ -141,11 +151,15 @@ def _next_in_zone(expr: CronExpr, after: int, zone: tzinfo, limit: int) -> int |
             )
             if skipped is not None:
                 return start
-        if fixed and before > offset:
+        if passes == "first" and before > offset:
             # A backward jump at `start`: wall times below start + before were
-            # already lived through (the first pass); fixed times fire only then.
+            # already lived through (the first pass), which alone fires.
             wall_low = max(wall_low, start + before)
-        minute = next_wall_minute(expr, _ceil_minute(wall_low), _ceil_minute(end + offset))
+        if passes == "second" and following < offset:
+            # A backward jump at `end` repeats the wall times from end + following:
+            # only their second pass, in the next stretch, fires.
+            wall_end = end + following
+        minute = next_wall_minute(expr, _ceil_minute(wall_low), _ceil_minute(wall_end))
         if minute is not None:
             return minute * 60 - offset
         low = end
@@ -165,14 +179,20 @@ def from_second(seconds: int) -> datetime:
     return _EPOCH + timedelta(seconds=seconds)
 
 
-def next_after(expr: Expression, after: datetime, zone: tzinfo | None = None) -> datetime | None:
+def next_after(
+    expr: Expression, after: datetime, zone: tzinfo | None = None, dst: DstPolicy = DEBIAN
+) -> datetime | None:
     """The first occurrence strictly after `after` (aware), in UTC; None when none exists."""
-    found = next_second(expr, to_second(after), zone)
+    found = next_second(expr, to_second(after), zone, dst)
     return None if found is None else from_second(found)
 
 
 def upcoming(
-    expr: Expression, after: datetime, count: int, zone: tzinfo | None = None
+    expr: Expression,
+    after: datetime,
+    count: int,
+    zone: tzinfo | None = None,
+    dst: DstPolicy = DEBIAN,
 ) -> list[datetime]:
     """Up to `count` occurrences after `after`, strictly increasing, aware UTC."""
     if count < 0:
@@ -180,7 +200,7 @@ def upcoming(
     out: list[datetime] = []
     current = to_second(after)
     for _ in range(count):
-        found = next_second(expr, current, zone)
+        found = next_second(expr, current, zone, dst)
         if found is None:
             break
         out.append(from_second(found))
