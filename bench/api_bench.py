@@ -41,7 +41,8 @@ import psycopg
 
 import machine
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, JobSpec, Scope
+from cronplane.core.inputs import CronDeclaration, JobSpec
+from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
 from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService

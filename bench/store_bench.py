@@ -29,7 +29,8 @@ import psycopg
 from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database

@@ -40,7 +40,7 @@ import psycopg
 
 import machine
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobSpec
+from cronplane.core.inputs import JobSpec
 from cronplane.service import ScheduleService
 from cronplane.service.base import Context
 from cronplane.service.tokens import TokenService

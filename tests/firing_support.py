@@ -14,6 +14,7 @@ from uuid import UUID
 from sqlalchemy import delete, insert, select
 
 from cronplane.clock import Clock
+from cronplane.core.dst import DEBIAN, DstPolicy
 from cronplane.core.firing import POLICY_FIELDS, Decision, DueRow, NextAfter, Previous, decide
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store import queue
@@ -34,7 +35,7 @@ START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 TENANT = "acme"
 
 
-def occurrences(cron: str, timezone: str) -> NextAfter:
+def occurrences(cron: str, timezone: str, dst: DstPolicy = DEBIAN) -> NextAfter:
     """Occurrences of `* * * * *`, `*/N * * * *` and `@every Ns`; `broken` fails.
 
     Enough for dispatch tests, independent of the real cron parser.

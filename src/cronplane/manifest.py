@@ -21,7 +21,7 @@ from cronplane.core import target_rules, validation, yaml_bounds
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
 from cronplane.core.fields import manifest_defaults
-from cronplane.core.model import DECLARED_FIELDS, CronDeclaration, JobSpec
+from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, JobSpec
 from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest
 from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
@@ -29,7 +29,9 @@ from cronplane.input_files import MAX_INPUT_BYTES, read_input
 MAX_MANIFEST_BYTES = MAX_INPUT_BYTES
 JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
 # `enabled`: the state a new row is created in, never synced afterwards (not declared).
-CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled"}
+CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled", "dst"}
+# A cron's `dst: {gap, repeat}`: the fields dst_gap and dst_repeat (core.dst).
+DST_KEYS = frozenset({"gap", "repeat"})
 TOP_KEYS = frozenset({"name", "jobs", "crons", "alerts", "version", "description"})
 ALERT_KEYS = frozenset({"condition", "cron", "job", "threshold", "reasons", "channels", "renotify"})
 
@@ -168,6 +170,18 @@ def _unknown(entry: Mapping[str, Any], allowed: frozenset[str], path: str, p: _P
         p.lines.append(f"{path}.{key}: unknown key (expected one of {', '.join(sorted(allowed))})")
 
 
+def _flat_dst(entry: Mapping[str, Any], path: str, problems: _Problems) -> Mapping[str, Any]:
+    """`dst: {gap: …, repeat: …}` as the fields `dst_gap`, `dst_repeat` (which a cron may
+    also give as they are, as the API's sync body does)."""
+    if "dst" not in entry:
+        return entry
+    nested = _mapping(entry["dst"], f"{path}.dst", problems)
+    _unknown(nested, DST_KEYS, f"{path}.dst", problems)
+    flat = {key: value for key, value in entry.items() if key != "dst"}
+    flat.update({f"dst_{key}": value for key, value in nested.items() if key in DST_KEYS})
+    return flat
+
+
 def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
     jobs: dict[str, JobSpec] = {}
     for name, raw in _mapping(value, "jobs", problems).items():
@@ -226,6 +240,7 @@ def _crons(
             {"cron": raw} if isinstance(raw, str) else _mapping(raw, path, problems)
         )
         _unknown(entry, CRON_KEYS, path, problems)
+        entry = _flat_dst(entry, path, problems)
         # An omitted key means its default (a fresh one: core.fields); `job`: the cron's name.
         values: dict[str, Any] = {**manifest_defaults(), "job": name, **entry}
         for key in DECLARED_FIELDS:

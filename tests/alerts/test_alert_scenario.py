@@ -19,7 +19,8 @@ from webhook_receiver import signature_valid
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.processes.alert_loop import AlertLoop
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.worker import Worker

@@ -17,7 +17,8 @@ from webhook_receiver import Answer
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService

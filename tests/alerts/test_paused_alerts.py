@@ -16,7 +16,8 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import InvalidAlertRule
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.worker import Worker

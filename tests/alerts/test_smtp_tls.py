@@ -27,7 +27,8 @@ from tls_support import make_ca_and_server
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.alerts import RuleSpec
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import InvalidChannel
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.worker import Worker

@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 from cronplane.api.app import create_app
 from cronplane.clock import FakeClock
 from cronplane.core.access import Role
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database

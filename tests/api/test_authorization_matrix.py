@@ -34,7 +34,8 @@ from sqlalchemy import select
 from cronplane.api.auth import PUBLIC, inventory
 from cronplane.core.access import PLATFORM_ONLY, Action, Role, permits
 from cronplane.core.alerts import Alert, RuleSpec
-from cronplane.core.model import JobPatch, ScheduleSpec, Scope
+from cronplane.core.inputs import JobPatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import AlertRuleExists, ChannelExists, ScheduleNotFound
 from cronplane.store.alerts import save_alert
 from cronplane.store.database import Database

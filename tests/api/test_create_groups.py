@@ -14,7 +14,8 @@ from sqlalchemy.exc import DBAPIError
 
 from cronplane.api.grouping import CreateGroups
 from cronplane.clock import FakeClock, SystemClock
-from cronplane.core.model import Schedule, ScheduleSpec, Scope
+from cronplane.core.inputs import ScheduleSpec
+from cronplane.core.model import Schedule, Scope
 from cronplane.errors import CronRejected, ScheduleExists
 from cronplane.service import NewSchedule, ScheduleService
 from cronplane.service.base import Context

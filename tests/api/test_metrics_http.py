@@ -14,7 +14,8 @@ from datetime import timedelta
 import pytest
 from api_support import START, Api, bearer, make_api
 
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.processes.node import Node, NodeOptions
 from cronplane.store.database import Database
 

@@ -16,7 +16,8 @@ from live_server import serving
 from cronplane.api.schemas import ScheduleQueryParams
 from cronplane.client import RemoteService
 from cronplane.core.access import Role
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import InvalidRequest
 from cronplane.service import ScheduleService

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from cronplane.clock import SystemClock
-from cronplane.core.model import JobSpec
+from cronplane.core.inputs import JobSpec
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 

@@ -31,14 +31,14 @@ from cronplane.core.fields import (
     declared_value,
     manifest_defaults,
 )
-from cronplane.core.model import (
+from cronplane.core.inputs import (
     DECLARED_FIELDS,
     CronDeclaration,
     Declared,
-    Schedule,
     SchedulePatch,
     ScheduleSpec,
 )
+from cronplane.core.model import Schedule
 from cronplane.store.tables import schedule_state, schedules
 
 NAMES = [f.name for f in SCHEDULE_FIELDS]
@@ -94,7 +94,7 @@ def test_the_store_and_the_api_carry_every_field(name: str) -> None:
 def test_operator_field_sets_come_from_the_table() -> None:
     assert table.OVERRIDABLE_FIELDS == (
         "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at",
-        "max_runs",
+        "max_runs", "dst_gap", "dst_repeat",
     )  # fmt: skip
     assert (*table.OVERRIDABLE_FIELDS, "enabled") == table.OPERATOR_FIELDS
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cronplane.core.fields import OVERRIDABLE_FIELDS
-from cronplane.core.model import DECLARED_FIELDS, Declared, Schedule
+from cronplane.core.inputs import DECLARED_FIELDS, Declared
+from cronplane.core.model import Schedule
 from cronplane.core.reconcile import SyncPlan, plan_sync, restore_declared
 
 NOW = datetime(2026, 1, 5, tzinfo=UTC)

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import event
 
 from cronplane.clock import FakeClock
+from cronplane.core.dst import DstPolicy
 from cronplane.core.firing import NextAfter
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.fire_lanes import lane_plan
@@ -77,9 +78,9 @@ def test_lanes_run_at_the_same_time_on_postgres(pg_database: Database) -> None:
     # two transactions must reach that point together, or the barrier breaks.
     barrier = threading.Barrier(2, timeout=10)
 
-    def meeting_occurrences(cron: str, timezone: str) -> NextAfter:
+    def meeting_occurrences(cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
         barrier.wait()
-        return occurrences(cron, timezone)
+        return occurrences(cron, timezone, dst)
 
     node = Dispatcher(
         pg_database,

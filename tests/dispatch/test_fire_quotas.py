@@ -13,7 +13,8 @@ import pytest
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.quotas import Quota
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService

@@ -16,7 +16,8 @@ from sqlalchemy.exc import OperationalError
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.backoff import OUTAGE_CAP
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
-from cronplane.core.model import JobSpec, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import CronRejected
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService

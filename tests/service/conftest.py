@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobSpec
+from cronplane.core.inputs import JobSpec
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 from service_support import START

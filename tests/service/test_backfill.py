@@ -13,7 +13,8 @@ from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.controls import MAX_BACKFILL
 from cronplane.core.firing import Outcome
-from cronplane.core.model import ScheduleSpec, Scope
+from cronplane.core.inputs import ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import BackfillOverlap, BackfillTooLarge, InvalidBackfill
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
@@ -189,7 +190,7 @@ def test_backfill_never_enqueues_an_occurrence_twice_and_covers_each_range(
 ) -> None:
     """Any sequence of ranges: every occurrence in their union has exactly one item, and
     each report's occurrences are exactly the cron's in [from, to)."""
-    from cronplane.core.model import JobSpec
+    from cronplane.core.inputs import JobSpec
     from cronplane.store.tables import metadata
 
     with database.begin() as conn:

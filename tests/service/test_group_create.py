@@ -17,7 +17,8 @@ from sqlalchemy import func, select
 
 from cronplane import events
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobSpec, Schedule, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Schedule, Scope
 from cronplane.errors import CronplaneError, InvalidName, JobNotFound, ScheduleExists
 from cronplane.service import NewSchedule, ScheduleService
 from cronplane.store.database import Database

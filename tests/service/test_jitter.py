@@ -12,7 +12,8 @@ from sqlalchemy import select
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.controls import jitter_offset
-from cronplane.core.model import CronDeclaration, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import InvalidJitter, InvalidManifest, JitterTooLong
 from cronplane.processes.dispatcher import Dispatcher

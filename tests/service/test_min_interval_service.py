@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import IntervalTooShort, InvalidManifest, InvalidRequest
 from cronplane.service import ScheduleService
 from cronplane.settings import load_settings

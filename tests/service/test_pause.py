@@ -9,7 +9,8 @@ import pytest
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.core.model import ScheduleSpec, Scope
+from cronplane.core.inputs import ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import InvalidRequest, InvalidUntil, StaleRevision
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService
@@ -178,7 +179,7 @@ def test_pause_honours_the_revision(service: ScheduleService) -> None:
 
 
 def test_sync_never_touches_a_pause(service: ScheduleService) -> None:
-    from cronplane.core.model import CronDeclaration
+    from cronplane.core.inputs import CronDeclaration
 
     app = Scope("acme", "billing", "default")
     service.sync(app, {"report": CronDeclaration(cron="0 * * * *")}, actor="deploy")

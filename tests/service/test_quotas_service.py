@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.quotas import Quota
 from cronplane.errors import (
     CronplaneError,

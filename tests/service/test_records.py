@@ -11,17 +11,8 @@ import pytest
 from cronplane.clock import FakeClock
 from cronplane.core.codec import from_document, to_document
 from cronplane.core.edits import editable, operator_edit
-from cronplane.core.model import (
-    ApiToken,
-    Declared,
-    Job,
-    Page,
-    QueueItem,
-    Schedule,
-    ScheduleSpec,
-    Scope,
-    new_schedule,
-)
+from cronplane.core.inputs import Declared, ScheduleSpec
+from cronplane.core.model import ApiToken, Job, Page, QueueItem, Schedule, Scope, new_schedule
 from cronplane.errors import AppOwned
 from cronplane.service import ScheduleService
 from service_support import START

@@ -10,7 +10,8 @@ import yaml
 
 from cronplane.clock import FakeClock
 from cronplane.core.explain import explain
-from cronplane.core.model import SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import CronplaneError, CronRejected, InvalidManifest
 from cronplane.manifest import manifest_from_data
 from cronplane.service import ScheduleService

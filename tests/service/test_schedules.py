@@ -8,7 +8,8 @@ import pytest
 
 from cronplane import events
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, JobPatch, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, JobPatch, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import (
     AppOwned,
@@ -397,13 +398,13 @@ def test_schedule_writes_notify_postgres_listeners(pg_database: Database, clock:
 class JobSpecFactory:
     @staticmethod
     def report():  # type: ignore[no-untyped-def]
-        from cronplane.core.model import JobSpec
+        from cronplane.core.inputs import JobSpec
 
         return JobSpec(name="report", target="python:billing.jobs:report")
 
 
 def test_jobs_register_update_deactivate(service: ScheduleService, database: Database) -> None:
-    from cronplane.core.model import JobSpec
+    from cronplane.core.inputs import JobSpec
     from cronplane.errors import InvalidTarget, JobExists
 
     assert [j.name for j in service.list_jobs("acme", "billing")] == ["report", "typed"]

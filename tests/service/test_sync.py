@@ -10,7 +10,8 @@ import pytest
 
 from cronplane import events
 from cronplane.clock import FakeClock
-from cronplane.core.model import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import InvalidManifest
 from cronplane.manifest import parse_manifest
@@ -236,7 +237,7 @@ def _sync_in_process(url: str, barrier: multiprocessing.synchronize.Barrier) -> 
 
 @pytest.mark.postgres
 def test_concurrent_syncs_in_processes_end_as_one(pg_database: Database, clock: FakeClock) -> None:
-    from cronplane.core.model import JobSpec
+    from cronplane.core.inputs import JobSpec
 
     service = ScheduleService(pg_database, clock)
     service.register_job("acme", "billing", JobSpec(name="report", target="celery:r"), actor="t")

@@ -13,7 +13,8 @@ from api_support import make_api
 
 from cronplane.clock import FakeClock
 from cronplane.core.access import Principal, Role
-from cronplane.core.model import JobPatch, JobSpec, Scope
+from cronplane.core.inputs import JobPatch, JobSpec
+from cronplane.core.model import Scope
 from cronplane.errors import CommandJobForbidden, CommandTargetsOff, InvalidTarget
 from cronplane.manifest import manifest_from_data
 from cronplane.processes.dispatcher import Dispatcher

@@ -25,7 +25,8 @@ from podman_support import image, podman
 
 from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.access import Principal, Role
-from cronplane.core.model import JobPatch, JobSpec, QueueItem, Scope
+from cronplane.core.inputs import JobPatch, JobSpec
+from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CommandJobForbidden, CommandTargetsOff, InvalidTarget
 from cronplane.service import ScheduleService
 from cronplane.service.base import Context

@@ -19,7 +19,7 @@ from test_webhook import KEYRING, scheduled, work
 from webhook_receiver import Receiver, running_receiver
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobPatch, JobSpec
+from cronplane.core.inputs import JobPatch, JobSpec
 from cronplane.core.outbound import (
     DENY_ALL_PRIVATE,
     OutboundPolicy,

@@ -12,7 +12,8 @@ from cli_process import run_cronplane
 from sqlalchemy import update
 
 from cronplane import events as ev
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.core.redact import redact_text, redact_url, redact_value
 from cronplane.store.database import Database
 from cronplane.store.events import append_event

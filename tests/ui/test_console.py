@@ -333,3 +333,16 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
         value = getattr(stored, name)
         shown = value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, datetime) else str(value)
         assert shown == text, name
+
+
+def test_the_cron_tab_notes_the_clock_changes_under_the_policy_chosen(
+    admin: Any, world: World
+) -> None:
+    add_schedule(world, "dst-notes", cron="30 1 * * *", timezone="Europe/London")
+    admin.goto("/schedules/billing/prod/dst-notes")
+    admin.get_by_label("Clocks back").select_option("second")
+    admin.get_by_role("tab", name="Cron").click()
+    notes = admin.locator("#cron-dst-notes")
+    expect(notes).to_contain_text("happens twice")
+    expect(notes).to_contain_text("runs on the second pass (dst repeat: second)")
+    expect(notes).to_contain_text("does not exist")

@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 
 from cronplane.api.app import create_app
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database
 

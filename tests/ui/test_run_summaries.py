@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cronplane.clock import FakeClock
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.errors import InvalidState, QueueItemNotFound
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.service import ScheduleService

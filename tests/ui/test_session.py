@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 
 from cronplane.api.app import create_app
 from cronplane.clock import SystemClock
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
 from cronplane.service.tokens import TokenService
 from cronplane.store.database import Database

@@ -23,7 +23,8 @@ import uvicorn
 from cronplane.api.app import create_app
 from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.access import Role
-from cronplane.core.model import JobSpec, ScheduleSpec, Scope
+from cronplane.core.inputs import JobSpec, ScheduleSpec
+from cronplane.core.model import Scope
 from cronplane.manifest import parse_manifest
 from cronplane.processes.node import Node, NodeOptions
 from cronplane.service import ScheduleService

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, select
 
 from cronplane.clock import SystemClock
-from cronplane.core.model import JobSpec
+from cronplane.core.inputs import JobSpec
 from cronplane.errors import InvalidRequest
 from cronplane.processes.worker import Worker
 from cronplane.service.jobs import checked_job

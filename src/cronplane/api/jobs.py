@@ -21,7 +21,8 @@ from cronplane.api.schemas import (
     JobPatchBody,
     NameSegment,
 )
-from cronplane.core.model import Job, JobPatch, JobSpec
+from cronplane.core.inputs import JobPatch, JobSpec
+from cronplane.core.model import Job
 
 router = APIRouter(prefix="/tenants/{tenant}/jobs", tags=["jobs"])
 Context = Annotated[ApiContext, Depends(current_context)]

@@ -27,7 +27,8 @@ from cronplane.api.schedule_schemas import (
 )
 from cronplane.api.schemas import EventPage, NameSegment, Preview, ScheduleQueryParams
 from cronplane.core.codec import field_names, nullable_fields
-from cronplane.core.model import Schedule, SchedulePatch, ScheduleSpec, Scope
+from cronplane.core.inputs import SchedulePatch, ScheduleSpec
+from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.service import NewSchedule
 
@@ -281,4 +282,5 @@ def preview_schedule(
         count,
         window=(schedule.start_at, schedule.end_at),
         runs_left=schedule.runs_left,
+        dst=schedule.dst,
     )

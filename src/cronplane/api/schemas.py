@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import redact, target_rules, validation
 from cronplane.core.choices import SOURCES
+from cronplane.core.dst import Gap, Repeat
 from cronplane.core.queries import MAX_PAGE, MAX_SEARCH, ScheduleQuery
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
@@ -155,6 +156,10 @@ class Preview(Response):
     description: str
     timezone: str
     next: list[datetime]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the DST transitions of the next year do to it, with the policy.",
+    )
 
 
 # -- events ----------------------------------------------------------------------
@@ -318,6 +323,8 @@ class ExplainBody(Request):
     seed: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = Field(
         None, description="Schedule identity resolving `H` fields (tenant/stack/env/name)."
     )
+    dst_gap: Gap = Field("shift", description="The DST policy to try (as a schedule's).")
+    dst_repeat: Repeat | None = None
 
 
 class WhoAmI(Response):

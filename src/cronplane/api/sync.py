@@ -25,7 +25,8 @@ from cronplane.api.sync_schemas import (
     SyncOut,
 )
 from cronplane.core.access import Action, Principal, check
-from cronplane.core.model import CronDeclaration, Scope
+from cronplane.core.inputs import CronDeclaration
+from cronplane.core.model import Scope
 from cronplane.core.reconcile import SyncPlan
 from cronplane.errors import InvalidRequest
 from cronplane.manifest import manifest_from_data

@@ -18,7 +18,8 @@ from datetime import UTC, datetime, tzinfo
 import click
 
 from cronplane.clock import SystemClock
-from cronplane.core.cron import known_zone, parse, start_instant
+from cronplane.core.cron import Cron, known_zone, parse, start_instant
+from cronplane.core.dst import GAPS, REPEATS, DstPolicy
 from cronplane.core.explain import explain as explain_expression
 
 
@@ -43,6 +44,19 @@ _TZ = click.option(
     "--tz", "tz", default="UTC", show_default=True, help="IANA time zone the expression runs in."
 )
 _SEED = click.option("--seed", default=None, help="Schedule identity that resolves H fields.")
+_GAP = click.option(
+    "--dst-gap",
+    type=click.Choice(GAPS),
+    default="shift",
+    show_default=True,
+    help="A fixed time the spring jump skips: shift (run after the jump) or skip.",
+)
+_REPEAT = click.option(
+    "--dst-repeat",
+    type=click.Choice(REPEATS),
+    default=None,
+    help="Passes of a repeated autumn hour that run (default: Debian's).",
+)
 _AFTER = click.option(
     "--after",
     default=None,
@@ -61,14 +75,24 @@ def cron() -> None:
 @click.option("--count", "-n", default=5, show_default=True, type=click.IntRange(1, 10_000))
 @_TZ
 @_SEED
+@_GAP
+@_REPEAT
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def next_(
-    expr: str, after: str | None, count: int, tz: str, seed: str | None, as_json: bool
+    expr: str,
+    after: str | None,
+    count: int,
+    tz: str,
+    seed: str | None,
+    dst_gap: str,
+    dst_repeat: str | None,
+    as_json: bool,
 ) -> None:
     """Print the next COUNT occurrences of EXPR as UTC instants, one a line."""
     zone = known_zone(tz)
     schedule = parse(expr, seed)
-    instants = [_iso_utc(i) for i in schedule.upcoming(_start(after, zone), count, zone)]
+    dst = DstPolicy(dst_gap, dst_repeat)
+    instants = [_iso_utc(i) for i in schedule.upcoming(_start(after, zone), count, zone, dst)]
     if as_json:
         _json({"expression": expr, "timezone": tz, "next": instants})
         return
@@ -85,18 +109,24 @@ def _json(document: object) -> None:
 @_AFTER
 @_TZ
 @_SEED
+@_GAP
+@_REPEAT
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-def explain(expr: str, after: str | None, tz: str, seed: str | None, as_json: bool) -> None:
-    """Show EXPR normalized, described, and its next 5 occurrences (zone and UTC)."""
+def explain(
+    expr: str,
+    after: str | None,
+    tz: str,
+    seed: str | None,
+    dst_gap: str,
+    dst_repeat: str | None,
+    as_json: bool,
+) -> None:
+    """Show EXPR normalized, described, its next 5 occurrences (zone and UTC), and what
+    the clock changes of the next year do to it under the DST policy."""
     zone = known_zone(tz)
-    explained = explain_expression(expr, tz, _start(after, zone), 5, seed)
-    schedule = explained.cron
-    if schedule.is_interval:
-        rule = "exact interval from the Unix epoch (zone-independent)"
-    elif schedule.fixed_time:
-        rule = "fixed time: a skipped time fires after the jump, a repeated one on the first pass"
-    else:
-        rule = "every matching wall minute: both copies of a repeated hour, none in a gap"
+    dst = DstPolicy(dst_gap, dst_repeat)
+    explained = explain_expression(expr, tz, _start(after, zone), 5, seed, dst=dst)
+    rule = _rule(explained.cron, dst)
     if as_json:
         _json(
             {
@@ -105,6 +135,7 @@ def explain(expr: str, after: str | None, tz: str, seed: str | None, as_json: bo
                 "description": explained.description,
                 "timezone": tz,
                 "dst_rule": rule,
+                "dst_notes": list(explained.notes),
                 "next": [
                     {"local": i.astimezone(zone).isoformat(), "utc": _iso_utc(i)}
                     for i in explained.next
@@ -121,3 +152,17 @@ def explain(expr: str, after: str | None, tz: str, seed: str | None, as_json: bo
     for instant in explained.next:
         local = instant.astimezone(zone)
         click.echo(f"  {local.isoformat()} {local.tzname() or ''}  |  {_iso_utc(instant)}")
+    for note in explained.notes:
+        click.echo(f"note:        {note}")
+
+
+def _rule(schedule: Cron, dst: DstPolicy) -> str:
+    """The DST rule the expression runs under, in a line."""
+    if schedule.is_interval:
+        return "exact interval from the Unix epoch (zone-independent)"
+    passes = {"first": "the first pass", "second": "the second pass", "both": "both passes"}
+    repeated = passes[dst.passes(schedule.fixed_time)]
+    if schedule.fixed_time:
+        skipped = "fires after the jump" if dst.gap == "shift" else "does not fire that day"
+        return f"fixed time: a skipped time {skipped}, a repeated one on {repeated}"
+    return f"every matching wall minute: none in a gap, a repeated one on {repeated}"

@@ -6,7 +6,7 @@ import click
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
-from cronplane.core.model import JobSpec
+from cronplane.core.inputs import JobSpec
 
 
 @click.group()

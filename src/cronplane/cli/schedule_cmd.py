@@ -13,19 +13,17 @@ from typing import Any
 
 import click
 
-from cronplane.cli import hints, render
+from cronplane.cli import hints, render, schedule_when_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
-from cronplane.core.model import UNSET, SchedulePatch, ScheduleSpec
+from cronplane.core.inputs import ScheduleSpec
 from cronplane.core.queries import ScheduleQuery
-from cronplane.errors import CronplaneError, InvalidMaxRuns, ScheduleNotFound
+from cronplane.errors import CronplaneError, ScheduleNotFound
 from cronplane.processes.node import clock_for
 
-REVISION = click.option(
-    "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
-)
+REVISION = schedule_when_cmd.REVISION
 # `schedule run --wait` exits with this when the job failed, expired or was cancelled,
 ITEM_FAILED_EXIT = 1
 # and with this when --timeout passed before the item reached a final status.
@@ -36,6 +34,10 @@ STILL_WAITING_EXIT = 8
 @scope_options
 def schedule() -> None:
     """Schedules: one row per (tenant, stack, environment, name)."""
+
+
+schedule.add_command(schedule_when_cmd.window)
+schedule.add_command(schedule_when_cmd.dst)
 
 
 @schedule.command("add")
@@ -128,7 +130,13 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
         nominal = row.next_run - offset - timedelta(microseconds=1)
         window = (row.start_at, row.end_at)
         found = explain(
-            row.cron, row.timezone, nominal, count, window=window, runs_left=row.runs_left
+            row.cron,
+            row.timezone,
+            nominal,
+            count,
+            window=window,
+            runs_left=row.runs_left,
+            dst=row.dst,
         )
         upcoming = [moment + offset for moment in found.next]
     render.schedule(row, as_json, cron.describe(), upcoming)
@@ -165,63 +173,6 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
 
 
 # `none` clears a bound or the limit; an omitted option leaves it as it is.
-_CLEAR = "none"
-
-
-def _window_value(text: str | None, as_int: bool = False) -> Any:
-    if text is None:
-        return UNSET
-    if text.strip().lower() == _CLEAR:
-        return None
-    if not as_int:
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise InvalidMaxRuns(
-            f"max_runs must be a whole number or 'none', not {text[:40]!r}", {"field": "max_runs"}
-        ) from None
-
-
-@schedule.command("window")
-@click.argument("name")
-@click.option(
-    "--start-at", default=None, help="ISO 8601 instant (naive: the row's zone); none clears."
-)
-@click.option(
-    "--end-at", default=None, help="ISO 8601 instant (naive: the row's zone); none clears."
-)
-@click.option("--max-runs", default=None, help="Fires before it ends; none: no limit.")
-@REVISION
-@json_option
-@scope_options
-@click.pass_context
-def window(
-    ctx: click.Context,
-    name: str,
-    start_at: str | None,
-    end_at: str | None,
-    max_runs: str | None,
-    revision: int | None,
-    as_json: bool,
-) -> None:
-    """Change when NAME may fire: its active window and run limit.
-
-    A later end_at or a higher max_runs revives an ended row; the next run is
-    computed from now (no back-fill).
-    """
-    patch = SchedulePatch(
-        start_at=_window_value(start_at),
-        end_at=_window_value(end_at),
-        max_runs=_window_value(max_runs, as_int=True),
-    )
-    s = settings(ctx)
-    updated = client(ctx, writes=True).update_schedule(
-        s.scope, name, patch, actor=s.actor, revision=revision
-    )
-    render.schedule(updated, as_json)
-
-
 @schedule.command("rm")
 @click.argument("name")
 @REVISION

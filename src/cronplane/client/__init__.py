@@ -24,16 +24,8 @@ from cronplane.client.alerts import RemoteAlerts
 from cronplane.client.http import segment
 from cronplane.client.queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
-from cronplane.core.model import (
-    CronDeclaration,
-    Job,
-    JobSpec,
-    Page,
-    Schedule,
-    SchedulePatch,
-    ScheduleSpec,
-    Scope,
-)
+from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Job, Page, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.reconcile import (
     SyncPlan,

@@ -26,10 +26,8 @@ from cronplane.core import validation
 from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
 from cronplane.core.fields import FIELD_CHECKS, OPERATOR_FIELDS, OVERRIDABLE_FIELDS
-from cronplane.core.model import (
-    Schedule,
-    SchedulePatch,
-)
+from cronplane.core.inputs import SchedulePatch
+from cronplane.core.model import Schedule
 from cronplane.errors import AppOwned
 
 # Every field a patch may set: what an operator may change on his own rows.

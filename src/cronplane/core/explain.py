@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 
 from cronplane.core.cron import Cron, known_zone, parse, start_instant
+from cronplane.core.dst import DEBIAN, DstPolicy
+from cronplane.core.dst_notes import dst_notes
 from cronplane.core.validation import cron_rejected
 from cronplane.errors import ScheduleSyntax
 
@@ -27,6 +29,8 @@ class Explanation:
     timezone: str
     next: tuple[datetime, ...]
     cron: Cron = field(repr=False, compare=False)
+    # What the DST transitions of the next year do to it (core.dst_notes).
+    notes: tuple[str, ...] = ()
 
 
 def explain(
@@ -38,12 +42,14 @@ def explain(
     *,
     window: tuple[datetime | None, datetime | None] = (None, None),
     runs_left: int | None = None,
+    dst: DstPolicy = DEBIAN,
 ) -> Explanation:
     """Normalize, describe and list the next `count` runs of `expression` after `after`.
 
     `seed` resolves `H`; a naive `after` is a wall time in the zone. A stored
     schedule's preview passes its active `window` (start_at, end_at) and
-    `runs_left`: no run outside the one, nor more than the other. Raises
+    `runs_left`: no run outside the one, nor more than the other; `dst` is its DST
+    policy, which the runs follow and the notes name. Raises
     UnknownZone for the zone (checked first), CronRejected for the expression.
     """
     zone = known_zone(timezone)
@@ -56,8 +62,9 @@ def explain(
         normalized=cron.normalized,
         description=cron.describe(),
         timezone=timezone,
-        next=_bounded(cron, zone, after, count, window, runs_left),
+        next=_bounded(cron, zone, after, count, window, runs_left, dst),
         cron=cron,
+        notes=tuple(dst_notes(cron, timezone, after, dst)),
     )
 
 
@@ -68,13 +75,14 @@ def _bounded(
     count: int,
     window: tuple[datetime | None, datetime | None],
     runs_left: int | None,
+    dst: DstPolicy,
 ) -> tuple[datetime, ...]:
     start_at, end_at = window
     if runs_left is not None:
         count = min(count, max(runs_left, 0))
     if start_at is not None and start_at > start_instant(after, zone):
         after = start_at - timedelta(seconds=1)  # an occurrence at start_at counts
-    found = cron.upcoming(after, count, zone)
+    found = cron.upcoming(after, count, zone, dst)
     return tuple(
         moment
         for moment in found

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 from cronplane.core import validation, window
 from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS
 from cronplane.core.codec import encode_value
+from cronplane.core.dst import GAP_NOTES, GAPS, REPEAT_NOTES, REPEATS
 from cronplane.errors import CronplaneError, InvalidJitter, InvalidMaxRuns, InvalidRequest
 
 Kind = Literal["name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count"]
@@ -47,6 +48,7 @@ class ScheduleField:
     - `overridable`: an operator's change to it on an app row is remembered as an
       override, which sync keeps; `operator`: an operator may change it on an app
       row at all (`enabled` is never synced, so it needs no override).
+    - `timing`: it decides when the row fires: a change recomputes `next_run`.
     - `since`: added after rows existed: the `declared` document leaves it out at
       its default, so older rows' documents stay equal (no re-sync churn).
     - `check(value, seed)`: the value as stored, or a coded error (`seed`: the
@@ -71,6 +73,7 @@ class ScheduleField:
     overridable: bool = False
     operator: bool = False
     since: bool = False
+    timing: bool = False
     info: Callable[[Any], str] | None = None
     flag: str = ""
     help: str = ""
@@ -100,7 +103,22 @@ class ScheduleField:
         """The value as stored, or this field's coded error."""
         if self.check is not None:
             return self.check(value, seed)
+        if self.kind == "choice":
+            return self._choice(value)
         return self._whole(value)
+
+    def _choice(self, value: object) -> str | None:
+        """One of `choices` (null when the default is null: the default)."""
+        if value is None and self.default is None:
+            return None
+        for choice in self.choices:
+            if value == choice:
+                return choice
+        allowed = ", ".join(self.choices) + (", or null" if self.default is None else "")
+        raise self.error(
+            f"{self.name} {value!r}"[:80] + f" is invalid: use one of {allowed}",
+            {"field": self.name},
+        )
 
     def _whole(self, value: object) -> int | None:
         """None, or a whole number in `minimum`..`maximum`."""
@@ -150,6 +168,7 @@ SCHEDULE_FIELDS: Final = (
         flag="--cron",
         help="Cron expression (any SPEC §3 form).",
         required=True,
+        timing=True,
     ),
     ScheduleField(
         "timezone",
@@ -160,6 +179,7 @@ SCHEDULE_FIELDS: Final = (
         overridable=True,
         flag="--tz",
         help="IANA time zone.",
+        timing=True,
     ),
     # None: the job's default payload.
     ScheduleField(
@@ -201,6 +221,7 @@ SCHEDULE_FIELDS: Final = (
         about="Seconds each fire is spread by (< the cron's shortest interval).",
         placeholder="fire on the dot",
         hint="Each fire moves a stable offset below this, shorter than the cron's interval.",
+        timing=True,
     ),
     ScheduleField(
         "overlap",
@@ -237,6 +258,7 @@ SCHEDULE_FIELDS: Final = (
         declarable=False,
         flag="--disabled",
         help="Create it disabled (no next run).",
+        timing=True,
     ),
     ScheduleField(
         "start_at",
@@ -249,6 +271,7 @@ SCHEDULE_FIELDS: Final = (
         help="No fire before this ISO 8601 instant (naive: in --tz).",
         about="No fire before this instant.",
         placeholder="no start: fires from now",
+        timing=True,
     ),
     ScheduleField(
         "end_at",
@@ -263,6 +286,7 @@ SCHEDULE_FIELDS: Final = (
         placeholder="no end",
         hint="ISO 8601, e.g. 2027-01-01T03:00 (in the schedule's zone) or "
         "2027-01-01T03:00+01:00. No fire outside the window; after it the schedule is ended.",
+        timing=True,
     ),
     ScheduleField(
         "max_runs",
@@ -277,6 +301,40 @@ SCHEDULE_FIELDS: Final = (
         help="End after this many fires.",
         about="Fires before the schedule ends (>= 1); null: no limit.",
         placeholder="no limit",
+        timing=True,
+    ),
+    ScheduleField(
+        "dst_gap",
+        "Clocks forward",
+        "choice",
+        default="shift",
+        choices=GAPS,
+        notes=GAP_NOTES,
+        overridable=True,
+        since=True,
+        info=str,
+        flag="--dst-gap",
+        help="A fixed time the spring jump skips: shift (run after the jump) or skip.",
+        about="A fixed time a spring-forward jump skips: `shift` runs it at the first "
+        "instant after the jump (Debian cron), `skip` does not run it that day.",
+        timing=True,
+    ),
+    ScheduleField(
+        "dst_repeat",
+        "Clocks back",
+        "choice",
+        choices=REPEATS,
+        notes=REPEAT_NOTES,
+        overridable=True,
+        since=True,
+        info=lambda value: value or "default (fixed times: first; wildcard hours: both)",
+        flag="--dst-repeat",
+        help="Which passes of a repeated autumn hour run (default: Debian's).",
+        about="Which passes of a repeated autumn wall time run: `first`, `second` or "
+        "`both`; null: Debian cron's choice (a fixed time the first, a wildcard or "
+        "stepped minute or hour both).",
+        placeholder="default: fixed times first, wildcard hours both",
+        timing=True,
     ),
 )
 
@@ -287,6 +345,8 @@ FIELD_CHECKS: Final[dict[str, Check]] = {f.name: f.validate for f in SCHEDULE_FI
 # remembered as overrides (sync never touches `enabled`).
 OVERRIDABLE_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.overridable)
 OPERATOR_FIELDS: Final = (*OVERRIDABLE_FIELDS, "enabled")
+# The fields that decide when a row fires: a change recomputes its next run.
+WHEN_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.timing)
 # Declared keys a `declared` document leaves out at their default.
 OPTIONAL_DECLARED: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable and f.since)
 

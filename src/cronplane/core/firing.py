@@ -76,6 +76,9 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from typing import Protocol
+
+from cronplane.core.dst import DstPolicy
 
 # Counting missed occurrences one by one is exact but unbounded (an
 # every-minute schedule down for a year is 525,600 steps); past this many the
@@ -88,6 +91,13 @@ _JUMP_WINDOWS = tuple(
 
 NextAfter = Callable[[datetime], "datetime | None"]
 """The schedule's occurrence function: the first occurrence strictly after an instant."""
+
+
+class OccurrenceLoader(Protocol):
+    """A stored row's occurrence function from its cron, zone and DST policy (Debian's
+    rules when none is given)."""
+
+    def __call__(self, cron: str, timezone: str, dst: DstPolicy = ...) -> NextAfter: ...
 
 
 class Outcome(enum.Enum):

@@ -1,5 +1,5 @@
-"""The product's values: scopes, schedules, jobs, queue items, API tokens, the
-service's inputs and what a manifest declares.
+"""The product's records: scopes, schedules, jobs, queue items, API tokens, pages (the
+service's inputs and what a manifest declares are `core.inputs`).
 
 Everything here is a frozen dataclass or a pure function of values. The store
 maps rows to these (`cronplane.store.schedules.schedule_from_row`,
@@ -9,21 +9,20 @@ maps rows to these (`cronplane.store.schedules.schedule_from_row`,
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
 
 from cronplane.core.choices import (
-    DEFAULT_ZONE,
     JobStatus,
     Overlap,
     Source,
 )
-from cronplane.core.codec import field_names, to_document
-from cronplane.core.fields import declared_document
+from cronplane.core.codec import to_document
+from cronplane.core.dst import DstPolicy, Gap, Repeat
+from cronplane.core.inputs import Declared, to_fields
 from cronplane.core.redact import redact_text, redact_value
 
 DEFAULT_SCOPE_PART: Final = "default"
@@ -35,15 +34,6 @@ DEFAULT_SCOPE_PART: Final = "default"
 PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by")
 
 ScheduleState = Literal["active", "inactive", "paused", "ended", "done"]
-
-
-class Unset(enum.Enum):
-    """Marks a patch field as "leave as is" (None can be a real value)."""
-
-    UNSET = "UNSET"
-
-
-UNSET: Final = Unset.UNSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +89,14 @@ class Schedule:
     end_at: datetime | None = None
     max_runs: int | None = None
     run_count: int = 0
+    # The DST policy (core.dst): Debian's rules at the defaults.
+    dst_gap: Gap = "shift"
+    dst_repeat: Repeat | None = None
+
+    @property
+    def dst(self) -> DstPolicy:
+        """Its DST policy."""
+        return DstPolicy(self.dst_gap, self.dst_repeat)
 
     @property
     def paused(self) -> bool:
@@ -260,133 +258,6 @@ class ApiToken:
 # -- inputs ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduleSpec:
-    """What an operator gives to create a schedule; `name` defaults to the job's."""
-
-    job: str
-    cron: str
-    name: str | None = None
-    timezone: str = DEFAULT_ZONE
-    payload: dict[str, Any] | None = None  # None: the job's default payload
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
-    timeout: int | None = None
-    enabled: bool = True
-    jitter: int | None = None
-    # Naive datetimes are wall times in `timezone`.
-    start_at: datetime | None = None
-    end_at: datetime | None = None
-    max_runs: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulePatch:
-    """A partial update; UNSET fields are left alone (None is a value for misfire_grace)."""
-
-    job: str | Unset = UNSET
-    cron: str | Unset = UNSET
-    timezone: str | Unset = UNSET
-    payload: dict[str, Any] | Unset = UNSET
-    misfire_grace: int | Unset | None = UNSET
-    overlap: Overlap | Unset = UNSET
-    timeout: int | Unset | None = UNSET
-    enabled: bool | Unset = UNSET
-    jitter: int | Unset | None = UNSET
-    start_at: datetime | Unset | None = UNSET
-    end_at: datetime | Unset | None = UNSET
-    max_runs: int | Unset | None = UNSET
-
-    def given(self) -> dict[str, Any]:
-        """The fields this patch sets, by name."""
-        return _set_fields(self)
-
-
-@dataclass(frozen=True, slots=True)
-class JobSpec:
-    """What registering a job takes (SPEC §4); `kind` defaults to the target's scheme."""
-
-    name: str
-    target: str
-    title: str = ""
-    kind: str | None = None
-    payload: dict[str, Any] = field(default_factory=dict)
-    payload_schema: dict[str, Any] | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    status: JobStatus = "active"
-
-
-@dataclass(frozen=True, slots=True)
-class JobPatch:
-    """A partial job update; UNSET fields are left alone."""
-
-    title: str | Unset = UNSET
-    target: str | Unset = UNSET
-    kind: str | Unset = UNSET
-    payload: dict[str, Any] | Unset = UNSET
-    payload_schema: dict[str, Any] | Unset | None = UNSET
-    options: dict[str, Any] | Unset = UNSET
-    status: JobStatus | Unset = UNSET
-
-    def given(self) -> dict[str, Any]:
-        """The fields this patch sets, by name."""
-        return _set_fields(self)
-
-
-@dataclass(frozen=True, slots=True)
-class CronDeclaration:
-    """One cron as an app manifest declares it (SPEC §5), before resolution.
-
-    `job` defaults to the cron's name; `payload` None means the job's default.
-    `enabled` is only the state a row is *created* in (an import of a paused
-    entry); sync never changes `enabled` afterwards, it belongs to operators.
-    """
-
-    cron: str
-    job: str | None = None
-    timezone: str = DEFAULT_ZONE
-    payload: dict[str, Any] | None = None
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
-    enabled: bool = True
-    jitter: int | None = None
-    timeout: int | None = None
-    start_at: datetime | None = None  # naive: a wall time in `timezone`
-    end_at: datetime | None = None
-    max_runs: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Declared:
-    """A declaration resolved against its scope: normalized cron, concrete payload.
-
-    This is what the sync planner compares with a row's `declared` column, and
-    what a new row is defined by (`new_schedule`).
-    """
-
-    job: str
-    cron: str
-    timezone: str
-    payload: dict[str, Any]
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
-    jitter: int | None = None
-    timeout: int | None = None
-    start_at: datetime | None = None  # aware
-    end_at: datetime | None = None
-    max_runs: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The `declared` column's document; a field added after rows existed only when
-        not at its default, so older rows' documents stay equal (no re-sync churn)."""
-        return declared_document(to_document(self))
-
-
-# What a manifest declares for one cron; `declared` stores these keys (core.fields:
-# those added after rows existed only when not at their default).
-DECLARED_FIELDS: Final = field_names(Declared)
-
-
 def new_schedule(
     scope: Scope,
     name: str,
@@ -427,14 +298,3 @@ class Page:
 
     items: tuple[Schedule, ...]
     next_cursor: str | None
-
-
-def _set_fields(patch: object) -> dict[str, Any]:
-    """The fields of a patch that are not UNSET, by name."""
-    values = to_fields(patch)
-    return {key: value for key, value in values.items() if value is not UNSET}
-
-
-def to_fields(record: object) -> dict[str, Any]:
-    """A record's field values by name, as they are (a shallow `asdict`)."""
-    return {item.name: getattr(record, item.name) for item in fields(record)}  # type: ignore[arg-type]

@@ -1,7 +1,7 @@
 """When a schedule runs next: the product's two questions about a stored expression.
 
-    next_run(cron, timezone, after, start_at=, end_at=) -> datetime | None   the dispatcher's step
-    first_run(cron, timezone, now, start_at=, end_at=) -> datetime          a new schedule
+    next_run(cron, timezone, after, start_at=, end_at=, dst=) -> datetime | None   the dispatcher's step
+    first_run(cron, timezone, now, start_at=, end_at=, dst=) -> datetime          a new schedule
 
 `next_run` is the first occurrence strictly after `after` inside the active
 window [start_at, end_at] (either bound optional), or None when the
@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from cronplane.core.cron import known_zone, parse
+from cronplane.core.dst import DEBIAN, DstPolicy
 from cronplane.core.firing import NextAfter
 from cronplane.core.validation import cron_rejected
 from cronplane.errors import CronRejected, ScheduleSyntax
@@ -35,9 +36,10 @@ def next_run(
     *,
     start_at: datetime | None = None,
     end_at: datetime | None = None,
+    dst: DstPolicy = DEBIAN,
 ) -> datetime | None:
     """The first occurrence of `cron` in `timezone` strictly after `after`, not before
-    `start_at` and not after `end_at`; None when there is none.
+    `start_at` and not after `end_at`, under the DST policy `dst`; None when there is none.
 
     Raises ScheduleSyntax for an unparsable expression and UnknownZone for an
     unknown zone (the dispatcher disables such a row).
@@ -45,9 +47,9 @@ def next_run(
     expression, zone = parse(cron), known_zone(timezone)
     if start_at is not None and start_at > after:
         after = start_at - _SECOND  # so an occurrence at start_at itself counts
-    found = expression.next_after(after, zone)
+    found = expression.next_after(after, zone, dst)
     while found is not None and start_at is not None and found < start_at:
-        found = expression.next_after(found, zone)  # start_at had a fraction of a second
+        found = expression.next_after(found, zone, dst)  # start_at had a fraction of a second
     if found is None or (end_at is not None and found > end_at):
         return None
     return found
@@ -60,12 +62,13 @@ def first_run(
     *,
     start_at: datetime | None = None,
     end_at: datetime | None = None,
+    dst: DstPolicy = DEBIAN,
 ) -> datetime:
     """The first occurrence after max(now, start_at) up to end_at; CronRejected when there
     is none within five years of `now` (a one-off in the past is one such)."""
     try:
-        found = next_run(cron, timezone, now, start_at=start_at, end_at=end_at)
-        unbounded = found if found is not None else next_run(cron, timezone, now)
+        found = next_run(cron, timezone, now, start_at=start_at, end_at=end_at, dst=dst)
+        unbounded = found if found is not None else next_run(cron, timezone, now, dst=dst)
     except ScheduleSyntax as error:
         raise cron_rejected(cron, error) from error
     if found is not None and found - now <= FIRST_RUN_HORIZON:
@@ -87,7 +90,7 @@ def _bound(instant: datetime | None) -> str:
     return "open" if instant is None else instant.isoformat()
 
 
-def next_run_function(cron: str, timezone: str) -> NextAfter:
+def next_run_function(cron: str, timezone: str, dst: DstPolicy = DEBIAN) -> NextAfter:
     """`next_run` of one stored schedule, as the dispatcher's occurrence loader wants it.
 
     Errors surface when it is called, per row, as `next_run`'s do; the
@@ -95,6 +98,6 @@ def next_run_function(cron: str, timezone: str) -> NextAfter:
     """
 
     def next_after(after: datetime) -> datetime | None:
-        return next_run(cron, timezone, after)
+        return next_run(cron, timezone, after, dst=dst)
 
     return next_after

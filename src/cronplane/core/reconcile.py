@@ -29,15 +29,9 @@ from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.edits import check_field
-from cronplane.core.fields import declared_value
-from cronplane.core.model import (
-    DECLARED_FIELDS,
-    CronDeclaration,
-    Declared,
-    Job,
-    Schedule,
-    Scope,
-)
+from cronplane.core.fields import WHEN_FIELDS, declared_value
+from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, Declared
+from cronplane.core.model import Job, Schedule, Scope
 from cronplane.core.occurrences import first_run, next_run
 from cronplane.core.window import resolve_window
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
@@ -313,9 +307,6 @@ def resolve_declarations(
     return resolved, problems
 
 
-_WHEN_FIELDS = frozenset({"cron", "timezone", "jitter", "start_at", "end_at", "max_runs"})
-
-
 def check_fires(
     plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime, min_interval: int = 1
 ) -> tuple[dict[str, datetime | None], list[str]]:
@@ -335,21 +326,26 @@ def check_fires(
         try:
             validation.check_min_interval(parse(wanted.cron), min_interval)
             fires[created.name] = first_run(
-                wanted.cron, wanted.timezone, now, start_at=wanted.start_at, end_at=wanted.end_at
+                wanted.cron,
+                wanted.timezone,
+                now,
+                start_at=wanted.start_at,
+                end_at=wanted.end_at,
+                dst=wanted.dst,
             )
         except CronplaneError as error:
             problems.append(f"crons.{created.name}.cron: {error.code.text} {error.message}")
             continue
         _check_jitter(created.name, wanted.cron, wanted.jitter, problems)
     for item in plan.updated:
-        if not _WHEN_FIELDS & set(item.changes):
+        if not (WHEN_FIELDS - {"enabled"}) & set(item.changes):
             continue
         row = rows[item.name]
         after = replace(row, **item.changes)
         try:
             if {"cron", "timezone"} & set(item.changes):
                 validation.check_min_interval(parse(after.cron), min_interval)
-                first_run(after.cron, after.timezone, now)
+                first_run(after.cron, after.timezone, now, dst=after.dst)
             left = after.runs_left
             fires[item.name] = (
                 None
@@ -360,6 +356,7 @@ def check_fires(
                     max(after.last_run or now, now),
                     start_at=after.start_at,
                     end_at=after.end_at,
+                    dst=after.dst,
                 )
             )
         except CronplaneError as error:

@@ -58,7 +58,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
-from cronplane.core.firing import NextAfter, Outcome
+from cronplane.core.firing import OccurrenceLoader, Outcome
 from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
@@ -160,7 +160,7 @@ class Dispatcher:
         batch_size: int = DEFAULT_BATCH,
         max_sleep: float = DEFAULT_MAX_SLEEP,
         lanes: int | None = None,
-        occurrences: Callable[[str, str], NextAfter] = next_run_function,
+        occurrences: OccurrenceLoader = next_run_function,
         on_tick: Callable[[TickReport], None] | None = None,
         quotas: Quota | None = None,
         fairness: Callable[[datetime], Fairness] | None = equal_shares,

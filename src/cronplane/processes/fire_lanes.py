@@ -11,12 +11,11 @@ has one writer: there a round is always one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from cronplane.clock import Clock
-from cronplane.core.firing import NextAfter
+from cronplane.core.firing import OccurrenceLoader
 from cronplane.core.quotas import Quota
 from cronplane.store import lease
 from cronplane.store.database import Database
@@ -59,7 +58,7 @@ class FireLanes:
         *,
         lanes: int | None,
         ttl: timedelta,
-        occurrences: Callable[[str, str], NextAfter],
+        occurrences: OccurrenceLoader,
         quotas: Quota,
     ) -> None:
         self.database = database

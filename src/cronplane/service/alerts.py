@@ -38,6 +38,7 @@ from cronplane.core.alerts import (
 )
 from cronplane.core.cron import parse
 from cronplane.core.cron_zones import known_zone
+from cronplane.core.dst import DstPolicy
 from cronplane.core.model import Scope
 from cronplane.errors import (
     AlertNotFound,
@@ -57,17 +58,18 @@ from cronplane.store.events import append_event
 
 
 @functools.lru_cache(maxsize=4096)
-def _occurrences(cron: str, timezone: str) -> Callable[[datetime], datetime | None]:
+def _occurrences(cron: str, timezone: str, dst: DstPolicy) -> Callable[[datetime], datetime | None]:
     # Parsed once per expression and zone, not once per success or deadline.
     expression, zone = parse(cron), known_zone(timezone)
-    return lambda after: expression.next_after(after, zone)
+    return lambda after: expression.next_after(after, zone, dst)
 
 
 def absent_due(row: Any, threshold: int, after: datetime) -> datetime | None:
     """The deadline of an `absent` watch: the schedule's next occurrence after
     `after`, plus the threshold; None when it has none (or cannot compute it)."""
     try:
-        expected = _occurrences(row.cron, row.timezone)(after)
+        dst = DstPolicy(row.dst_gap, row.dst_repeat)
+        expected = _occurrences(row.cron, row.timezone, dst)(after)
     except CronplaneError:
         return None
     return None if expected is None else expected + timedelta(seconds=threshold)

@@ -24,7 +24,8 @@ from cronplane.codes import Code
 from cronplane.core import cron as cron_engine
 from cronplane.core import validation
 from cronplane.core.access import Principal, check_command_job, host_kind
-from cronplane.core.model import Job, JobSpec, Schedule, Scope
+from cronplane.core.inputs import JobSpec
+from cronplane.core.model import Job, Schedule, Scope
 from cronplane.core.outbound import DENY_ALL_PRIVATE, OutboundPolicy, url_host_port
 from cronplane.core.python_targets import DEFAULT_PREFIXES, check_target
 from cronplane.core.quotas import UNLIMITED, Quota

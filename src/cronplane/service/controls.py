@@ -277,7 +277,9 @@ def _plan(
     """Check the request against its row; every refusal is raised before a write."""
     row = existing(conn, scope, name, for_update=True)
     first, last = controls.backfill_range(start, end, row.timezone, now)
-    found = controls.backfill_occurrences(next_run_function(row.cron, row.timezone), first, last)
+    found = controls.backfill_occurrences(
+        next_run_function(row.cron, row.timezone, row.dst), first, last
+    )
     job = active_job(conn, row.scope, row.job)
     nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
     ours = [at for at in found if nominal_next is None or at < nominal_next]

@@ -25,7 +25,8 @@ from typing import Any
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.model import Declared, Job, Scope, new_schedule
+from cronplane.core.inputs import Declared
+from cronplane.core.model import Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
 from cronplane.store import alerts as alert_store
 from cronplane.store import queue

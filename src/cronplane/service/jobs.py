@@ -13,7 +13,8 @@ from cronplane.core import target_rules, validation
 from cronplane.core.access import Principal
 from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
-from cronplane.core.model import Job, JobPatch, JobSpec
+from cronplane.core.inputs import JobPatch, JobSpec
+from cronplane.core.model import Job
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value

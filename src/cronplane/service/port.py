@@ -13,17 +13,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
-from cronplane.core.model import (
-    CronDeclaration,
-    Job,
-    JobSpec,
-    Page,
-    QueueItem,
-    Schedule,
-    SchedulePatch,
-    ScheduleSpec,
-    Scope,
-)
+from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan

@@ -17,16 +17,10 @@ from typing import Any
 from cronplane import events
 from cronplane.core import controls, validation
 from cronplane.core.choices import Source
+from cronplane.core.dst import DstPolicy
 from cronplane.core.edits import check_fields
-from cronplane.core.model import (
-    Declared,
-    Job,
-    Schedule,
-    ScheduleSpec,
-    Scope,
-    new_schedule,
-    to_fields,
-)
+from cronplane.core.inputs import Declared, ScheduleSpec, to_fields
+from cronplane.core.model import Job, Schedule, Scope, new_schedule
 from cronplane.core.occurrences import first_run
 from cronplane.core.quotas import Quota
 from cronplane.core.window import resolve_window
@@ -90,6 +84,7 @@ def _new_row(
         tx.now,
         start_at=values["start_at"],
         end_at=values["end_at"],
+        dst=DstPolicy(values["dst_gap"], values["dst_repeat"]),
     )
     key = (scope.tenant, scope.stack, spec.job)
     if key not in jobs:

@@ -32,12 +32,9 @@ from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import controls, validation
 from cronplane.core.edits import check_fields, check_removable, operator_edit
-from cronplane.core.model import (
-    Page,
-    Schedule,
-    SchedulePatch,
-    Scope,
-)
+from cronplane.core.fields import WHEN_FIELDS
+from cronplane.core.inputs import SchedulePatch
+from cronplane.core.model import Page, Schedule, Scope
 from cronplane.core.occurrences import first_run, next_run
 from cronplane.core.queries import ScheduleQuery, check_limit
 from cronplane.core.reconcile import restore_declared
@@ -71,7 +68,9 @@ def _resumed(row: Schedule, after: datetime) -> datetime | None:
     and run limit; None when disabled or when nothing is left (ended, or done)."""
     if not row.enabled or (row.runs_left is not None and row.runs_left <= 0):
         return None
-    nominal = next_run(row.cron, row.timezone, after, start_at=row.start_at, end_at=row.end_at)
+    nominal = next_run(
+        row.cron, row.timezone, after, start_at=row.start_at, end_at=row.end_at, dst=row.dst
+    )
     return controls.fire_at(nominal, row.jitter_offset)
 
 
@@ -276,8 +275,8 @@ class Schedules(ScheduleCreates):
             controls.check_jitter(updated.cron, updated.jitter)
         if {"cron", "timezone"} & set(changes):
             # The expression itself must fire within five years (a past one-off does not).
-            first_run(updated.cron, updated.timezone, tx.now)
-        if {"cron", "timezone", "enabled", "jitter", *WINDOW_FIELDS, "max_runs"} & set(changes):
+            first_run(updated.cron, updated.timezone, tx.now, dst=updated.dst)
+        if WHEN_FIELDS & set(changes):
             offset = controls.jitter_offset(row.id, updated.jitter)
             values["jitter_offset"] = offset
             # After the last run, but never in the past: no back-fill.

@@ -27,7 +27,8 @@ from cronplane import events
 from cronplane.core.access import Principal
 from cronplane.core.codec import to_document
 from cronplane.core.controls import fire_at, jitter_offset
-from cronplane.core.model import CronDeclaration, Job, JobPatch, Scope, new_schedule
+from cronplane.core.inputs import CronDeclaration, JobPatch
+from cronplane.core.model import Job, Scope, new_schedule
 from cronplane.core.quotas import Quota
 from cronplane.core.reconcile import (
     SyncedRow,

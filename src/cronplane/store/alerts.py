@@ -52,6 +52,8 @@ SCHEDULE_HEAD = (
     schedules.c.job,
     schedules.c.cron,
     schedules.c.timezone,
+    schedules.c.dst_gap,
+    schedules.c.dst_repeat,
     schedule_state.c.enabled,
 )
 

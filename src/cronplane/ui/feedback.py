@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from cronplane.api.context import context_of
 from cronplane.core import validation
+from cronplane.core.dst import GAPS, REPEATS, DstPolicy
 from cronplane.core.explain import explain
 from cronplane.errors import CronplaneError
 from cronplane.ui.form import payload_object
@@ -38,14 +39,22 @@ def cron_feedback(
     cron: Short = "",
     timezone: Short = "UTC",
     seed: Short = "",
+    dst_gap: Short = "",
+    dst_repeat: Short = "",
 ) -> Response:
-    """The expression explained in its zone, or the coded refusal."""
+    """The expression explained in its zone under the DST policy chosen, or the coded
+    refusal."""
     ctx = context_of(request)
     preview = None
     error = None
     if cron.strip():
         try:
-            preview = explain(cron, timezone or "UTC", ctx.clock.now(), PREVIEW_COUNT, seed or None)
+            dst = DstPolicy(
+                dst_gap if dst_gap in GAPS else "shift",
+                dst_repeat if dst_repeat in REPEATS else None,
+            )
+            zone = timezone or "UTC"
+            preview = explain(cron, zone, ctx.clock.now(), PREVIEW_COUNT, seed or None, dst=dst)
         except CronplaneError as refused:
             error = refused
     return render(

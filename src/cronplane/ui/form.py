@@ -16,12 +16,8 @@ from typing import Any, Final
 from fastapi import Request
 
 from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS
-from cronplane.core.model import (
-    DEFAULT_SCOPE_PART,
-    Schedule,
-    SchedulePatch,
-    ScheduleSpec,
-)
+from cronplane.core.inputs import SchedulePatch, ScheduleSpec
+from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
 from cronplane.errors import InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
@@ -126,8 +122,10 @@ class ScheduleForm:
             return self.number_value(name)
         if row.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
-        if row.choices:  # a choice: anything else is the first
-            return text if text in row.choices else row.choices[0]
+        if row.choices:  # a choice: anything else is its default, or the first
+            if text in row.choices:
+                return text
+            return row.default if row.default is not None else row.choices[0]
         return text
 
     def revision_value(self) -> int | None:

@@ -57,7 +57,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection
 
-from cronplane.core.firing import NextAfter
+from cronplane.core.firing import OccurrenceLoader
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
@@ -95,7 +95,7 @@ def fire_batch(
     fencing: Fencing,
     now: datetime,
     limit: int,
-    occurrences: Callable[[str, str], NextAfter],
+    occurrences: OccurrenceLoader,
     quotas: Quota = UNLIMITED,
     fairness: Fairness | None = None,
 ) -> BatchResult:

@@ -6,17 +6,18 @@ the planner once per input rather than once per row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
+from cronplane.core.dst import DEBIAN, DstPolicy
 from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
     DueRow,
     NextAfter,
+    OccurrenceLoader,
     Outcome,
     Previous,
     decide,
@@ -73,36 +74,36 @@ DISABLE = "revision = revision + 1"
 
 
 class Occurrences:
-    """Occurrence functions for one batch, memoized on (cron, zone, instant).
+    """Occurrence functions for one batch, memoized on (cron, zone, DST policy, instant).
 
     Rows due at one instant often share an expression (`*/15 * * * *`), so a
     batch computes each distinct next occurrence once. A cron or zone that
     fails to load fails each of its rows' calls (the row is then disabled).
     """
 
-    def __init__(self, occurrences: Callable[[str, str], NextAfter]) -> None:
+    def __init__(self, occurrences: OccurrenceLoader) -> None:
         self._occurrences = occurrences
-        self._functions: dict[tuple[str, str], NextAfter] = {}
-        self._memo: dict[tuple[str, str, datetime], datetime | None] = {}
+        self._functions: dict[tuple[str, str, DstPolicy], NextAfter] = {}
+        self._memo: dict[tuple[str, str, DstPolicy, datetime], datetime | None] = {}
 
-    def of(self, cron: str, timezone: str) -> NextAfter:
-        key = (cron, timezone)
+    def of(self, cron: str, timezone: str, dst: DstPolicy = DEBIAN) -> NextAfter:
+        key = (cron, timezone, dst)
         function = self._functions.get(key)
         if function is None:
-            function = self._functions[key] = self._load(cron, timezone)
+            function = self._functions[key] = self._load(cron, timezone, dst)
         memo = self._memo
 
         def next_after(after: datetime) -> datetime | None:
-            memo_key = (cron, timezone, after)
+            memo_key = (cron, timezone, dst, after)
             if memo_key not in memo:
                 memo[memo_key] = function(after)
             return memo[memo_key]
 
         return next_after
 
-    def _load(self, cron: str, timezone: str) -> NextAfter:
+    def _load(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
         try:
-            return self._occurrences(cron, timezone)
+            return self._occurrences(cron, timezone, dst)
         except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
             message = f"{type(error).__name__}: {error}"
 
@@ -193,7 +194,9 @@ class Planner:
         decision = decide(
             row,
             now=self.now,
-            next_after=self.next_after.of(when.cron, when.timezone),
+            next_after=self.next_after.of(
+                when.cron, when.timezone, DstPolicy(when.dst_gap, when.dst_repeat)
+            ),
             job_active=job_active,
             previous=previous_of(previous),
             over_quota=bool(over),

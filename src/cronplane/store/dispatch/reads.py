@@ -40,6 +40,8 @@ class DueWhen(NamedTuple):
     next_run: Any
     cron: str
     timezone: str
+    dst_gap: str
+    dst_repeat: str | None
 
 
 # A due row's decision inputs: when it is due, then its policy columns

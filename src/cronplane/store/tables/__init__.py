@@ -1,0 +1,50 @@
+"""The tables, as SQLAlchemy Core, one module per noun. Migrations must agree with these
+(tested).
+
+Every datetime column is `UTCDateTime`. Names of constraints and indexes are
+fixed here so migrations and tests can refer to them. Importing the package
+registers every table on `metadata`.
+"""
+
+from __future__ import annotations
+
+from cronplane.store.tables.alerts import (
+    alert_channels,
+    alert_cursors,
+    alert_rules,
+    alert_watches,
+    alerts,
+)
+from cronplane.store.tables.base import NAMING, EventId, metadata
+from cronplane.store.tables.schedules import (
+    SCHEDULE_COLUMNS,
+    SCHEDULE_ROWS,
+    STATE_FIELDS,
+    events,
+    jobs,
+    schedule_state,
+    schedules,
+)
+from cronplane.store.tables.work import api_tokens, leases, queue_items, tenant_quotas
+
+__all__ = [
+    "NAMING",
+    "SCHEDULE_COLUMNS",
+    "SCHEDULE_ROWS",
+    "STATE_FIELDS",
+    "EventId",
+    "alert_channels",
+    "alert_cursors",
+    "alert_rules",
+    "alert_watches",
+    "alerts",
+    "api_tokens",
+    "events",
+    "jobs",
+    "leases",
+    "metadata",
+    "queue_items",
+    "schedule_state",
+    "schedules",
+    "tenant_quotas",
+]
