@@ -48,6 +48,7 @@ def test_a_multi_line_script_runs_as_written(tmp_path: Any) -> None:
     translation = kubernetes.translate(
         [("cj.yaml", cronjob({"image": "alpine", "command": ["/bin/bash", "-c", script]}))],
         stack="k",
+        as_kind="command",
     )
     job = loads(translation).document["jobs"]["job"]
     assert job["target"] == "command:" + script.strip()
@@ -70,7 +71,7 @@ def test_a_script_over_the_target_limit_is_listed_not_fatal() -> None:
             {**cronjob({"image": "alpine", "command": ["date"]}), "metadata": {"name": "ok"}},
         ),
     ]
-    checked = loads(kubernetes.translate(documents, stack="k"))
+    checked = loads(kubernetes.translate(documents, stack="k", as_kind="command"))
     assert list(checked.document["crons"]) == ["ok"]
     assert (
         checked.skipped[0].name == "job" and "refused by app install" in checked.skipped[0].reason
@@ -86,7 +87,9 @@ def test_args_without_command_and_variable_references() -> None:
             {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
         ],
     }
-    translation = loads(kubernetes.translate([("cj.yaml", cronjob(container))], stack="k"))
+    translation = loads(
+        kubernetes.translate([("cj.yaml", cronjob(container))], stack="k", as_kind="command")
+    )
     target = translation.document["jobs"]["job"]["target"]
     assert target == "command:--since 24h --token '$(TOKEN)' --literal '$(SINCE)'"
     notes = "\n".join(translation.notes)

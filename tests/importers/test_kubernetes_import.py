@@ -16,9 +16,12 @@ from importer_support import ENVIRONMENT, TENANT, fired, install, instants
 
 from cronplane.clock import FakeClock
 from cronplane.core.model import Scope
+from cronplane.errors import InvalidRequest
 from cronplane.importers.kubernetes import read_documents, translate
+from cronplane.importers.kubernetes_pod import KINDS
 from cronplane.manifest import manifest_from_data
 from cronplane.store.database import Database
+from cronplane.targets.container import engine_arguments
 
 CRONJOBS = """
 apiVersion: batch/v1
@@ -41,6 +44,7 @@ spec:
           containers:
             - name: send
               image: registry.example.com/billing:1.4
+              imagePullPolicy: Always
               command: ["/app/send-invoices"]
               args: ["--batch", "100", "--note", "it's due"]
               workingDir: /app
@@ -127,8 +131,9 @@ FIRING = {
 SKIPPED = {
     "default/every-five": "counts @every from the controller's last run",
     "default/sidecars": "the pod has 2 containers (main, proxy)",
-    "default/entrypoint-only": "neither command nor args",
 }
+# `--as command`: a host command needs the command the image's entrypoint would run.
+SKIPPED_AS_COMMAND = {**SKIPPED, "default/entrypoint-only": "neither command nor args"}
 
 
 @pytest.fixture
@@ -142,9 +147,16 @@ def manifests(tmp_path: Path) -> Path:
 
 
 def test_every_cronjob_is_translated_or_listed(manifests: Path) -> None:
+    """The default: each CronJob keeps running in its image (a container: target)."""
     translation = translate(read_documents(manifests)[0], stack="k8s")
     crons, jobs = translation.document["crons"], translation.document["jobs"]
-    assert set(crons) == {"invoices", "cleanup", "paused-report", "london-digest"}
+    assert set(crons) == {
+        "invoices",
+        "cleanup",
+        "paused-report",
+        "london-digest",
+        "entrypoint-only",
+    }
     skipped = {item.name.split(" (")[0]: item.reason for item in translation.skipped}
     assert skipped.keys() == SKIPPED.keys()
     for name, reason in SKIPPED.items():
@@ -158,6 +170,50 @@ def test_every_cronjob_is_translated_or_listed(manifests: Path) -> None:
     }
     assert crons["cleanup"]["overlap"] == "allow"  # Kubernetes' default policy
     assert crons["paused-report"]["enabled"] is False  # suspend: true
+    invoices = jobs["invoices"]
+    assert invoices["target"] == "container:registry.example.com/billing:1.4"
+    assert invoices["options"] == {
+        "command": ["/app/send-invoices"],  # Kubernetes' command: the entrypoint replaced
+        "args": ["--batch", "100", "--note", "it's due"],  # as given, no shell in between
+        "env": {"MODE": "live"},
+        "pull": "always",  # imagePullPolicy: Always
+        "max_attempts": 3,  # backoffLimit 2
+        "timeout": 600,  # activeDeadlineSeconds
+    }
+    assert invoices["title"] == "CronJob billing/invoices: image registry.example.com/billing:1.4"
+    # The engine runs what the kubelet would: entrypoint replaced by command, then args.
+    image = invoices["target"].removeprefix("container:")
+    argv = engine_arguments(image, invoices["options"], "n", ["MODE"])
+    assert argv[-7:] == ["--entrypoint", "/app/send-invoices", image, *invoices["options"]["args"]]
+    assert jobs["cleanup"]["options"]["command"] == ["sh", "-c", "rm -rf /tmp/cache/*"]
+    assert jobs["cleanup"]["options"]["max_attempts"] == 7  # backoffLimit defaults to 6
+    # args without command go to the image's ENTRYPOINT, as in the pod.
+    assert jobs["paused-report"]["options"] == {"args": ["report", "--daily"], "max_attempts": 7}
+    # Neither: the image's entrypoint runs, as in the pod.
+    assert jobs["entrypoint-only"] == {
+        "title": "CronJob default/entrypoint-only: image backup:7",
+        "target": "container:backup:7",
+        "options": {"max_attempts": 7},
+    }
+    notes = "\n".join(translation.notes)
+    assert "billing/invoices: env TOKEN come from secrets" in notes
+    assert "set them in the job's options.env" in notes
+    assert "billing/invoices: workingDir /app not carried over" in notes
+    assert "billing/invoices: not carried over (a container: run has none): volumes" in notes
+    assert "documents that are not CronJobs were ignored: 1 Deployment" in notes
+    assert "each container became a container: target" in notes
+    assert "container: jobs need CRONPLANE_ALLOW_COMMAND_TARGETS=1" in notes
+
+
+def test_as_command_writes_host_commands(manifests: Path) -> None:
+    """`--as command`: the container's command as a command: line on a worker's host."""
+    translation = translate(read_documents(manifests)[0], stack="k8s", as_kind="command")
+    crons, jobs = translation.document["crons"], translation.document["jobs"]
+    assert set(crons) == {"invoices", "cleanup", "paused-report", "london-digest"}
+    skipped = {item.name.split(" (")[0]: item.reason for item in translation.skipped}
+    assert skipped.keys() == SKIPPED_AS_COMMAND.keys()
+    for name, reason in SKIPPED_AS_COMMAND.items():
+        assert reason in skipped[name], name
     invoices = jobs["invoices"]
     assert invoices["target"] == ("command:/app/send-invoices --batch 100 --note 'it'\"'\"'s due'")
     assert invoices["options"] == {
@@ -176,9 +232,39 @@ def test_every_cronjob_is_translated_or_listed(manifests: Path) -> None:
     assert jobs["cleanup"]["options"]["max_attempts"] == 7  # backoffLimit defaults to 6
     notes = "\n".join(translation.notes)
     assert "billing/invoices: env TOKEN come from secrets" in notes
-    assert "billing/invoices: not carried over (a host command has none): volumes" in notes
-    assert "documents that are not CronJobs were ignored: 1 Deployment" in notes
+    assert "set them in the workers' environment" in notes
+    assert "billing/invoices: not carried over (a command: run has none): volumes" in notes
     assert "ON A CRONPLANE WORKER'S HOST" in notes
+    assert "command: jobs need CRONPLANE_ALLOW_COMMAND_TARGETS=1" in notes
+
+
+def test_variables_in_a_container_command_are_expanded_as_kubernetes_does() -> None:
+    document = yaml.safe_load(CRONJOBS.split("---")[0])
+    container = document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = ["--mode=$(MODE)", "$$(MODE)", "$(TOKEN)", "$(UNKNOWN)"]
+    translation = translate([("x.yaml", document)], stack="k8s")
+    options = translation.document["jobs"]["invoices"]["options"]
+    assert options["args"] == ["--mode=live", "$(MODE)", "$(TOKEN)", "$(UNKNOWN)"]
+    assert any("$(TOKEN) in the command" in note for note in translation.notes)
+
+
+def test_what_a_container_run_cannot_take_is_noted_or_listed() -> None:
+    document = yaml.safe_load(CRONJOBS.split("---")[1])
+    container = document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    # Kubernetes allows `-` and `.` in a variable's name; the container: target does not.
+    container["env"] = [{"name": "LOG-LEVEL", "value": "x"}, {"name": "MODE", "value": "y"}]
+    translation = translate([("x.yaml", document)], stack="k8s")
+    assert translation.document["jobs"]["cleanup"]["options"]["env"] == {"MODE": "y"}
+    assert any("env LOG-LEVEL not carried over" in note for note in translation.notes)
+    del container["image"]
+    translation = translate([("x.yaml", document)], stack="k8s")
+    assert translation.document["crons"] == {}
+    assert "the container has no image" in translation.skipped[0].reason
+
+
+def test_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(InvalidRequest):
+        translate([], stack="k8s", as_kind="pod")
 
 
 def test_replace_becomes_cancel_running() -> None:
@@ -208,8 +294,10 @@ def test_output_installs_and_fires_when_kubernetes_would(
     until = datetime(2026, 4, 2, 0, 0, tzinfo=UTC)
     clock = FakeClock(start)
     service, report = install(database, translation, clock)
-    assert len(report.plan.created) == 4
+    assert len(report.plan.created) == 5
     scope = Scope(TENANT, "k8s", ENVIRONMENT)
+    job = service.get_job(TENANT, "k8s", "invoices")
+    assert job.kind == "container" and job.target == "container:registry.example.com/billing:1.4"
     paused = service.get_schedule(scope, "paused-report")
     assert not paused.enabled and paused.next_run is None
     invoices = service.get_schedule(scope, "invoices")
@@ -229,11 +317,22 @@ def test_cli_reads_a_directory_and_is_strict(manifests: Path, tmp_path: Path) ->
     )
     assert done.code == 0, done.stderr
     assert "not translated: default/sidecars" in done.stderr
-    assert "note: each container became a command: target" in done.stderr
+    assert "note: each container became a container: target" in done.stderr
     text = output.read_text()
-    assert "# 4 of 7 CronJobs translated." in text
-    assert "#   - default/entrypoint-only" in text
+    assert "# 5 of 7 CronJobs translated." in text
+    assert "#   - default/sidecars" in text
     assert yaml.safe_load(text)["name"] == manifests.name
+    assert yaml.safe_load(text)["jobs"]["entrypoint-only"]["target"] == "container:backup:7"
+    hosted = run_cronplane(
+        "import", "kubernetes", str(manifests), "--as", "command", env={}, cwd=tmp_path
+    )
+    assert hosted.code == 0, hosted.stderr
+    assert "# 4 of 7 CronJobs translated." in hosted.stdout
+    assert "#   - default/entrypoint-only" in hosted.stdout
+    assert "note: each container became a command: target" in hosted.stderr
+    assert (
+        yaml.safe_load(hosted.stdout)["jobs"]["cleanup"]["target"] == "command:rm -rf /tmp/cache/*"
+    )
     strict = run_cronplane(
         "import",
         "kubernetes",
@@ -304,6 +403,15 @@ CRONJOB = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(CRONJOB, max_size=6))
 def test_every_cronjob_is_a_cron_or_listed_and_the_output_loads(jobs: list[object]) -> None:
-    translation = translate([("f.yaml", job) for job in jobs], stack="k8s")
-    assert len(translation.document["crons"]) + len(translation.skipped) == len(jobs)
-    manifest_from_data(translation.document)
+    for kind in KINDS:
+        translation = translate([("f.yaml", job) for job in jobs], stack="k8s", as_kind=kind)
+        assert len(translation.document["crons"]) + len(translation.skipped) == len(jobs)
+        manifest_from_data(translation.document)
+
+
+def test_the_cli_offers_the_importer_kinds(tmp_path: Path) -> None:
+    """`--as` lists importers.kubernetes_pod.KINDS (written out in the CLI, which loads
+    the importer only when the command runs); container is the default."""
+    done = run_cronplane("import", "kubernetes", "--help", env={}, cwd=tmp_path)
+    assert done.code == 0
+    assert f"[{'|'.join(KINDS)}]" in done.stdout and "default: container" in done.stdout

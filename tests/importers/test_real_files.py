@@ -137,19 +137,43 @@ def test_the_real_kubernetes_directory(tmp_path: Path) -> None:
     assert done.code == 0, done.stderr
     document: Any = done.json()
     crons, jobs = document["manifest"]["crons"], document["manifest"]["jobs"]
+    # Each keeps its image (the default): the entrypoint-only backup translates too.
+    assert set(crons) == {"routeros-version-checker", "pulse", "pulse-daily", "mysql-backup"}
+    reasons = {item["name"].split(" (")[0]: item["reason"] for item in document["skipped"]}
+    assert "is not valid" in reasons["${K8S_NAMESPACE}/aargaugpt-retentionguard-${ENVIRONMENT}"]
+    assert "is not YAML" in reasons[str(Path("k8s") / "zz-broken.yaml")]
+    assert len(reasons) == 2
+    assert jobs["mysql-backup"]["target"] == "container:192.168.4.30:5000/mysql-dumper:latest"
+    assert jobs["pulse"]["target"] == "container:ghcr.io/harery/pulse:latest"
+    assert jobs["pulse"]["options"]["command"] == ["pulse"]
+    assert jobs["pulse"]["options"]["args"] == ["--auto", "--quiet"]
+    assert jobs["pulse"]["options"]["pull"] == "missing"  # imagePullPolicy: IfNotPresent
+    # The block scalar of `sh -c` stays the container's command, word for word.
+    shell, flag, script = jobs["routeros-version-checker"]["options"]["command"]
+    assert (shell, flag) == ("/bin/sh", "-c")
+    assert script.splitlines()[1] == "pip install --no-cache-dir -r /app/requirements.txt"
+    assert document["manifest"]["name"] == "k8s"
+    assert fires_like_cron(crons, "Europe/London") == 120 * 4  # both DST changes
+    installs(tmp_path, "app.yaml")
+
+    # `--as command`: host commands, the image recorded.
+    done = run_cronplane(
+        "import", "kubernetes", "k8s", "--timezone", "Europe/London", "--as", "command",
+        "-o", "hosted.yaml", "--json", env={}, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    document = done.json()
+    crons, jobs = document["manifest"]["crons"], document["manifest"]["jobs"]
     assert set(crons) == {"routeros-version-checker", "pulse", "pulse-daily"}
     reasons = {item["name"].split(" (")[0]: item["reason"] for item in document["skipped"]}
     assert "neither command nor args" in reasons["myapps/mysql-backup"]
-    assert "is not valid" in reasons["${K8S_NAMESPACE}/aargaugpt-retentionguard-${ENVIRONMENT}"]
-    assert "is not YAML" in reasons[str(Path("k8s") / "zz-broken.yaml")]
     # The block scalar of `sh -c` is the command: a script, line for line.
     script = jobs["routeros-version-checker"]["target"].removeprefix("command:")
     assert script.splitlines()[1] == "pip install --no-cache-dir -r /app/requirements.txt"
     assert script.splitlines()[-1] == "python /app/check_routeros_version.py"
     assert jobs["pulse"]["target"] == "command:pulse --auto --quiet"
-    assert document["manifest"]["name"] == "k8s"
     assert fires_like_cron(crons, "Europe/London") == 120 * 3  # both DST changes
-    installs(tmp_path, "app.yaml")
+    installs(tmp_path, "hosted.yaml")
     strict = run_cronplane("import", "kubernetes", "k8s", "--strict", env={}, cwd=tmp_path)
     assert strict.code == 2
 

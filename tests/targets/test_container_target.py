@@ -28,6 +28,7 @@ from cronplane.core.access import Principal, Role
 from cronplane.core.inputs import JobPatch, JobSpec
 from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CommandJobForbidden, CommandTargetsOff, InvalidTarget
+from cronplane.importers import kubernetes
 from cronplane.service import ScheduleService
 from cronplane.service.base import Context
 from cronplane.service.runs import RunService
@@ -202,6 +203,38 @@ def test_timeout_kills_the_container_not_only_the_client(worker: Database) -> No
     name = f"cronplane-{item.id}-1"
     left = podman("ps", "--all", "--filter", f"name={name}", "--format", "{{.Names}}").stdout
     assert left.strip() == ""  # killed through the engine and removed (--rm)
+
+
+@pytest.mark.deploy
+@pytest.mark.timeout(900)  # cold, the image takes minutes to build
+def test_an_imported_cronjob_runs_in_its_image(worker: Database) -> None:
+    """`cronplane import kubernetes` (its default, container:): the CronJob's command
+    and args run in its image as the kubelet would run them, `$(VAR)` expanded by the
+    importer, the variable passed to the container, imagePullPolicy kept."""
+    container = {
+        "name": "greet",
+        "image": image(),
+        "imagePullPolicy": "Never",
+        "command": ["sh", "-c"],
+        "args": ['echo "$(GREETING) from $GREETING"'],
+        "env": [{"name": "GREETING", "value": "hi"}],
+    }
+    cronjob = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "greet"},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "jobTemplate": {"spec": {"backoffLimit": 0, "template": {"spec": {
+                "containers": [container]}}}},
+        },
+    }  # fmt: skip
+    job = kubernetes.translate([("cj.yaml", cronjob)], stack="default").document["jobs"]["greet"]
+    assert job["target"] == f"container:{image()}"
+    assert job["options"]["pull"] == "never" and job["options"]["max_attempts"] == 1
+    item = run_image(worker, job["options"])
+    assert item.status == "succeeded", item.error
+    assert item.result["stdout"] == "hi from hi\n"
 
 
 def test_the_documented_job_registers_and_maps_to_its_command_line(database: Database) -> None:

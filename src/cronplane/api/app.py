@@ -40,6 +40,7 @@ from cronplane.api.context import ApiContext, Limits
 from cronplane.api.errors import InternalErrors, install
 from cronplane.api.grouping import CreateGroups
 from cronplane.api.limits import RequestLimits
+from cronplane.api.operations import operation_id
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
 from cronplane.service import ScheduleService
@@ -134,12 +135,20 @@ def create_app(
         on_change=on_change,
         metrics_token=metrics_token(),
     )
-    # Each router straight onto the app (not nested in a /api/v1 router): one
-    # level of router matching per request instead of two.
+    # Each router straight onto the app (not nested in a /api/v1 router):
+    # one level of router matching per request instead of two. Every operation
+    # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
     for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants):
-        app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
-    app.include_router(sync.seed_router, responses=ERROR_RESPONSES)
-    app.include_router(health.router)
+        app.include_router(
+            module.router,
+            prefix=API_PREFIX,
+            responses=ERROR_RESPONSES,
+            generate_unique_id_function=operation_id,
+        )
+    app.include_router(
+        sync.seed_router, responses=ERROR_RESPONSES, generate_unique_id_function=operation_id
+    )
+    app.include_router(health.router, generate_unique_id_function=operation_id)
     install(app)
     check_rules(app)
     if ui:

@@ -7,7 +7,8 @@ answer is the item once finished (or as it is when `timeout` passes).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from enum import Enum
+from typing import Annotated, Any, Final
 from uuid import UUID
 
 from fastapi import APIRouter, Body, Depends, Query, status
@@ -17,14 +18,16 @@ from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import NameSegment, QueueItemList, QueueItemOut, RunBody
 from cronplane.core.model import Scope
 
-router = APIRouter(prefix="/tenants/{tenant}", tags=["queue"])
+# Tags per route: run now is a schedule operation (`schedules_run`), grouped with them.
+router = APIRouter(prefix="/tenants/{tenant}")
+QUEUE: Final[list[str | Enum]] = ["queue"]
 Context = Annotated[ApiContext, Depends(current_context)]
 Segment = NameSegment
 STATUS_PATTERN = "^(queued|running|succeeded|failed|expired|cancelled)$"
 MAX_WAIT_SECONDS = 30.0  # a request thread is held while waiting
 
 
-@router.get("/queue/items", response_model=QueueItemList, summary="List queue items")
+@router.get("/queue/items", response_model=QueueItemList, summary="List queue items", tags=QUEUE)
 def list_items(
     ctx: Context,
     _: CanRead,
@@ -38,14 +41,19 @@ def list_items(
     return {"items": [item.to_dict() for item in items]}
 
 
-@router.get("/queue/items/{item_id}", response_model=QueueItemOut, summary="Get a queue item")
+@router.get(
+    "/queue/items/{item_id}", response_model=QueueItemOut, summary="Get a queue item", tags=QUEUE
+)
 def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[str, Any]:
     """One item of the tenant (another tenant's id is simply not found)."""
     return ctx.service.get_item(tenant, item_id).to_dict()
 
 
 @router.post(
-    "/queue/items/{item_id}/cancel", response_model=QueueItemOut, summary="Cancel a queue item"
+    "/queue/items/{item_id}/cancel",
+    response_model=QueueItemOut,
+    summary="Cancel a queue item",
+    tags=QUEUE,
 )
 def cancel_item(ctx: Context, principal: CanRun, tenant: Segment, item_id: UUID) -> dict[str, Any]:
     """Cancel a queued item at once (status `cancelled`); ask a running one to stop

@@ -175,21 +175,40 @@ def crontab(
     show_default=True,
     help="The controller's zone: CronJobs without spec.timeZone are read in it.",
 )
+@click.option(
+    "--as",
+    "as_kind",
+    # importers.kubernetes_pod.KINDS (not imported here: commands load what they run)
+    type=click.Choice(["container", "command"]),
+    default="container",
+    show_default=True,
+    help="container: each CronJob runs its image (podman or docker on a worker); "
+    "command: its command runs on a worker's host.",
+)
 @_common("the directory's or file's name; a file of one CronJob: its name")
 def kubernetes(
-    path: Path, timezone: str, output: Path | None, stack: str | None, strict: bool, as_json: bool
+    path: Path,
+    timezone: str,
+    as_kind: str,
+    output: Path | None,
+    stack: str | None,
+    strict: bool,
+    as_json: bool,
 ) -> None:
     """Translate CronJob manifests (batch/v1; a file or a directory) into an app.yaml.
 
-    Each CronJob's container becomes a command: target run on a worker's host
-    (its image is recorded for you to map); @every schedules and pods of
-    several containers are listed as not translated.
+    Each CronJob's container becomes a container: target that runs its image
+    (--as command: a command: target on a worker's host, the image recorded for
+    you to map); @every schedules and pods of several containers are listed as
+    not translated.
     """
     from cronplane.importers.kubernetes import read_documents, stack_name, translate
 
     documents, unreadable = read_documents(path)
     name = stack or stack_name(path, documents)
-    translation = translate(documents, stack=name, timezone=timezone, unreadable=unreadable)
+    translation = translate(
+        documents, stack=name, timezone=timezone, unreadable=unreadable, as_kind=as_kind
+    )
     if stack is None:
         translation.notes.append(
             f"the manifest is named {translation.document['name']!r} (the stack it installs "

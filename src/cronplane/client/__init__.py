@@ -1,225 +1,30 @@
-"""The remote client: the service's methods, over the HTTP API.
+"""cronplane's Python client: `Client(url, token, tenant=...)` (docs/client.md).
 
-`RemoteService(url, token)` is a `ControlPlane` (`cronplane.service.port`)
-like the local `ScheduleService`: the same methods, arguments and return
-types (mypy checks both), so a command renders the same output whichever it
-talks to. Answers are decoded with the codec the API encodes with
-(`core.codec.from_document`).
-A coded error answer is raised again as the same `CronplaneError` class (so
-the CLI exits with the same code); a server that cannot be reached is
-`Unavailable` (exit 7).
+    from cronplane.client import Client
 
-What the server does not send back is not invented: a sync plan's row ids
-are the nil UUID here (no command shows them). The `actor` argument is
-accepted for signature parity and ignored: the server records the token's
-name as the actor.
+    with Client("http://127.0.0.1:8080", token="cpt_…", tenant="acme") as client:
+        client.jobs.register("report", "python:billing.jobs:report")
+        client.schedules.create("report", "0 2 * * *", name="nightly")
+        for schedule in client.schedules.list():
+            print(schedule.name, schedule.next_run)
+
+Three layers, one HTTP implementation:
+
+| module | what |
+|---|---|
+| `client.client`, `client.schedules` | `Client`: resources (`schedules`, `jobs`, `runs`, `alerts`) in one tenant, stack and environment |
+| `client.remote` (+ `queue`, `alerts`) | `RemoteService`: the service's use cases over HTTP, a `ControlPlane` (the remote CLI's) |
+| `client.http` | `RemoteHTTP`: the connection pool, requests, coded errors raised again |
+
+A coded error answer raises the `cronplane.errors` class the server raised
+(`NotFound`, `Conflict`, `StaleRevision`, …, all `CronplaneError`); a server
+that cannot be reached raises `Unavailable`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from cronplane.client.client import Alerts, Client, Jobs, Runs
+from cronplane.client.remote import RemoteService
+from cronplane.client.schedules import Schedules
 
-from cronplane.client.alerts import RemoteAlerts
-from cronplane.client.http import segment
-from cronplane.client.queue import RemoteQueue
-from cronplane.core.codec import encode_value, from_document, to_document
-from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
-from cronplane.core.model import Job, Page, Schedule, Scope
-from cronplane.core.queries import ScheduleQuery
-from cronplane.core.reconcile import (
-    SyncPlan,
-)
-from cronplane.events import Event
-from cronplane.manifest import Manifest
-from cronplane.service import AppReport, BackfillReport
-
-
-def _given(record: object) -> dict[str, Any]:
-    """A request record's document without its unset (None) fields: the server's defaults apply."""
-    return {key: value for key, value in to_document(record).items() if value is not None}
-
-
-def _manifest_document(manifest: Manifest) -> dict[str, Any]:
-    jobs: dict[str, Any] = {}
-    for name, spec in manifest.jobs.items():
-        job = _given(spec)
-        del job["name"]  # the key of the `jobs:` map
-        if "payload_schema" in job:
-            job["schema"] = job.pop("payload_schema")
-        jobs[name] = job
-    crons = {name: _given(decl) for name, decl in manifest.crons.items()}
-    alerts = {name: _given(decl) for name, decl in manifest.alerts.items()}
-    return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
-
-
-class RemoteService(RemoteQueue, RemoteAlerts):
-    """The use cases the CLI needs, answered by a cronplane server (the plumbing in
-    client.http, runs and the queue in client.queue, alerts in client.alerts)."""
-
-    # -- schedules --------------------------------------------------------------
-
-    def create_schedule(self, scope: Scope, spec: ScheduleSpec, *, actor: str) -> Schedule:
-        """POST a new user schedule."""
-        body = {**_given(spec), "stack": scope.stack, "environment": scope.environment}
-        answer = self._request("POST", f"{self._tenant(scope.tenant)}/schedules", body=body)
-        return from_document(Schedule, answer)
-
-    def get_schedule(self, scope: Scope, name: str) -> Schedule:
-        """GET one schedule."""
-        return from_document(Schedule, self._request("GET", self._schedule(scope, name)))
-
-    def list_schedules(self, tenant: str, query: ScheduleQuery | None = None) -> Page:
-        """GET one page of schedules."""
-        params = (query or ScheduleQuery()).params()
-        answer = self._request("GET", f"{self._tenant(tenant)}/schedules", params=params)
-        return from_document(Page, answer)
-
-    def update_schedule(
-        self,
-        scope: Scope,
-        name: str,
-        patch: SchedulePatch,
-        *,
-        actor: str,
-        revision: int | None = None,
-    ) -> Schedule:
-        """PATCH the schedule with the patch's set fields (None clears a nullable one)."""
-        body = {key: encode_value(value) for key, value in patch.given().items()}
-        path = self._schedule(scope, name)
-        return from_document(Schedule, self._request("PATCH", path, body=body, revision=revision))
-
-    def enable_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
-    ) -> Schedule:
-        """POST …/enable."""
-        path = self._schedule(scope, name) + "/enable"
-        return from_document(Schedule, self._request("POST", path, revision=revision))
-
-    def disable_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
-    ) -> Schedule:
-        """POST …/disable."""
-        path = self._schedule(scope, name) + "/disable"
-        return from_document(Schedule, self._request("POST", path, revision=revision))
-
-    def pause_schedule(
-        self,
-        scope: Scope,
-        name: str,
-        *,
-        actor: str,
-        until: str | None = None,
-        note: str | None = None,
-        revision: int | None = None,
-    ) -> Schedule:
-        """POST …/pause with {until, note}."""
-        path = self._schedule(scope, name) + "/pause"
-        body = {"until": until, "note": note}
-        return from_document(Schedule, self._request("POST", path, body=body, revision=revision))
-
-    def resume_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
-    ) -> Schedule:
-        """POST …/resume."""
-        path = self._schedule(scope, name) + "/resume"
-        return from_document(Schedule, self._request("POST", path, revision=revision))
-
-    def backfill_schedule(
-        self,
-        scope: Scope,
-        name: str,
-        *,
-        actor: str,
-        start: str,
-        end: str,
-        dry_run: bool = False,
-        allow_overlap: bool = False,
-    ) -> BackfillReport:
-        """POST …/backfill with {from, to, dry_run, allow_overlap}."""
-        path = self._schedule(scope, name) + "/backfill"
-        body = {"from": start, "to": end, "dry_run": dry_run, "allow_overlap": allow_overlap}
-        return from_document(BackfillReport, self._request("POST", path, body=body))
-
-    def remove_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
-    ) -> Schedule:
-        """DELETE the schedule; returns it as it was."""
-        path = self._schedule(scope, name)
-        return from_document(Schedule, self._request("DELETE", path, revision=revision))
-
-    def reset_to_manifest(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
-    ) -> Schedule:
-        """POST …/reset."""
-        path = self._schedule(scope, name) + "/reset"
-        return from_document(Schedule, self._request("POST", path, revision=revision))
-
-    def schedule_history(
-        self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
-    ) -> list[Event]:
-        """GET …/history."""
-        params = {"limit": limit, "before": before_id}
-        answer = self._request("GET", self._schedule(scope, name) + "/history", params=params)
-        return [from_document(Event, row) for row in answer["items"]]
-
-    # -- jobs --------------------------------------------------------------------
-
-    def list_jobs(
-        self, tenant: str, stack: str | None = None, *, status: str | None = None
-    ) -> list[Job]:
-        """GET the tenant's jobs."""
-        params = {"stack": stack, "status": status}
-        answer = self._request("GET", f"{self._tenant(tenant)}/jobs", params=params)
-        return [from_document(Job, row) for row in answer["items"]]
-
-    def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job:
-        """POST a new job."""
-        body = {**_given(spec), "stack": stack}
-        return from_document(Job, self._request("POST", f"{self._tenant(tenant)}/jobs", body=body))
-
-    # -- apps ----------------------------------------------------------------------
-
-    def sync(
-        self,
-        scope: Scope,
-        crons: Mapping[str, CronDeclaration],
-        *,
-        actor: str,
-        dry_run: bool = False,
-    ) -> SyncPlan:
-        """POST …/sync."""
-        body = {
-            "stack": scope.stack,
-            "environment": scope.environment,
-            "crons": {name: _given(decl) for name, decl in crons.items()},
-            "dry_run": dry_run,
-        }
-        answer = self._request("POST", f"{self._tenant(scope.tenant)}/sync", body=body)
-        return SyncPlan.from_dict(answer["plan"])
-
-    def install_app(
-        self,
-        tenant: str,
-        environment: str,
-        manifest: Manifest,
-        *,
-        actor: str,
-        dry_run: bool = False,
-    ) -> AppReport:
-        """POST …/apps with the manifest."""
-        body = {
-            "manifest": _manifest_document(manifest),
-            "environment": environment,
-            "dry_run": dry_run,
-        }
-        answer = self._request("POST", f"{self._tenant(tenant)}/apps", body=body)
-        return from_document(AppReport, {**answer, "plan": SyncPlan.from_dict(answer["plan"])})
-
-    def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport:
-        """DELETE …/apps/{stack}/{environment}."""
-        path = (
-            f"{self._tenant(scope.tenant)}/apps/{segment(scope.stack)}/{segment(scope.environment)}"
-        )
-        answer = self._request("DELETE", path, params={"dry_run": dry_run})
-        return from_document(AppReport, {**answer, "plan": SyncPlan.from_dict(answer["plan"])})
+__all__ = ["Alerts", "Client", "Jobs", "RemoteService", "Runs", "Schedules"]

@@ -13,27 +13,21 @@ CronJob becomes one job and one cron named after it.
 | ``startingDeadlineSeconds``           | ``misfire_grace``                                          |
 | ``jobTemplate…backoffLimit`` (default 6) | the job's ``options.max_attempts`` = backoffLimit + 1   |
 | ``jobTemplate…activeDeadlineSeconds`` | the job's ``options.timeout``                              |
-| the container's ``command`` + ``args`` | a ``command:`` target (one shell line, words quoted)      |
-| ``sh -c SCRIPT`` (a block scalar too)   | the script itself as the ``command:`` target, its shell in ``options.shell`` |
-| ``$(VAR)`` in command / args           | expanded from plain ``env`` values (``$$`` is ``$``); ``valueFrom`` ones noted |
-| ``args`` without ``command``           | written as the command, with a note (Kubernetes runs them through the ENTRYPOINT) |
-| the container's ``image``, ``env`` (plain values), ``workingDir`` | ``options.image``, ``options.env``, ``options.cwd`` |
+| the container's ``image``, ``command``, ``args``, ``env`` | a ``container:IMAGE`` target (``kubernetes_pod``) |
+| ``--as command``: ``command`` + ``args`` | a ``command:`` target on a worker's host (``kubernetes_pod``) |
 
-The command runs on a cronplane worker's host, not in the image: the importer
-records the image in the job's title and options for the operator to map
-(install the program on the workers, or point the job at a `webhook:` that
-starts a Kubernetes Job), and every report says so. Not translated, with the
-reason: ``@every`` schedules, a pod of several containers, a container with
-neither command nor args (its image's entrypoint is not in the manifest).
-Pod settings a host command cannot have (volumes, secrets, service account,
-resources, …) are listed in the notes. In a directory, a file that cannot be read
-or parsed is listed and the others are translated.
+By default each CronJob keeps running in its image: a ``container:`` target,
+run by podman or docker on a cronplane worker. ``--as command`` writes host
+commands instead, the image recorded for the operator to map. Not translated,
+with the reason: ``@every`` schedules, a pod of several containers (and, as
+commands, a container with neither command nor args: its image's entrypoint
+is not in the manifest). Pod settings a run cannot have (volumes, secrets,
+service account, resources, …) are listed in the notes. In a directory, a
+file that cannot be read or parsed is listed and the others are translated.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -50,6 +44,7 @@ from cronplane.errors import (
     ScheduleSyntax,
     UnknownZone,
 )
+from cronplane.importers.kubernetes_pod import AS_COMMAND, AS_CONTAINER, KINDS, job, mapping
 from cronplane.importers.translation import (
     Names,
     Skipped,
@@ -62,25 +57,6 @@ from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
 API_VERSIONS: Final = ("batch/v1", "batch/v1beta1")
 OVERLAP: Final = {"Allow": "allow", "Forbid": "skip", "Replace": "cancel_running"}
-DEFAULT_BACKOFF_LIMIT: Final = 6
-# Pod and container settings a command on the worker's host cannot honour.
-POD_SETTINGS: Final = (
-    "volumes",
-    "initContainers",
-    "serviceAccountName",
-    "nodeSelector",
-    "affinity",
-    "tolerations",
-    "securityContext",
-    "imagePullSecrets",
-)
-CONTAINER_SETTINGS: Final = ("volumeMounts", "resources", "envFrom", "securityContext", "ports")
-MAX_TITLE: Final = 200
-# `sh -c SCRIPT`: the script is written as the command: line, run by that shell.
-SHELLS: Final = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
-# Kubernetes' variable references in command and args: `$(VAR)`; `$$` is one `$`
-# (so `$$(VAR)` is the text `$(VAR)`).
-_REFERENCE: Final = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, Any]], list[Skipped]]:
@@ -147,11 +123,15 @@ def translate(
     stack: str,
     timezone: str = "UTC",
     unreadable: Iterable[Skipped] = (),
+    as_kind: str = AS_CONTAINER,
 ) -> Translation:
     """Translate the CronJobs among `documents` ((file, parsed YAML) pairs); `timezone`
     is the controller's zone, for CronJobs without `spec.timeZone`; `unreadable` the
-    files read_documents could not parse (listed first)."""
+    files read_documents could not parse (listed first); `as_kind` the target each
+    container becomes (KINDS: `container`, the default, or `command`)."""
     known_zone(timezone)
+    if as_kind not in KINDS:
+        raise InvalidRequest(f"--as {as_kind!r} is not one of {', '.join(KINDS)}", {"field": "as"})
     jobs: dict[str, dict[str, Any]] = {}
     crons: dict[str, dict[str, Any]] = {}
     names = Names()
@@ -177,7 +157,7 @@ def translate(
         )
         label = f"{namespace}/{name} ({file})"
         try:
-            job_spec, declared, entry_notes = _cronjob(document, namespace, name, timezone)
+            job_spec, declared, entry_notes = _cronjob(document, namespace, name, timezone, as_kind)
         except Untranslatable as error:
             skipped.append(Skipped(label, str(error)))
             continue
@@ -197,14 +177,20 @@ def translate(
             f"{without_zone} CronJob(s) without spec.timeZone are read in {timezone} "
             "(the controller's zone: --timezone changes it)"
         )
-    if crons:
+    if crons and as_kind == AS_COMMAND:
         notes.append(
             "each container became a command: target that runs ON A CRONPLANE WORKER'S HOST, "
             "not in its image: the image is in each job's title and options.image; install "
             "the program on the workers, or point the job at another target"
         )
+    elif crons:
         notes.append(
-            "command: jobs need CRONPLANE_ALLOW_COMMAND_TARGETS=1 on the server and the "
+            "each container became a container: target: its image runs through podman or "
+            "docker on a cronplane worker (--as command writes host commands instead)"
+        )
+    if crons:
+        notes.append(
+            f"{as_kind}: jobs need CRONPLANE_ALLOW_COMMAND_TARGETS=1 on the server and the "
             "workers, and a platform admin to install them"
         )
     document = {"name": cron_name(stack, "kubernetes"), "jobs": jobs, "crons": crons}
@@ -223,14 +209,14 @@ def _flatten(documents: Iterable[tuple[str, Any]]) -> Iterable[tuple[str, Any]]:
 
 
 def _cronjob(
-    document: Mapping[str, Any], namespace: str, name: str, timezone: str
+    document: Mapping[str, Any], namespace: str, name: str, timezone: str, as_kind: str
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """(job spec, cron declaration, notes) of one CronJob; Untranslatable otherwise."""
     notes: list[str] = []
     api = document.get("apiVersion")
     if api not in API_VERSIONS:
         raise Untranslatable(f"apiVersion {api!r} is not batch/v1")
-    spec = _mapping(document.get("spec"), "spec")
+    spec = mapping(document.get("spec"), "spec")
     schedule = spec.get("schedule")
     if not isinstance(schedule, str) or not schedule.strip():
         raise Untranslatable("spec.schedule is missing")
@@ -252,7 +238,9 @@ def _cronjob(
     for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
         if key in spec:
             notes.append(f"{key} not carried over: cronplane keeps runs for its retention")
-    job_spec = _job(spec, namespace, name, notes)
+    job_spec = job(spec, namespace, name, notes, as_kind)
+    if as_kind == AS_COMMAND:
+        job_spec["options"]["namespace"] = namespace
     return job_spec, declared, notes
 
 
@@ -291,132 +279,3 @@ def _schedule(schedule: str, zone_field: Any, default_zone: str) -> tuple[str, s
     except ScheduleSyntax as error:
         raise Untranslatable(f"schedule {schedule!r} is not valid: {error.message}") from error
     return schedule.lower() if schedule.startswith("@") else schedule, zone
-
-
-def _job(spec: Mapping[str, Any], namespace: str, name: str, notes: list[str]) -> dict[str, Any]:
-    """The job of a CronJob's jobTemplate: its one container's command as a command: target."""
-    template = _mapping(spec.get("jobTemplate"), "spec.jobTemplate")
-    job = _mapping(template.get("spec"), "spec.jobTemplate.spec")
-    pod = _mapping(_mapping(job.get("template"), "….template").get("spec"), "….template.spec")
-    containers = pod.get("containers")
-    if not isinstance(containers, list) or not containers:
-        raise Untranslatable("the job template has no containers")
-    if len(containers) > 1:
-        names = ", ".join(str(c.get("name")) for c in containers if isinstance(c, Mapping))
-        raise Untranslatable(
-            f"the pod has {len(containers)} containers ({names}): one command cannot run them"
-        )
-    container = _mapping(containers[0], "the container")
-    image = str(container.get("image") or "?")
-    command = _words(container.get("command"), "command")
-    args = _words(container.get("args"), "args")
-    if not command and not args:
-        raise Untranslatable(
-            f"the container (image {image}) has neither command nor args: it runs its image's "
-            "entrypoint, which the manifest does not show"
-        )
-    if not command:
-        notes.append(
-            f"the container has args and no command: Kubernetes passes them to the image's "
-            f"ENTRYPOINT ({image}), which the manifest does not show; the args were written "
-            "as the command: prefix the entrypoint's program if it is not the first arg"
-        )
-    env, secret_names = _environment(container.get("env"))
-    words, unexpanded = _expand([*command, *args], env, secret_names)
-    if unexpanded:
-        notes.append(
-            f"$({'), $('.join(unexpanded)}) in the command: Kubernetes expands them from "
-            "env values that come from secrets or fields (valueFrom), not carried over; "
-            "left as written"
-        )
-    shell = None
-    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] == "-c":
-        shell, line = words[0], words[2].strip()  # `sh -c SCRIPT`: the script is the line
-        if not line.strip():
-            raise Untranslatable(f"the container runs {words[0]} -c with an empty script")
-    else:
-        line = shlex.join(words)
-    options: dict[str, Any] = {
-        "image": image,
-        "container": str(container.get("name") or ""),
-        "namespace": namespace,
-    }
-    backoff = job.get("backoffLimit", DEFAULT_BACKOFF_LIMIT)
-    if isinstance(backoff, int) and not isinstance(backoff, bool) and backoff >= 0:
-        options["max_attempts"] = backoff + 1
-    deadline = job.get("activeDeadlineSeconds")
-    if isinstance(deadline, int) and not isinstance(deadline, bool) and deadline > 0:
-        options["timeout"] = deadline
-    if shell is not None and shell not in ("sh", "/bin/sh"):
-        options["shell"] = shell
-    if env:
-        options["env"] = env
-    if secret_names:
-        notes.append(
-            f"env {', '.join(secret_names)} come from secrets or fields (valueFrom): not carried "
-            "over, set them in the workers' environment"
-        )
-    if isinstance(container.get("workingDir"), str):
-        options["cwd"] = container["workingDir"]
-    for key in ("parallelism", "completions"):
-        if isinstance(job.get(key), int) and job[key] > 1:
-            notes.append(f"{key}={job[key]} not carried over: cronplane runs one command per fire")
-    dropped = [k for k in POD_SETTINGS if pod.get(k)] + [
-        f"container.{k}" for k in CONTAINER_SETTINGS if container.get(k)
-    ]
-    if dropped:
-        notes.append(f"not carried over (a host command has none): {', '.join(dropped)}")
-    title = " ".join(f"CronJob {namespace}/{name}: image {image}: {line}".split())[:MAX_TITLE]
-    return {"title": title, "target": f"command:{line}", "options": options}
-
-
-def _expand(
-    words: list[str], env: Mapping[str, str], elsewhere: list[str]
-) -> tuple[list[str], list[str]]:
-    """The words with `$(VAR)` replaced as Kubernetes does from the container's plain env
-    values (`$$` is `$`, so `$$(VAR)` is the text `$(VAR)`; an unknown VAR stays as
-    written), and the names it could not expand because their values come from
-    elsewhere (valueFrom)."""
-    unexpanded: list[str] = []
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        name = match.group(1)
-        if name in env:
-            return env[name]
-        if name in elsewhere and name not in unexpanded:
-            unexpanded.append(name)
-        return match.group(0)
-
-    return [_REFERENCE.sub(one, word) for word in words], unexpanded
-
-
-def _words(value: Any, what: str) -> list[str]:
-    """A container's command or args as a list of strings."""
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(w, str | int | float) for w in value):
-        raise Untranslatable(f"container {what} is not a list of strings")
-    return [str(w) for w in value]
-
-
-def _environment(value: Any) -> tuple[dict[str, str], list[str]]:
-    """Plain `env` values, and the names of those that come from elsewhere (valueFrom)."""
-    env: dict[str, str] = {}
-    elsewhere: list[str] = []
-    for item in value if isinstance(value, list) else []:
-        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-            continue
-        if "value" in item:
-            env[item["name"]] = str(item["value"])
-        else:
-            elsewhere.append(item["name"])
-    return env, elsewhere
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    """`value` when it is a mapping; Untranslatable naming `what` otherwise."""
-    if not isinstance(value, Mapping):
-        raise Untranslatable(f"{what} is missing or not a mapping")
-    return value
