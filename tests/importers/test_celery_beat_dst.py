@@ -1,26 +1,27 @@
 """Celery beat's own `is_due`, ticking minute by minute through both DST nights of
 Europe/London and America/New_York, against the imported schedule's fires.
 
-What the harness shows today (6 hours from each night's start):
-- autumn, both zones: beat fires `*/15` 4 times and `hour=1` (every minute) 60 times fewer
-  than cronplane, which fires wildcard minutes in both copies of the repeated hour (Debian
-  cron's rule, docs/cron.md); the fixed 01:30 agrees;
-- spring, London (01:00-01:59 is skipped): beat fires `hour=1` once at the jump, cronplane
-  not at all, and the two put a skipped fixed 01:30 at different instants; New York (whose
-  jump skips 02:00-02:59) agrees.
-Matching beat needs the per-schedule `dst` policy of issue 36, so this is an expected
-failure until the importer can write that policy: strict, so it is noticed the day it
-passes.
+The importer writes each zoned crontab with `dst: {repeat: first}` (issue 36), beat's
+reading of the repeated autumn hour (Debian cron's default would run wildcard minutes on
+both passes: `*/15` 4 times more, `hour=1` 60 times). So both autumn nights and New York's
+spring night (whose jump skips 02:00-02:59) agree, fire for fire, over 6 hours.
+
+London's spring night (01:00-01:59 skipped) still differs, and is an expected failure
+(strict, so it is noticed the day it passes): beat runs `hour=1` once at the jump and
+moves the skipped fixed 01:30 by the gap's length to 02:30 BST; no DST policy says that
+(cronplane's `shift` runs 01:30 at the jump, 02:00 BST; a wildcard hour keeps its cadence).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from celery import Celery
 from celery.schedules import crontab
 
+from cronplane.core.dst import DstPolicy
 from cronplane.core.occurrences import next_run
 from cronplane.importers.celery_beat import translate
 
@@ -60,9 +61,12 @@ def beat_fires(schedule: crontab, zone: str, start: datetime, hours: int) -> lis
     return fired
 
 
-def cronplane_fires(cron: str, zone: str, start: datetime, hours: int) -> list[datetime]:
+def cronplane_fires(
+    declared: dict[str, Any], zone: str, start: datetime, hours: int
+) -> list[datetime]:
+    cron, dst = declared["cron"], DstPolicy(**declared.get("dst", {}))
     fired, after = [], start - timedelta(seconds=1)
-    while (found := next_run(cron, zone, after)) is not None and found < start + timedelta(
+    while (found := next_run(cron, zone, after, dst=dst)) is not None and found < start + timedelta(
         hours=hours
     ):
         fired.append(found)
@@ -70,24 +74,35 @@ def cronplane_fires(cron: str, zone: str, start: datetime, hours: int) -> list[d
     return fired
 
 
-@pytest.mark.xfail(
+SPRING_LONDON = pytest.mark.xfail(
     strict=True,
-    reason="issue 36: beat reads DST nights its own way (no second pass of a repeated "
-    "hour, skipped hours at the jump); the importer needs the per-schedule dst policy",
+    reason="beat moves a skipped time by the gap's length and runs a skipped wildcard "
+    "hour once at the jump; no DST policy says that (see the module's docstring)",
 )
-@pytest.mark.parametrize("zone", sorted(NIGHTS))
-def test_imported_crontabs_fire_when_beat_does_across_dst(zone: str) -> None:
+
+
+@pytest.mark.parametrize(
+    ("zone", "night"),
+    [
+        pytest.param("Europe/London", 0, marks=SPRING_LONDON, id="london-spring"),
+        pytest.param("Europe/London", 1, id="london-autumn"),
+        pytest.param("America/New_York", 0, id="new-york-spring"),
+        pytest.param("America/New_York", 1, id="new-york-autumn"),
+    ],
+)
+def test_imported_crontabs_fire_when_beat_does_across_dst(zone: str, night: int) -> None:
     translation = translate(
         {name: {"task": "app.t", "schedule": s} for name, s in ENTRIES.items()},
         stack="dst",
         timezone=zone,
     )
+    start = NIGHTS[zone][night]
     mismatches = []
-    for night in NIGHTS[zone]:
-        for name, schedule in ENTRIES.items():
-            cron = translation.document["crons"][name]["cron"]
-            beat = beat_fires(schedule, zone, night, 6)
-            ours = cronplane_fires(cron, zone, night, 6)
-            if beat != ours:
-                mismatches.append((name, night.date(), sorted(set(ours) ^ set(beat))))
+    for name, schedule in ENTRIES.items():
+        declared = translation.document["crons"][name]
+        assert declared["dst"] == {"repeat": "first"}
+        beat = beat_fires(schedule, zone, start, 6)
+        ours = cronplane_fires(declared, zone, start, 6)
+        if beat != ours:
+            mismatches.append((name, sorted(set(ours) ^ set(beat))))
     assert not mismatches

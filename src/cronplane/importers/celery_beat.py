@@ -16,6 +16,8 @@ list with its reason. Nothing is dropped silently.
 | a crontab in an unknown zone       | skipped (intervals, in UTC, still translate)          |
 | fractional seconds (``2.5``)       | skipped: cronplane's grain is one second              |
 | crontab restricting both day fields| skipped: Celery ANDs them, cron (Vixie) ORs them      |
+| a crontab in a zone with DST       | ``dst: {repeat: first}``: beat runs a repeated wall   |
+|                                    | time once, on its first pass                          |
 
 Each distinct (task, routing options) becomes one job with target
 ``celery:TASK`` (so the user's Celery workers keep running the code); each
@@ -23,7 +25,10 @@ entry becomes one cron whose payload is ``{"args": [...], "kwargs": {...}}``,
 the shape the celery target turns back into ``send_task(args, kwargs)``.
 Intervals are written in UTC because a Celery interval is elapsed time, not a
 wall-clock reading: a "1 day" interval must not become 23 or 25 hours at a DST
-change. A crontab keeps the app's zone, in which Celery evaluated it.
+change. A crontab keeps the app's zone, in which Celery evaluated it, and
+beat's reading of the autumn night (the first pass of a repeated hour only);
+at the spring jump beat moves a skipped time by the gap's length (01:30 to
+02:30), which no DST policy says: cronplane runs it at the jump (02:00).
 An interval in seconds fires at the same spacing as in beat, but counted from
 the Unix epoch (every instant t with t mod N = 0) rather than from beat's start.
 """
@@ -136,6 +141,7 @@ def translate(
         declared: dict[str, Any] = {"job": job, "cron": cron}
         if zone != "UTC":
             declared["timezone"] = zone
+            declared["dst"] = {"repeat": "first"}
         if payload:
             declared["payload"] = payload
         crons[entry_cron] = declared
