@@ -82,6 +82,11 @@ def test_jobs_and_schedules_round_trip(served: tuple[str, str, str]) -> None:
         cleared = client.schedules.update("nightly", timeout=60)
         assert cleared.timeout == 60
         assert client.schedules.update("nightly", timeout=None).timeout is None
+        # Any field of the table passes through, a new one (the DST policy) too.
+        policy = client.schedules.update("nightly", dst_repeat="second", timezone="Europe/London")
+        assert (policy.dst_gap, policy.dst_repeat) == ("shift", "second")
+        with pytest.raises(TypeError, match="not_a_field"):
+            client.schedules.update("nightly", not_a_field=1)
 
         removed = client.schedules.remove("nightly")
         assert removed.id == created.id

@@ -13,8 +13,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from cronplane.client.remote import RemoteService
-from cronplane.core.choices import Overlap
-from cronplane.core.inputs import UNSET, SchedulePatch, ScheduleSpec, Unset
+from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.events import Event
@@ -37,43 +36,16 @@ class Schedules:
         self._service = service
         self._scope = scope
 
-    def create(
-        self,
-        job: str,
-        cron: str,
-        *,
-        name: str | None = None,
-        timezone: str = "UTC",
-        payload: dict[str, Any] | None = None,
-        misfire_grace: int | None = None,
-        overlap: Overlap = "skip",
-        timeout: int | None = None,
-        enabled: bool = True,
-        jitter: int | None = None,
-        start_at: datetime | None = None,
-        end_at: datetime | None = None,
-        max_runs: int | None = None,
-    ) -> Schedule:
+    def create(self, job: str, cron: str, *, name: str | None = None, **fields: Any) -> Schedule:
         """Create a schedule of `job` on `cron` (named after the job unless `name` is given).
 
-        `payload` None uses the job's default payload. Raises ScheduleExists,
-        JobNotFound, CronRejected, … as the server decides.
+        `fields` are any of `ScheduleSpec`'s (core.inputs: the field table's rows,
+        e.g. timezone, payload, overlap, timeout, start_at, dst_repeat): a field
+        added to the product is here without a change to this method, and an
+        unknown one is a TypeError naming it. `payload` None uses the job's default payload.
+        Raises ScheduleExists, JobNotFound, CronRejected, … as the server decides.
         """
-        spec = ScheduleSpec(
-            job=job,
-            cron=cron,
-            name=name,
-            timezone=timezone,
-            payload=payload,
-            misfire_grace=misfire_grace,
-            overlap=overlap,
-            timeout=timeout,
-            enabled=enabled,
-            jitter=jitter,
-            start_at=start_at,
-            end_at=end_at,
-            max_runs=max_runs,
-        )
+        spec = ScheduleSpec(job=job, cron=cron, name=name, **fields)
         return self._service.create_schedule(self._scope, spec, actor=ACTOR)
 
     def get(self, name: str) -> Schedule:
@@ -114,40 +86,11 @@ class Schedules:
         goes into the next query's `cursor`; None on the last page)."""
         return self._service.list_schedules(self._scope.tenant, query)
 
-    def update(
-        self,
-        name: str,
-        *,
-        revision: int | None = None,
-        job: str | Unset = UNSET,
-        cron: str | Unset = UNSET,
-        timezone: str | Unset = UNSET,
-        payload: dict[str, Any] | Unset = UNSET,
-        misfire_grace: int | Unset | None = UNSET,
-        overlap: Overlap | Unset = UNSET,
-        timeout: int | Unset | None = UNSET,
-        enabled: bool | Unset = UNSET,
-        jitter: int | Unset | None = UNSET,
-        start_at: datetime | Unset | None = UNSET,
-        end_at: datetime | Unset | None = UNSET,
-        max_runs: int | Unset | None = UNSET,
-    ) -> Schedule:
-        """Change the fields given (None clears a nullable one). With `revision`, only
-        if the schedule is still at it (StaleRevision otherwise)."""
-        patch = SchedulePatch(
-            job=job,
-            cron=cron,
-            timezone=timezone,
-            payload=payload,
-            misfire_grace=misfire_grace,
-            overlap=overlap,
-            timeout=timeout,
-            enabled=enabled,
-            jitter=jitter,
-            start_at=start_at,
-            end_at=end_at,
-            max_runs=max_runs,
-        )
+    def update(self, name: str, *, revision: int | None = None, **fields: Any) -> Schedule:
+        """Change the fields given (`SchedulePatch`'s: None clears a nullable one; an
+        unknown one is a TypeError). With `revision`, only if the schedule is still at
+        it (StaleRevision otherwise)."""
+        patch = SchedulePatch(**fields)
         return self._service.update_schedule(
             self._scope, name, patch, actor=ACTOR, revision=revision
         )
