@@ -94,8 +94,8 @@ def test_serve_answers_the_api_and_dispatches(tmp_path: Path) -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         output, _ = server.communicate(timeout=30)
-    # uvicorn shuts down gracefully, then re-raises the signal it caught.
-    assert server.returncode in (0, -signal.SIGTERM), output
+    # A stop on SIGTERM is a clean exit (what systemd, podman and Kubernetes send).
+    assert server.returncode == 0, output
     assert f"http://127.0.0.1:{port}" in output
 
 
