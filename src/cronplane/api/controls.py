@@ -16,7 +16,7 @@ from cronplane.api.context import ApiContext, current_context
 from cronplane.api.revisions import if_match
 from cronplane.api.schedule_schemas import ScheduleOut
 from cronplane.api.schedules import KEY, render
-from cronplane.api.schemas import BackfillBody, BackfillOut, NameSegment, PauseBody
+from cronplane.api.schemas import BackfillBody, BackfillOut, NameSegment, PauseBody, ResumeBody
 from cronplane.core.model import Scope
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
@@ -61,10 +61,18 @@ def resume_schedule(
     name: Segment,
     revision: Revision,
     response: Response,
+    body: ResumeBody | None = None,
 ) -> dict[str, Any]:
-    """End the pause; the next occurrence fires (no back-fill). Not paused: unchanged."""
+    """End the pause; the next occurrence fires. `missed` says what the pause passed
+    becomes: skipped (default), its latest occurrence or each one enqueued as a
+    backfill (the backfill's cap and exactly-once rules). Not paused: unchanged."""
+    missed = "skip" if body is None else body.missed
     schedule = ctx.service.resume_schedule(
-        Scope(tenant, stack, environment), name, actor=principal.actor, revision=revision
+        Scope(tenant, stack, environment),
+        name,
+        actor=principal.actor,
+        revision=revision,
+        missed=missed,
     )
     return render(schedule, response)
 

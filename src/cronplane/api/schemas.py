@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from cronplane.core import redact, target_rules, validation
 from cronplane.core.choices import SOURCES
+from cronplane.core.controls import Missed
 from cronplane.core.dst import Gap, Repeat
 from cronplane.core.queries import MAX_PAGE, MAX_SEARCH, ScheduleQuery
 
@@ -123,6 +124,13 @@ class PauseBody(Request):
 
     until: Annotated[str, Field(max_length=64)] | None = None
     note: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+
+
+class ResumeBody(Request):
+    """Resume: what the occurrences the pause passed become (`skip`: nothing; `once`: the
+    latest one enqueued; `all`: each one enqueued, as a backfill)."""
+
+    missed: Missed = "skip"
 
 
 class BackfillBody(Request):

@@ -16,6 +16,7 @@ import click
 from cronplane.cli import hints, render, schedule_when_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.core.controls import MISSED, Missed
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
 from cronplane.core.inputs import ScheduleSpec
@@ -297,14 +298,26 @@ def pause(
 
 @schedule.command("resume")
 @click.argument("name")
+@click.option(
+    "--missed",
+    type=click.Choice(MISSED),
+    default="skip",
+    show_default=True,
+    help="What the pause passed becomes: nothing, its latest occurrence, or each one "
+    "(enqueued as a backfill).",
+)
 @REVISION
 @json_option
 @scope_options
 @click.pass_context
-def resume(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> None:
+def resume(
+    ctx: click.Context, name: str, missed: Missed, revision: int | None, as_json: bool
+) -> None:
     """Resume NAME now (not paused: nothing changes); the next occurrence fires."""
     s = settings(ctx)
-    row = client(ctx, writes=True).resume_schedule(s.scope, name, actor=s.actor, revision=revision)
+    row = client(ctx, writes=True).resume_schedule(
+        s.scope, name, actor=s.actor, revision=revision, missed=missed
+    )
     if as_json:
         render.echo_json(row.to_dict())
     else:

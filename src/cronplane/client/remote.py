@@ -27,6 +27,7 @@ from cronplane.client.alerts import RemoteAlerts
 from cronplane.client.http import segment
 from cronplane.client.queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
+from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobPatch, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
@@ -122,11 +123,18 @@ class RemoteService(RemoteQueue, RemoteAlerts):
         return from_document(Schedule, self._request("POST", path, body=body, revision=revision))
 
     def resume_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        revision: int | None = None,
+        missed: Missed = "skip",
     ) -> Schedule:
         """POST …/resume."""
         path = self._schedule(scope, name) + "/resume"
-        return from_document(Schedule, self._request("POST", path, revision=revision))
+        body = {"missed": missed}
+        return from_document(Schedule, self._request("POST", path, body=body, revision=revision))
 
     def backfill_schedule(
         self,

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from cronplane.client.remote import RemoteService
+from cronplane.core.controls import Missed
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
@@ -127,9 +128,15 @@ class Schedules:
             revision=revision,
         )
 
-    def resume(self, name: str, *, revision: int | None = None) -> Schedule:
-        """Resume a paused schedule (its next occurrence fires, no back-fill)."""
-        return self._service.resume_schedule(self._scope, name, actor=ACTOR, revision=revision)
+    def resume(
+        self, name: str, *, revision: int | None = None, missed: Missed = "skip"
+    ) -> Schedule:
+        """Resume a paused schedule: its next occurrence fires; what the pause passed is
+        skipped, or (`missed`) its latest occurrence (`once`) or each one (`all`) is
+        enqueued as a backfill."""
+        return self._service.resume_schedule(
+            self._scope, name, actor=ACTOR, revision=revision, missed=missed
+        )
 
     def backfill(
         self,

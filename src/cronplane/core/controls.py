@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, Literal
 from uuid import UUID
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -147,6 +147,40 @@ def backfill_range(
             {"field": "to"},
         )
     return first, last
+
+
+Missed = Literal["skip", "once", "all"]
+MISSED: Final = ("skip", "once", "all")
+
+
+def check_missed(value: object) -> Missed:
+    """What a resume does with the occurrences its pause passed; InvalidRequest otherwise."""
+    for choice in MISSED:
+        if value == choice:
+            return choice
+    raise InvalidRequest(
+        f"missed {value!r} is invalid: use one of {', '.join(MISSED)}", {"field": "missed"}
+    )
+
+
+# Windows tried, smallest first, when looking for the latest occurrence of a range.
+_LATEST_WINDOWS: Final = tuple(
+    timedelta(seconds=s) for s in (60, 3600, 86_400, 31 * 86_400, 366 * 86_400)
+)
+
+
+def latest_occurrence(
+    next_after: Callable[[datetime], datetime | None], start: datetime, end: datetime
+) -> list[datetime]:
+    """The latest nominal occurrence in [start, end) (an empty list when none), found in
+    a window before `end` that grows until it holds one: never more than a window's
+    occurrences are walked, whatever the range's length."""
+    for window in (*_LATEST_WINDOWS, end - start):
+        begin = max(start, end - window)
+        found = backfill_occurrences(next_after, begin, end, cap=100_000)
+        if found or begin == start:
+            return found[-1:]
+    return []
 
 
 def backfill_occurrences(

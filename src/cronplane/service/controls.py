@@ -6,7 +6,11 @@ paused) by the dispatcher. `until` ends the pause by itself: the first
 occurrence at or after it fires normally and its fire transaction clears the
 pause; what the pause passed is not back-filled. Pausing a paused row updates
 its note, until and paused_by (paused_at stays); resuming a row that is not
-paused is a no-op that writes nothing (like enabling an enabled row). Pause
+paused is a no-op that writes nothing (like enabling an enabled row).
+Resuming says what the pause passed becomes (`missed`): `skip` (nothing, the
+default), `once` (the latest occurrence passed, enqueued) or `all` (each one
+passed, enqueued): backfill items of [paused_at, now) in the resume's own
+transaction, with backfill's cap and exactly-once rules. Pause
 and resume bump the revision (If-Match applies) and are never declared by a
 manifest; sync never touches them.
 
@@ -38,6 +42,7 @@ from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import controls
 from cronplane.core.codec import to_document
+from cronplane.core.controls import Missed
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS, Schedule, Scope
 from cronplane.core.occurrences import next_run_function
@@ -118,21 +123,46 @@ class Controls(ServiceBase):
             return self._save(tx, row, values, actor, events.SCHEDULE_PAUSED, "paused", detail)
 
     def resume_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        revision: int | None = None,
+        missed: Missed = "skip",
     ) -> Schedule:
-        """End a pause now; the next occurrence fires (no back-fill). A no-op when not paused."""
+        """End a pause now; the next occurrence fires. What the pause passed is skipped,
+        or (`missed`) its latest occurrence or each one is enqueued as a backfill.
+        A no-op when not paused."""
+        missed = controls.check_missed(missed)
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             check_revision(row, revision)
-            if not row.paused:
+            if not row.paused or row.paused_at is None:
                 return row
+            plan = None
+            if missed != "skip":
+                # Up to now inclusive: what the dispatcher has not passed yet (at or
+                # after next_run) it fires itself, and the plan leaves it out.
+                until = tx.now + timedelta(microseconds=1)
+                plan = _planned(
+                    tx.conn, row, row.paused_at, until, False, latest_only=missed == "once"
+                )
+                quota = tenant_quota(tx.conn, self.context.quotas, scope.tenant)
+                room_in_queue(tx.conn, scope.tenant, quota, len(plan.todo))
             detail = {
                 "note": row.paused_note,
                 "paused_by": row.paused_by,
-                "paused_at": None if row.paused_at is None else row.paused_at.isoformat(),
+                "paused_at": row.paused_at.isoformat(),
+                "missed": missed,
             }
             values: dict[str, Any] = dict.fromkeys(PAUSE_FIELDS)
-            return self._save(tx, row, values, actor, events.SCHEDULE_RESUMED, "resumed", detail)
+            resumed = self._save(tx, row, values, actor, events.SCHEDULE_RESUMED, "resumed", detail)
+            if plan is not None:
+                plan.enqueue(tx, actor)
+        if plan is not None and plan.item_ids and self.on_enqueue is not None:
+            self.on_enqueue()
+        return resumed
 
     def _save(
         self,
@@ -277,9 +307,26 @@ def _plan(
     """Check the request against its row; every refusal is raised before a write."""
     row = existing(conn, scope, name, for_update=True)
     first, last = controls.backfill_range(start, end, row.timezone, now)
-    found = controls.backfill_occurrences(
-        next_run_function(row.cron, row.timezone, row.dst), first, last
-    )
+    return _planned(conn, row, first, last, allow_overlap)
+
+
+def _planned(
+    conn: Connection,
+    row: Schedule,
+    first: datetime,
+    last: datetime,
+    allow_overlap: bool,
+    *,
+    latest_only: bool = False,
+) -> _Backfill:
+    """The occurrences of [first, last) (`latest_only`: its latest one) the dispatcher
+    will not fire, against the row."""
+    name = row.name
+    occurrences = next_run_function(row.cron, row.timezone, row.dst)
+    if latest_only:
+        found = controls.latest_occurrence(occurrences, first, last)
+    else:
+        found = controls.backfill_occurrences(occurrences, first, last)
     job = active_job(conn, row.scope, row.job)
     nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
     ours = [at for at in found if nominal_next is None or at < nominal_next]

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
+from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
@@ -63,7 +64,13 @@ class ControlPlane(Protocol):
     ) -> Schedule: ...
 
     def resume_schedule(
-        self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        actor: str,
+        revision: int | None = None,
+        missed: Missed = "skip",
     ) -> Schedule: ...
 
     def backfill_schedule(
