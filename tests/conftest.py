@@ -96,6 +96,20 @@ def pg_session_url(pg_session_direct_url: str, pg_through: Callable[[str], str])
     return url
 
 
+@pytest.fixture(scope="session")
+def pg_pooled_url(
+    pgbouncer: pgbouncer_server.PgBouncer | None, pg_admin_url: str, pg_session_url: str
+) -> Iterator[str]:
+    """The session's database through a PgBouncer (transaction pooling) in any session: the
+    session's own, or one started for the tests of the pooled mode itself."""
+    if pgbouncer is not None:
+        yield pg_session_url
+        return
+    started = pgbouncer_server.start(pg_admin_url)
+    yield started.through(pg_session_url)
+    started.stop()
+
+
 def empty_tables(database: Database) -> None:
     """Remove every row (not the schema) so each test starts clean."""
     names = ", ".join(table.name for table in metadata.sorted_tables)

@@ -93,7 +93,6 @@ def start(admin_url: str) -> PgBouncer:
         "pool_mode = transaction\n"
         "max_client_conn = 1000\n"
         f"default_pool_size = {POOL_SIZE}\n"
-        "ignore_startup_parameters = extra_float_digits,options\n"
         f"logfile = {folder / 'pgbouncer.log'}\n"
     )
     command = [binary, str(folder / "pgbouncer.ini")]
