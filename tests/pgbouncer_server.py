@@ -30,6 +30,10 @@ from required_services import require_service
 VARIABLE = "CRONPLANE_TEST_PGBOUNCER"
 # What one test session may hold on the server at once (PostgreSQL allows 100, shared).
 POOL_SIZE = 30
+# Throughput settings docs/operations.md recommends: 64 KiB packet buffers and no yielding
+# to other connections mid-stream, for the fire path's COPY (10,000 bursts, 8 rotated
+# rounds: -15 % of direct with PgBouncer's defaults, +4 % with these).
+THROUGHPUT: dict[str, str | int] = {"pkt_buf": 65536, "sbuf_loopcnt": 0}
 
 
 def wanted() -> bool:
@@ -72,8 +76,9 @@ class PgBouncer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start(admin_url: str) -> PgBouncer:
-    """Start PgBouncer in front of the server `admin_url` names; ready when returned."""
+def start(admin_url: str, **settings: str | int) -> PgBouncer:
+    """Start PgBouncer in front of the server `admin_url` names, with THROUGHPUT and
+    `settings` added to its [pgbouncer] section; ready when returned."""
     binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
     if not Path(binary).exists():
         require_service("PgBouncer", "no pgbouncer executable (apt-get install pgbouncer)")
@@ -94,6 +99,7 @@ def start(admin_url: str) -> PgBouncer:
         "max_client_conn = 1000\n"
         f"default_pool_size = {POOL_SIZE}\n"
         f"logfile = {folder / 'pgbouncer.log'}\n"
+        + "".join(f"{name} = {value}\n" for name, value in {**THROUGHPUT, **settings}.items())
     )
     command = [binary, str(folder / "pgbouncer.ini")]
     if os.geteuid() == 0:
