@@ -21,6 +21,12 @@ Two workloads, every system in the same run:
   while idle (share of one core over a few seconds of the real loop), and
   the process RSS, each measured in a fresh child process.
 
+With `--pgbouncer` the PostgreSQL burst runs a second time through a
+PgBouncer in transaction pooling mode, started for the run as the tests start
+theirs (tests/pgbouncer_server.py), on the same database, its URL carrying
+`?pgbouncer=true` (docs/operations.md, "Through PgBouncer"):
+`cronplane-pgbouncer`.
+
 Rows are seeded with one SQL statement (generate_series / a recursive CTE),
 so seeding costs no memory in the measured process. PostgreSQL: a database
 `cronplane_dispatch_bench_<pid>` is created on --pg-admin (default local server;
@@ -148,9 +154,25 @@ def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
     urls = {"cronplane-sqlite": f"sqlite:///{workdir / 'bench.db'}"}
     if not args.no_pg:
         urls["cronplane-postgres"] = machine.fresh_postgres(args.pg_admin, PG_NAME)
+        if args.pgbouncer:
+            urls["cronplane-pgbouncer"] = through_pgbouncer(
+                args.pg_admin, urls["cronplane-postgres"]
+            )
     for url in urls.values():
         Database(url).upgrade()
     return urls
+
+
+def through_pgbouncer(admin_url: str, url: str) -> str:
+    """`url` through a PgBouncer (transaction pooling) started for this run, stopped at exit."""
+    import atexit
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import pgbouncer_server
+
+    bouncer = pgbouncer_server.start(admin_url)
+    atexit.register(bouncer.stop)
+    return bouncer.through(url)
 
 
 def clock_for(database: Database) -> Any:
@@ -179,12 +201,14 @@ def burst_cronplane(url: str, n: int) -> dict[str, float]:
     time.sleep(wait)
     # PostgreSQL does part of the work in its own processes: their CPU counts too.
     server = database.dialect == "postgresql"
-    backends = machine.postgres_backends_cpu(url) if server else 0.0
+    # The server's own URL (through PgBouncer: without cronplane's option).
+    direct = database.engine.url.render_as_string(hide_password=False)
+    backends = machine.postgres_backends_cpu(direct) if server else 0.0
     cpu = time.process_time()
     report = dispatcher.tick()
     cpu = time.process_time() - cpu
     if server:
-        cpu += machine.postgres_backends_cpu(url) - backends
+        cpu += machine.postgres_backends_cpu(direct) - backends
     assert report.fired == n, (report.fired, report.error)
     lateness = [
         (batch.committed_at - due).total_seconds()
@@ -371,6 +395,11 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=5.0)
     parser.add_argument("--pg-admin", default=os.environ.get("CRONPLANE_TEST_PG_URL", PG_ADMIN))
     parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="also run PostgreSQL through a PgBouncer (transaction pooling) started for the run",
+    )
     parser.add_argument(
         "--only",
         default="",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
+import pgbouncer_server
 from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane.store.database import Database
 from cronplane.store.tables import metadata
@@ -42,6 +43,24 @@ def pg_admin_url() -> str:
     return PG_ADMIN_URL
 
 
+@pytest.fixture(scope="session")
+def pgbouncer(pg_admin_url: str) -> Iterator[pgbouncer_server.PgBouncer | None]:
+    """The session's PgBouncer (transaction pooling) with CRONPLANE_TEST_PGBOUNCER=1, else None."""
+    if not pgbouncer_server.wanted():
+        yield None
+        return
+    bouncer = pgbouncer_server.start(pg_admin_url)
+    yield bouncer
+    bouncer.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_through(pgbouncer: pgbouncer_server.PgBouncer | None) -> Callable[[str], str]:
+    """How the tests reach a database of the server: directly, or through the session's
+    PgBouncer (CRONPLANE_TEST_PGBOUNCER=1). Creating and dropping databases stays direct."""
+    return (lambda url: url) if pgbouncer is None else pgbouncer.through
+
+
 # -- databases -----------------------------------------------------------------
 #
 # `database` is parametrized over SQLite (a fresh file per test) and PostgreSQL
@@ -53,8 +72,8 @@ _session_counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def pg_session_url(pg_admin_url: str) -> Iterator[str]:
-    """A migrated PostgreSQL database made for this test session, dropped after it."""
+def pg_session_direct_url(pg_admin_url: str) -> Iterator[str]:
+    """The direct URL of an empty PostgreSQL database made for this session, dropped after it."""
     import psycopg
 
     name = f"cronplane_test_{os.getpid()}_{next(_session_counter)}"
@@ -62,13 +81,33 @@ def pg_session_url(pg_admin_url: str) -> Iterator[str]:
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
-    url = pg_admin_url.rsplit("/", 1)[0] + "/" + name
+    yield pg_admin_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_session_url(pg_session_direct_url: str, pg_through: Callable[[str], str]) -> str:
+    """The session's PostgreSQL database, migrated, as the tests reach it (maybe PgBouncer)."""
+    url = pg_through(pg_session_direct_url)
     database = Database(url)
     database.upgrade()
     database.dispose()
-    yield url
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return url
+
+
+@pytest.fixture(scope="session")
+def pg_pooled_url(
+    pgbouncer: pgbouncer_server.PgBouncer | None, pg_admin_url: str, pg_session_url: str
+) -> Iterator[str]:
+    """The session's database through a PgBouncer (transaction pooling) in any session: the
+    session's own, or one started for the tests of the pooled mode itself."""
+    if pgbouncer is not None:
+        yield pg_session_url
+        return
+    started = pgbouncer_server.start(pg_admin_url)
+    yield started.through(pg_session_url)
+    started.stop()
 
 
 def empty_tables(database: Database) -> None:
@@ -95,7 +134,8 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[D
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(admin.rsplit("/", 1)[0] + "/" + name)
+    through: Callable[[str], str] = request.getfixturevalue("pg_through")
+    database = Database(through(admin.rsplit("/", 1)[0] + "/" + name))
     yield database
     database.dispose()
     with psycopg.connect(plain, autocommit=True) as conn:

@@ -14,6 +14,7 @@
 | —            | —          | CRONPLANE_METRICS_TENANT_LABEL | off (`1` adds per-tenant series) |
 | —            | —          | CRONPLANE_METRICS_TOKEN  | unset: `/metrics` is public |
 | —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
+| —            | —          | CRONPLANE_LISTEN_URL     | unset: LISTEN on the database URL, none through PgBouncer |
 
 A flag wins over its variable; the variable wins over the default.
 `min_interval` is the installation's shortest allowed schedule interval: a
@@ -103,6 +104,16 @@ def python_target_prefixes(environ: Mapping[str, str] | None = None) -> tuple[st
     service and the worker where they are made; core.python_targets has the rule)."""
     env = os.environ if environ is None else environ
     return parse_prefixes(env.get(PYTHON_TARGETS_VARIABLE))
+
+
+LISTEN_URL_VARIABLE = "CRONPLANE_LISTEN_URL"
+
+
+def listen_url_setting(environ: Mapping[str, str] | None = None) -> str | None:
+    """CRONPLANE_LISTEN_URL: a direct PostgreSQL connection the dispatcher LISTENs on, for a
+    database URL that goes through a transaction pooler (docs/operations.md); None: unset."""
+    env = os.environ if environ is None else environ
+    return env.get(LISTEN_URL_VARIABLE, "").strip() or None
 
 
 def load_settings(

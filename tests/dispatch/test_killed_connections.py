@@ -63,7 +63,9 @@ class Assassin:
             if self.countdown > 0:
                 return
             self.countdown = None
-            pid = conn.connection.dbapi_connection.info.backend_pid
+            # Asked of the server: through PgBouncer the client's own backend pid is
+            # PgBouncer's, and the statement runs on the session its transaction holds.
+            pid = cursor.connection.execute("SELECT pg_backend_pid()").fetchone()[0]
             # The second argument waits until the backend has exited.
             self.admin.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
             self.kills += 1

@@ -98,7 +98,7 @@ def test_in_process_change_wakes_the_dispatcher(database: Database) -> None:
 
 
 @pytest.mark.postgres
-def test_notify_wakes_a_listener(pg_database: Database) -> None:
+def test_notify_wakes_a_listener(pg_database: Database, pg_session_direct_url: str) -> None:
     from cronplane.clock import SystemClock
     from cronplane.store.dialects.listener import ChangeListener
 
@@ -110,7 +110,9 @@ def test_notify_wakes_a_listener(pg_database: Database) -> None:
         if len(calls) > 1:  # the first call is the "look now" after LISTEN
             woken.set()
 
-    listener = ChangeListener(pg_database, SystemClock(), on_notify=on_notify)
+    # A direct connection: through PgBouncer's transaction pooling a LISTEN hears nothing.
+    direct = pg_session_direct_url.replace("postgresql+psycopg://", "postgresql://")
+    listener = ChangeListener(pg_database, SystemClock(), on_notify=on_notify, url=direct)
     listener.start()
     try:
         deadline = time.monotonic() + 10

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
 from cronplane.store.database import Database
+from cronplane.store.dialects.listener import plain_url
 from cronplane.store.schedules import delete_schedules, get_by_id
 from cronplane.store.tables import schedule_state, schedules
 from firing_support import (
@@ -42,8 +43,7 @@ def schedules_rows(database: Database) -> dict[UUID, tuple[Any, ...]]:
 
 def updated_tuples(database: Database) -> dict[str, int]:
     """PostgreSQL's count of rows updated, per table, as its statistics have it now."""
-    url = database.url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(plain_url(database), autocommit=True) as conn:
         rows = conn.execute(
             "SELECT relname, n_tup_upd FROM pg_stat_user_tables "
             "WHERE relname IN ('schedules', 'schedule_state')"
@@ -144,7 +144,7 @@ def test_a_locked_read_locks_both_rows(pg_database: Database) -> None:
     """`for_update` holds the schedule's row and its state's: an edit in progress
     is skipped by a fire's SKIP LOCKED whichever table it looks at first."""
     sid = add_schedule(pg_database)
-    url = pg_database.url.replace("postgresql+psycopg://", "postgresql://")
+    url = plain_url(pg_database)
     with pg_database.begin() as conn:
         assert get_by_id(conn, TENANT, sid, for_update=True) is not None
         with psycopg.connect(url, autocommit=True) as other:

@@ -382,12 +382,15 @@ def test_every_schedule_write_calls_on_change_after_commit(
     assert len(calls) == 4
 
 
-def test_schedule_writes_notify_postgres_listeners(pg_database: Database, clock: FakeClock) -> None:
+def test_schedule_writes_notify_postgres_listeners(
+    pg_database: Database, clock: FakeClock, pg_session_direct_url: str
+) -> None:
     import psycopg
 
     service = ScheduleService(pg_database, clock)
     service.register_job("acme", "billing", JobSpecFactory.report(), actor="t")
-    url = pg_database.url.replace("postgresql+psycopg://", "postgresql://")
+    # Listening takes a direct connection (through PgBouncer a LISTEN hears nothing).
+    url = pg_session_direct_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(url, autocommit=True) as listener:
         listener.execute("LISTEN cronplane_schedules")
         service.create_schedule(PROD, ScheduleSpec(job="report", cron="@hourly"), actor="t")

@@ -50,6 +50,8 @@ class Database:
         # Raises UnsupportedDatabase before anything connects.
         self.backend = dialects.for_url(self.url)
         self.dialect = self.backend.name  # for messages; decisions ask self.backend
+        # Through a transaction pooler (PgBouncer): no session state, no LISTEN.
+        self.pooled = self.backend.pooled(make_url(self.url))
         self.engine = self.backend.create_engine(self.url, pool_size=pool_size, **engine_options)
         self._schema_checked = False
         self._schema_lock = threading.Lock()

@@ -15,9 +15,10 @@ fire path           SQL over temporary tables        COPY text built in Python
 fire lanes          one                              several (parallel transactions)
 bulk values         driver values                    COPY text, array parameters
 clock               the process's                    the database's (DatabaseClock)
-change wake-ups     none                             LISTEN/NOTIFY
+change wake-ups     none                             LISTEN/NOTIFY (pooled: a direct URL, or none)
 sessions            none to bound or end             idle bound, a dead leader's ended
 migrations          batch mode, run when behind      an advisory lock, run by hand
+pooler              none                             `?pgbouncer=true`: nothing prepared
 ==================  ===============================  ==================================
 
 A URL naming any other database (or driver) is refused where a Database is

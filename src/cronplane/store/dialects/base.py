@@ -98,6 +98,10 @@ class Dialect:
         """The file a URL names, when the database is one (None: a server's)."""
         return None
 
+    def pooled(self, url: URL) -> bool:
+        """Whether `url` goes through a transaction pooler (PgBouncer): no session state."""
+        return False
+
     def create_engine(self, url: str, *, pool_size: int, **options: Any) -> Engine:
         """The engine for `url`, with this database's connection settings."""
         raise NotImplementedError

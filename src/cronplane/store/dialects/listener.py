@@ -4,6 +4,12 @@ The service calls `pg_notify('cronplane_schedules', '')` in each write
 transaction; PostgreSQL delivers it at commit. One thread holds a dedicated
 autocommit connection; when the connection drops it reconnects with a capped
 backoff, waking the dispatcher once so nothing missed in between is late.
+
+Behind a transaction-pooling PgBouncer a LISTEN holds nothing: the server
+session that ran it goes back to the pool, and no notification comes back.
+Then it listens on the direct connection CRONPLANE_LISTEN_URL names, or not
+at all, and the dispatcher sees another node's change at its next look
+(`max_sleep`, 1 s).
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ import threading
 from collections.abc import Callable
 
 import psycopg
+from sqlalchemy.engine import make_url
 
 from cronplane.clock import Clock
+from cronplane.settings import listen_url_setting
 from cronplane.store.database import Database
+from cronplane.store.dialects.postgresql import POOLER_OPTION
 from cronplane.store.schedules import NOTIFY_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -30,6 +39,23 @@ def plain_url(database: Database) -> str:
     return url.render_as_string(hide_password=False)
 
 
+def listen_url(database: Database) -> str | None:
+    """Where to LISTEN: CRONPLANE_LISTEN_URL when set, else the database unless it is
+    pooled (None: nowhere, the dispatcher polls)."""
+    configured = listen_url_setting()
+    if configured is not None:
+        url = make_url(configured).difference_update_query([POOLER_OPTION])
+        return url.set(drivername="postgresql").render_as_string(hide_password=False)
+    if database.pooled:
+        log.info(
+            "%s goes through a transaction pooler and CRONPLANE_LISTEN_URL is unset: "
+            "no LISTEN, another node's schedule changes are seen within a second",
+            database.dialect,
+        )
+        return None
+    return plain_url(database)
+
+
 class ChangeListener:
     """A daemon thread calling `on_notify` for every NOTIFY on the channel."""
 
@@ -39,8 +65,10 @@ class ChangeListener:
         clock: Clock,
         on_notify: Callable[[], None],
         channel: str = NOTIFY_CHANNEL,
+        *,
+        url: str | None = None,
     ) -> None:
-        self.url = plain_url(database)
+        self.url = url or plain_url(database)
         self.clock = clock
         self.on_notify = on_notify
         self.channel = channel

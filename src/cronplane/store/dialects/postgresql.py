@@ -1,4 +1,13 @@
-"""PostgreSQL (psycopg 3): many nodes, row locks, one clock, LISTEN/NOTIFY."""
+"""PostgreSQL (psycopg 3): many nodes, row locks, one clock, LISTEN/NOTIFY.
+
+Behind a transaction-pooling PgBouncer (the URL says so: `?pgbouncer=true`)
+each transaction may run on another server session, so nothing here keeps
+state in a session: locks are transaction advisory locks, settings are
+`set_config(…, true)`; psycopg prepares no statement (PgBouncer before 1.21
+cannot carry them); and the dispatcher listens for NOTIFY only on a direct
+connection (CRONPLANE_LISTEN_URL), polling otherwise (docs/operations.md,
+"Through PgBouncer").
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import CTE, Connection, Engine, Table, create_engine, func, literal_column, text
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.sql import Select
 
 from cronplane.store import bulk
@@ -23,6 +33,11 @@ MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
 _LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _LOCK_MIGRATIONS = text("SELECT pg_advisory_xact_lock(:key)")
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
+
+# cronplane's own URL option (libpq does not know it, so it is removed before
+# connecting): the URL goes through a transaction-pooling PgBouncer.
+POOLER_OPTION = "pgbouncer"
+_YES = ("1", "true", "yes", "on")
 
 
 class PostgreSQL(Dialect):
@@ -41,9 +56,25 @@ class PostgreSQL(Dialect):
     row_encoder = bulk.RowText()  # COPY text
     params = bulk.PG_VALUES
 
+    def pooled(self, url: URL) -> bool:
+        values = url.query.get(POOLER_OPTION, ())
+        chosen = values if isinstance(values, str) else (values[-1] if values else "")
+        return chosen.strip().lower() in _YES
+
     def create_engine(self, url: str, *, pool_size: int, **options: Any) -> Engine:
+        parsed = make_url(url)
+        if self.pooled(parsed):
+            # A statement psycopg prepared lives in one server session; the
+            # next transaction may run in another (PgBouncer < 1.21 does not
+            # track them, Debian 12 ships 1.18). Off: plain extended protocol.
+            connect_args = {**options.pop("connect_args", {}), "prepare_threshold": None}
+            options["connect_args"] = connect_args
         return create_engine(
-            url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size, **options
+            parsed.difference_update_query([POOLER_OPTION]),
+            pool_pre_ping=True,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            **options,
         )
 
     def skip_locked(self, query: Select[Any]) -> Select[Any]:
@@ -89,10 +120,15 @@ class PostgreSQL(Dialect):
                 conn.exec_driver_sql(f'ANALYZE "{table}"')
             conn.commit()
 
-    def listener(self, database: Database, clock: Clock, on_notify: Callable[[], None]) -> Listener:
-        from cronplane.store.dialects.listener import ChangeListener
+    def listener(
+        self, database: Database, clock: Clock, on_notify: Callable[[], None]
+    ) -> Listener | None:
+        from cronplane.store.dialects.listener import ChangeListener, listen_url
 
-        listener = ChangeListener(database, clock, on_notify=on_notify)
+        url = listen_url(database)
+        if url is None:  # through a pooler, nothing configured: the dispatcher polls
+            return None
+        listener = ChangeListener(database, clock, on_notify=on_notify, url=url)
         listener.start()
         return listener
 
