@@ -22,6 +22,7 @@ from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
 from cronplane.core.edits import check_field
 from cronplane.core.fields import manifest_defaults
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, JobSpec
+from cronplane.core.labels import validate_labels
 from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest
 from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
@@ -32,7 +33,7 @@ JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options",
 CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled", "dst"}
 # A cron's `dst: {gap, repeat}`: the fields dst_gap and dst_repeat (core.dst).
 DST_KEYS = frozenset({"gap", "repeat"})
-TOP_KEYS = frozenset({"name", "jobs", "crons", "alerts", "version", "description"})
+TOP_KEYS = frozenset({"name", "jobs", "crons", "alerts", "version", "description", "labels"})
 ALERT_KEYS = frozenset({"condition", "cron", "job", "threshold", "reasons", "channels", "renotify"})
 
 T = TypeVar("T")
@@ -145,7 +146,9 @@ def manifest_from_data(data: object, source: str = "app.yaml") -> Manifest:
         problems.lines.append(f"{key}: unknown key (expected one of {', '.join(sorted(TOP_KEYS))})")
     name = problems.check("name", validation.validate_name, data.get("name"), "name")
     jobs = _jobs(data.get("jobs") or {}, problems)
-    crons = _crons(data.get("crons") or {}, jobs, problems)
+    # The app's labels apply to each of its crons; a cron's own add to them (and win).
+    app_labels = problems.check("labels", validate_labels, data.get("labels")) or {}
+    crons = _crons(data.get("crons") or {}, jobs, problems, app_labels)
     alerts = _alerts(data.get("alerts") or {}, str(name), jobs, crons, problems)
     if problems.lines:
         count = len(problems.lines)
@@ -228,7 +231,10 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
 
 
 def _crons(
-    value: object, jobs: Mapping[str, JobSpec], problems: _Problems
+    value: object,
+    jobs: Mapping[str, JobSpec],
+    problems: _Problems,
+    app_labels: Mapping[str, str],
 ) -> dict[str, CronDeclaration]:
     crons: dict[str, CronDeclaration] = {}
     for name, raw in _mapping(value, "crons", problems).items():
@@ -243,6 +249,8 @@ def _crons(
         entry = _flat_dst(entry, path, problems)
         # An omitted key means its default (a fresh one: core.fields); `job`: the cron's name.
         values: dict[str, Any] = {**manifest_defaults(), "job": name, **entry}
+        if app_labels and isinstance(values["labels"], Mapping):
+            values["labels"] = {**app_labels, **values["labels"]}
         for key in DECLARED_FIELDS:
             value = values.get(key)
             if value is None and key == "cron":

@@ -4,7 +4,7 @@ The typed dataclasses, the store's columns and the API's models keep their
 own attribute lists (mypy and OpenAPI read those); these tests hold each to
 the table, so a field added to the table and forgotten in a layer fails here
 by name. The three traps a field with a mutable default fell into are tested
-with a planted field (`labels`, a map defaulting to {}): the manifest's
+with a planted field (`tags`, a map defaulting to {}): the manifest's
 defaults, the `declared` document and the sync plan's comparison.
 """
 
@@ -94,33 +94,33 @@ def test_the_store_and_the_api_carry_every_field(name: str) -> None:
 def test_operator_field_sets_come_from_the_table() -> None:
     assert table.OVERRIDABLE_FIELDS == (
         "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at",
-        "max_runs", "dst_gap", "dst_repeat",
+        "max_runs", "dst_gap", "dst_repeat", "labels",
     )  # fmt: skip
     assert (*table.OVERRIDABLE_FIELDS, "enabled") == table.OPERATOR_FIELDS
 
 
 # -- the traps, with a planted field ------------------------------------------------
 
-LABELS = ScheduleField(
-    "labels", "Labels", "json", lambda value, seed: dict(value), factory=dict, since=True
+TAGS = ScheduleField(
+    "tags", "Tags", "json", lambda value, seed: dict(value), factory=dict, since=True
 )
-PLANTED = (*SCHEDULE_FIELDS, LABELS)
+PLANTED = (*SCHEDULE_FIELDS, TAGS)
 
 
 def test_a_mutable_default_is_a_manifest_default_and_a_fresh_one_each_time() -> None:
     first, second = manifest_defaults(PLANTED), manifest_defaults(PLANTED)
-    assert first["labels"] == {} and second["labels"] == {}
-    first["labels"]["team"] = "payments"
-    assert second["labels"] == {}
+    assert first["tags"] == {} and second["tags"] == {}
+    first["tags"]["team"] = "payments"
+    assert second["tags"] == {}
     assert manifest_defaults()["timezone"] == "UTC"
 
 
 def test_a_field_added_later_is_left_out_of_declared_at_its_default() -> None:
     older = {"job": "j", "cron": "0 * * * *", "timezone": "UTC", "payload": {}}
-    assert declared_document({**older, "labels": {}}, PLANTED) == older
-    assert declared_document({**older, "labels": {"a": "b"}}, PLANTED) == {
+    assert declared_document({**older, "tags": {}}, PLANTED) == older
+    assert declared_document({**older, "tags": {"a": "b"}}, PLANTED) == {
         **older,
-        "labels": {"a": "b"},
+        "tags": {"a": "b"},
     }
     # A field that existed from the start stays in, at its default too.
     assert declared_document({**older, "overlap": "skip"}, PLANTED)["overlap"] == "skip"
@@ -128,8 +128,8 @@ def test_a_field_added_later_is_left_out_of_declared_at_its_default() -> None:
 
 def test_a_document_without_the_field_reads_as_its_default() -> None:
     planted = {f.name: f for f in PLANTED}
-    assert declared_value({"cron": "x"}, "labels", planted) == {}
-    assert declared_value({"labels": {"a": "b"}}, "labels", planted) == {"a": "b"}
+    assert declared_value({"cron": "x"}, "tags", planted) == {}
+    assert declared_value({"tags": {"a": "b"}}, "tags", planted) == {"a": "b"}
     assert declared_value({}, "max_runs") is None
     assert declared_value({}, "overlap") == "skip"
 
@@ -178,6 +178,6 @@ def test_a_new_row_reaches_the_api_models_without_an_edit_there() -> None:
     created = schemas.from_table("Planted", Request, "", schemas.create_field, PLANTED)
     answered = schemas.from_table("PlantedOut", Response, "", schemas.answer_field, PLANTED)
     body = created.model_validate({"job": "j", "cron": "* * * * *"})
-    assert body.labels == {} and created.model_fields["labels"].default_factory is dict
-    assert answered.model_json_schema()["properties"]["labels"]["type"] == "object"
-    assert "labels" in answered.model_json_schema()["required"]
+    assert body.tags == {} and created.model_fields["tags"].default_factory is dict
+    assert answered.model_json_schema()["properties"]["tags"]["type"] == "object"
+    assert "tags" in answered.model_json_schema()["required"]

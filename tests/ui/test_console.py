@@ -303,7 +303,12 @@ def test_every_control_has_a_label(admin: Any) -> None:
 
 
 # A value each kind of Details row accepts on a schedule firing every day at 03:00 UTC.
-_TYPED = {"seconds": "30", "count": "7", "instant": "2031-06-01T03:00"}
+_TYPED = {
+    "seconds": "30",
+    "count": "7",
+    "instant": "2031-06-01T03:00",
+    "labels": "team=payments, tier=batch",
+}
 
 
 def test_every_details_row_of_the_field_table_is_an_input_that_saves(
@@ -331,7 +336,12 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
     )
     for name, text in typed.items():
         value = getattr(stored, name)
-        shown = value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, datetime) else str(value)
+        if isinstance(value, datetime):
+            shown = value.strftime("%Y-%m-%dT%H:%M")
+        elif isinstance(value, dict):
+            shown = ", ".join(f"{key}={item}" for key, item in sorted(value.items()))
+        else:
+            shown = str(value)
         assert shown == text, name
 
 

@@ -31,6 +31,7 @@ from cronplane.api.schemas import (
     ZoneText,
     described,
 )
+from cronplane.core import labels
 from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
 
 # Outer bound of a whole number in a request: fits the columns; the row's range is the
@@ -44,6 +45,16 @@ _REQUEST_TYPES: Final[dict[str, Any]] = {
     "json": JSONObject,
     "bool": StrictBool,
     "instant": InstantText,
+    # Outer bounds here; the rules (core.labels) described for clients and fuzzers.
+    "labels": Annotated[
+        dict[Annotated[str, Field(max_length=256)], Annotated[str, Field(max_length=256)]],
+        Field(max_length=256),
+        described(
+            maxProperties=labels.MAX_LABELS,
+            propertyNames={"pattern": labels.KEY_REGEX},
+            additionalProperties={"type": "string", "pattern": labels.VALUE_REGEX},
+        ),
+    ],
 }
 _ANSWER_TYPES: Final[dict[str, Any]] = {
     "name": str,
@@ -54,6 +65,7 @@ _ANSWER_TYPES: Final[dict[str, Any]] = {
     "count": int,
     "bool": bool,
     "instant": datetime,
+    "labels": dict[str, str],
 }
 
 

@@ -10,6 +10,7 @@ import click
 
 from cronplane.cli.options import parse_json_object
 from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.labels import parse_pairs
 
 F = TypeVar("F", bound=Callable[..., Any])
 _INTEGERS = ("seconds", "count")
@@ -19,6 +20,8 @@ def _option(field: ScheduleField) -> Callable[[F], F]:
     """The click option of one field (its parameter is the field's name)."""
     if field.kind == "bool":  # the flag sets the value that is not the default
         return click.option(field.flag, field.name, is_flag=True, default=False, help=field.help)
+    if field.kind == "labels":  # `--label k=v`, repeated
+        return click.option(field.flag, field.name, multiple=True, help=field.help)
     kind: Any = None
     if field.kind in _INTEGERS:
         kind = int
@@ -55,5 +58,7 @@ def spec_values(given: Mapping[str, Any]) -> dict[str, Any]:
             value = (not field.default) if value else field.default
         elif field.kind == "json":
             value = parse_json_object(value, field.name)
+        elif field.kind == "labels":
+            value = parse_pairs(value)
         values[field.name] = value
     return values

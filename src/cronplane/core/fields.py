@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from cronplane.core import validation, window
+from cronplane.core import labels, validation, window
 from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS
 from cronplane.core.codec import encode_value
 from cronplane.core.dst import GAP_NOTES, GAPS, REPEAT_NOTES, REPEATS
 from cronplane.errors import CronplaneError, InvalidJitter, InvalidMaxRuns, InvalidRequest
 
-Kind = Literal["name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count"]
+Kind = Literal[
+    "name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count", "labels"
+]
 Check = Callable[[Any, str], Any]
 # A whole-number field's bounds: past a year, a misfire grace means "always fire" (say
 # so with null); past a day, a spread is a different schedule, not jitter; one item
@@ -335,6 +337,22 @@ SCHEDULE_FIELDS: Final = (
         "stepped minute or hour both).",
         placeholder="default: fixed times first, wildcard hours both",
         timing=True,
+    ),
+    ScheduleField(
+        "labels",
+        "Labels",
+        "labels",
+        lambda value, seed: labels.validate_labels(value),
+        factory=dict,
+        overridable=True,
+        since=True,
+        info=labels.labels_text,
+        flag="--label",
+        help="A label KEY=VALUE (repeatable; Kubernetes' rules).",
+        about="Labels: Kubernetes-style keys to values (at most 32); a manifest's apply "
+        "to each of its crons, a cron's own add to them.",
+        placeholder="team=payments, tier=batch",
+        hint="KEY=VALUE pairs, separated by commas.",
     ),
 )
 

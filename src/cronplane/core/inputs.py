@@ -49,6 +49,7 @@ class ScheduleSpec:
     max_runs: int | None = None
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ class SchedulePatch:
     max_runs: int | Unset | None = UNSET
     dst_gap: Gap | Unset = UNSET
     dst_repeat: Repeat | Unset | None = UNSET
+    labels: dict[str, str] | Unset = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
@@ -129,6 +131,7 @@ class CronDeclaration:
     max_runs: int | None = None
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +155,7 @@ class Declared:
     max_runs: int | None = None
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def dst(self) -> DstPolicy:

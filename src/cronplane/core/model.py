@@ -10,7 +10,7 @@ maps rows to these (`cronplane.store.schedules.schedule_from_row`,
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 from uuid import UUID
@@ -92,6 +92,7 @@ class Schedule:
     # The DST policy (core.dst): Debian's rules at the defaults.
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def dst(self) -> DstPolicy:

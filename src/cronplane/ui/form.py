@@ -15,13 +15,21 @@ from typing import Any, Final
 
 from fastapi import Request
 
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
+from cronplane.core.labels import parse_text
 from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
 from cronplane.errors import InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
 MAX_FIELD: Final = 256
+
+
+def _field_text(row: ScheduleField, value: Any) -> str:
+    """A field's value as its input shows it (labels as `k=v, k2=v2`)."""
+    if row.kind == "labels":
+        return ", ".join(f"{key}={item}" for key, item in sorted((value or {}).items()))
+    return _text(value)
 
 
 def _text(value: object) -> str:
@@ -40,11 +48,11 @@ def _text(value: object) -> str:
 # the job, cron, zone and payload have inputs of their own.
 FORM_FIELDS: Final = tuple(row for row in SCHEDULE_FIELDS if row.name != "enabled")
 DETAIL_FIELDS: Final = tuple(
-    row for row in FORM_FIELDS if row.kind in ("seconds", "count", "instant", "choice")
+    row for row in FORM_FIELDS if row.kind in ("seconds", "count", "instant", "choice", "labels")
 )
 # A new schedule's texts: each row's default, but a cron to start from and an empty object.
 INITIAL_TEXT: Final = {
-    **{row.name: _text(row.default_value()) for row in FORM_FIELDS},
+    **{row.name: _field_text(row, row.default_value()) for row in FORM_FIELDS},
     "cron": DEFAULT_CRON,
     "payload": "{}",
 }
@@ -72,7 +80,7 @@ class ScheduleForm:
             name=schedule.name,
             status="ACTIVE" if schedule.enabled else "INACTIVE",
             revision=str(schedule.revision),
-            texts={f.name: _text(getattr(schedule, f.name)) for f in FORM_FIELDS},
+            texts={f.name: _field_text(f, getattr(schedule, f.name)) for f in FORM_FIELDS},
         )
 
     def text(self, name: str) -> str:
@@ -120,6 +128,8 @@ class ScheduleForm:
             return row.default_value()
         if row.kind in ("seconds", "count"):
             return self.number_value(name)
+        if row.kind == "labels":
+            return parse_text(text)
         if row.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
         if row.choices:  # a choice: anything else is its default, or the first

@@ -59,6 +59,8 @@ schedules = Table(
     # The DST policy (core.dst; migration 0015): Debian's rules at the defaults.
     Column("dst_gap", String(8), nullable=False, server_default=text("'shift'")),
     Column("dst_repeat", String(8), nullable=True),
+    # Labels (core.labels; migration 0016): a map, {} for none.
+    Column("labels", JSONDocument, nullable=False, server_default=text("'{}'")),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
     CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
