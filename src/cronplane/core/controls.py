@@ -20,6 +20,7 @@ from uuid import UUID
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronplane.core import cron as cron_engine
+from cronplane.core.validation import one_of
 from cronplane.errors import (
     BackfillTooLarge,
     InvalidBackfill,
@@ -155,12 +156,7 @@ MISSED: Final = ("skip", "once", "all")
 
 def check_missed(value: object) -> Missed:
     """What a resume does with the occurrences its pause passed; InvalidRequest otherwise."""
-    for choice in MISSED:
-        if value == choice:
-            return choice
-    raise InvalidRequest(
-        f"missed {value!r} is invalid: use one of {', '.join(MISSED)}", {"field": "missed"}
-    )
+    return one_of(value, MISSED, "missed")
 
 
 # Windows tried, smallest first, when looking for the latest occurrence of a range.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any, Final, TypeVar
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
@@ -241,14 +242,24 @@ def normalize_cron(text: object, seed: str) -> str:
         raise cron_rejected(text, error) from error
 
 
+C = TypeVar("C", bound=str)
+
+
+def one_of(value: object, choices: Sequence[C], field: str) -> C:
+    """`value` when it is one of `choices` (as the choice itself); InvalidRequest naming
+    `field` and the choices otherwise."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise InvalidRequest(
+        f"{field} {value!r}"[:80] + f" is invalid: use one of {', '.join(choices)}",
+        {"field": field},
+    )
+
+
 def validate_overlap(value: object) -> Overlap:
     """`skip`, `allow`, `buffer_one` or `cancel_running`."""
-    for overlap in OVERLAPS:
-        if value == overlap:
-            return overlap
-    raise InvalidRequest(
-        f"overlap {value!r} is invalid: use one of {', '.join(OVERLAPS)}", {"field": "overlap"}
-    )
+    return one_of(value, OVERLAPS, "overlap")
 
 
 def validate_run_options(options: dict[str, Any]) -> None:
