@@ -316,8 +316,8 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
 ) -> None:
     """The Details tab is laid out from core.fields: a row added there is offered, labelled,
     and what is typed in it reaches the stored row."""
-    add_schedule(world, "every-detail")
-    admin.goto("/schedules/billing/prod/every-detail")
+    add_schedule(world, "zz-every-detail")
+    admin.goto("/schedules/billing/prod/zz-every-detail")
     typed: dict[str, str] = {}
     for row in DETAIL_FIELDS:
         control = admin.get_by_label(re.compile(rf"^{re.escape(row.label)}\b"))
@@ -332,7 +332,7 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
     admin.get_by_role("button", name="Save").click()
     expect(admin.get_by_role("status")).to_have_text("Saved.")
     stored = ScheduleService(world.database, SystemClock()).get_schedule(
-        Scope("demo", "billing", "prod"), "every-detail"
+        Scope("demo", "billing", "prod"), "zz-every-detail"
     )
     for name, text in typed.items():
         value = getattr(stored, name)
@@ -348,8 +348,8 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
 def test_the_cron_tab_notes_the_clock_changes_under_the_policy_chosen(
     admin: Any, world: World
 ) -> None:
-    add_schedule(world, "dst-notes", cron="30 1 * * *", timezone="Europe/London")
-    admin.goto("/schedules/billing/prod/dst-notes")
+    add_schedule(world, "zz-dst-notes", cron="30 1 * * *", timezone="Europe/London")
+    admin.goto("/schedules/billing/prod/zz-dst-notes")
     admin.get_by_label("Clocks back").select_option("second")
     admin.get_by_role("tab", name="Cron").click()
     notes = admin.locator("#cron-dst-notes")

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cronplane.service.base import Context
 from cronplane.targets import RunContext
 
 
@@ -62,6 +61,7 @@ def cancel_then_wait(payload: dict[str, Any], context: RunContext) -> None:
     from uuid import UUID
 
     from cronplane.clock import SystemClock
+    from cronplane.service.base import Context
     from cronplane.service.runs import RunService
     from cronplane.store.database import Database
 
