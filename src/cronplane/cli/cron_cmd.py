@@ -18,8 +18,9 @@ from datetime import UTC, datetime, tzinfo
 import click
 
 from cronplane.clock import SystemClock
-from cronplane.core.cron import Cron, known_zone, parse, start_instant
+from cronplane.core.cron import known_zone, parse, start_instant
 from cronplane.core.dst import GAPS, REPEATS, DstPolicy
+from cronplane.core.dst_notes import dst_rule
 from cronplane.core.explain import explain as explain_expression
 
 
@@ -126,7 +127,7 @@ def explain(
     zone = known_zone(tz)
     dst = DstPolicy(dst_gap, dst_repeat)
     explained = explain_expression(expr, tz, _start(after, zone), 5, seed, dst=dst)
-    rule = _rule(explained.cron, dst)
+    rule = dst_rule(explained.cron, dst)
     if as_json:
         _json(
             {
@@ -154,15 +155,3 @@ def explain(
         click.echo(f"  {local.isoformat()} {local.tzname() or ''}  |  {_iso_utc(instant)}")
     for note in explained.notes:
         click.echo(f"note:        {note}")
-
-
-def _rule(schedule: Cron, dst: DstPolicy) -> str:
-    """The DST rule the expression runs under, in a line."""
-    if schedule.is_interval:
-        return "exact interval from the Unix epoch (zone-independent)"
-    passes = {"first": "the first pass", "second": "the second pass", "both": "both passes"}
-    repeated = passes[dst.passes(schedule.fixed_time)]
-    if schedule.fixed_time:
-        skipped = "fires after the jump" if dst.gap == "shift" else "does not fire that day"
-        return f"fixed time: a skipped time {skipped}, a repeated one on {repeated}"
-    return f"every matching wall minute: none in a gap, a repeated one on {repeated}"

@@ -102,7 +102,8 @@ def next_wall_minute(expr: CronExpr, start: int, limit: int) -> int | None:
         return found if found < limit else None
 
 
-def _ceil_minute(seconds: int) -> int:
+def ceil_minute(seconds: int) -> int:
+    """The first whole minute (since 1970) at or after Unix second `seconds`."""
     return -(-seconds // 60)
 
 
@@ -147,7 +148,7 @@ def _next_in_zone(
             # A forward jump at `start` skipped the wall times [start + before,
             # start + offset); a fixed time among them fires once, right now.
             skipped = next_wall_minute(
-                expr, _ceil_minute(start + before), _ceil_minute(start + offset)
+                expr, ceil_minute(start + before), ceil_minute(start + offset)
             )
             if skipped is not None:
                 return start
@@ -159,7 +160,7 @@ def _next_in_zone(
             # A backward jump at `end` repeats the wall times from end + following:
             # only their second pass, in the next stretch, fires.
             wall_end = end + following
-        minute = next_wall_minute(expr, _ceil_minute(wall_low), _ceil_minute(wall_end))
+        minute = next_wall_minute(expr, ceil_minute(wall_low), ceil_minute(wall_end))
         if minute is not None:
             return minute * 60 - offset
         low = end

@@ -18,21 +18,28 @@ from typing import Final
 
 from cronplane.core.cron import Cron, known_zone, start_instant
 from cronplane.core.cron_forms import CronExpr
-from cronplane.core.cron_search import is_utc, next_wall_minute, to_second
+from cronplane.core.cron_search import ceil_minute, is_utc, next_wall_minute, to_second
 from cronplane.core.cron_zones import timeline
 from cronplane.core.dst import DstPolicy
 
 YEAR: Final = 366 * 86_400
 _EPOCH: Final = datetime(1970, 1, 1)
-_PASSES: Final = {"first": "the first pass", "second": "the second pass", "both": "both passes"}
+PASSES: Final = {"first": "the first pass", "second": "the second pass", "both": "both passes"}
 
 
 def _wall(minute: int) -> datetime:
     return _EPOCH + timedelta(minutes=minute)
 
 
-def _ceil_minute(seconds: int) -> int:
-    return -(-seconds // 60)
+def dst_rule(cron: Cron, dst: DstPolicy) -> str:
+    """The DST rule the expression runs under, in a line (`cron explain`)."""
+    if cron.is_interval:
+        return "exact interval from the Unix epoch (zone-independent)"
+    repeated = PASSES[dst.passes(cron.fixed_time)]
+    if cron.fixed_time:
+        skipped = "fires after the jump" if dst.gap == "shift" else "does not fire that day"
+        return f"fixed time: a skipped time {skipped}, a repeated one on {repeated}"
+    return f"every matching wall minute: none in a gap, a repeated one on {repeated}"
 
 
 def dst_notes(cron: Cron, zone_name: str, after: datetime, dst: DstPolicy) -> list[str]:
@@ -66,7 +73,7 @@ def _gap_note(
     expr: CronExpr, zone: str, at: int, before: int, offset: int, dst: DstPolicy
 ) -> str | None:
     """The walls [at + before, at + offset) do not exist."""
-    found = next_wall_minute(expr, _ceil_minute(at + before), _ceil_minute(at + offset))
+    found = next_wall_minute(expr, ceil_minute(at + before), ceil_minute(at + offset))
     if found is None:
         return None
     wall = _wall(found)
@@ -84,7 +91,7 @@ def _repeat_note(
     expr: CronExpr, zone: str, at: int, before: int, offset: int, dst: DstPolicy
 ) -> str | None:
     """The walls [at + offset, at + before) happen twice."""
-    found = next_wall_minute(expr, _ceil_minute(at + offset), _ceil_minute(at + before))
+    found = next_wall_minute(expr, ceil_minute(at + offset), ceil_minute(at + before))
     if found is None:
         return None
     wall = _wall(found)
@@ -95,5 +102,5 @@ def _repeat_note(
     return (
         f"{wall:%H:%M} happens twice on {wall:%Y-%m-%d} in {zone} "
         f"({first.tzname()}, then {second.tzname()}); this schedule runs on "
-        f"{_PASSES[passes]} (dst repeat: {policy})"
+        f"{PASSES[passes]} (dst repeat: {policy})"
     )

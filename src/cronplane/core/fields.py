@@ -113,14 +113,7 @@ class ScheduleField:
         """One of `choices` (null when the default is null: the default)."""
         if value is None and self.default is None:
             return None
-        for choice in self.choices:
-            if value == choice:
-                return choice
-        allowed = ", ".join(self.choices) + (", or null" if self.default is None else "")
-        raise self.error(
-            f"{self.name} {value!r}"[:80] + f" is invalid: use one of {allowed}",
-            {"field": self.name},
-        )
+        return validation.one_of(value, self.choices, self.name, self.error)
 
     def _whole(self, value: object) -> int | None:
         """None, or a whole number in `minimum`..`maximum`."""

@@ -20,6 +20,7 @@ from jsonschema.validators import validator_for
 from cronplane.core import cron as cron_engine
 from cronplane.core.choices import OVERLAPS, Overlap
 from cronplane.errors import (
+    CronplaneError,
     CronRejected,
     IntervalTooShort,
     InvalidName,
@@ -245,13 +246,18 @@ def normalize_cron(text: object, seed: str) -> str:
 C = TypeVar("C", bound=str)
 
 
-def one_of(value: object, choices: Sequence[C], field: str) -> C:
-    """`value` when it is one of `choices` (as the choice itself); InvalidRequest naming
-    `field` and the choices otherwise."""
+def one_of(
+    value: object,
+    choices: Sequence[C],
+    field: str,
+    error: type[CronplaneError] = InvalidRequest,
+) -> C:
+    """`value` when it is one of `choices` (as the choice itself); `error` (InvalidRequest)
+    naming `field` and the choices otherwise."""
     for choice in choices:
         if value == choice:
             return choice
-    raise InvalidRequest(
+    raise error(
         f"{field} {value!r}"[:80] + f" is invalid: use one of {', '.join(choices)}",
         {"field": field},
     )

@@ -17,7 +17,7 @@ from fastapi import Request
 
 from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
-from cronplane.core.labels import parse_text
+from cronplane.core.labels import labels_text, parse_text
 from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
 from cronplane.errors import InvalidPayload, InvalidRequest
 
@@ -28,7 +28,7 @@ MAX_FIELD: Final = 256
 def _field_text(row: ScheduleField, value: Any) -> str:
     """A field's value as its input shows it (labels as `k=v, k2=v2`)."""
     if row.kind == "labels":
-        return ", ".join(f"{key}={item}" for key, item in sorted((value or {}).items()))
+        return labels_text(value) if value else ""
     return _text(value)
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
-from cronplane.core.dst import DEBIAN, DstPolicy
+from cronplane.core.dst import DstPolicy
 from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
@@ -86,7 +86,7 @@ class Occurrences:
         self._functions: dict[tuple[str, str, DstPolicy], NextAfter] = {}
         self._memo: dict[tuple[str, str, DstPolicy, datetime], datetime | None] = {}
 
-    def of(self, cron: str, timezone: str, dst: DstPolicy = DEBIAN) -> NextAfter:
+    def of(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
         key = (cron, timezone, dst)
         function = self._functions.get(key)
         if function is None:
