@@ -42,6 +42,7 @@
     │   ├── AlertRuleNotFound            X404311ALRNFD
     │   ├── AlertNotFound                X404313ALTNFD
     │   ├── ChannelNotFound              X404315CHNNFD
+    │   ├── CalendarNotFound             X404360CALNFD
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
     ├── RunTimedOut                      X408203RUNTMO  an item's error: ran past its timeout (never raised to a caller)
@@ -74,35 +75,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from cronplane.codes import Code, declare
-
-# CLI exit codes by error class (documented in docs/cli.md).
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_INVALID = 2
-EXIT_NOT_FOUND = 3
-EXIT_CONFLICT = 4
-EXIT_STALE = 5
-EXIT_AUTH = 6
-EXIT_UNAVAILABLE = 7
-# 8 is `schedule run --wait --timeout`'s "still waiting"; 9 every tenant quota refusal.
-EXIT_QUOTA = 9
-
-
-def exit_code_for_status(status: int) -> int:
-    """The CLI exit code for an HTTP status: one per error class."""
-    if status in (401, 403):
-        return EXIT_AUTH
-    if status == 404:
-        return EXIT_NOT_FOUND
-    if status == 409:
-        return EXIT_CONFLICT
-    if status == 412:
-        return EXIT_STALE
-    if status == 503:
-        return EXIT_UNAVAILABLE
-    if 400 <= status < 500:
-        return EXIT_INVALID
-    return EXIT_INTERNAL
+from cronplane.exits import EXIT_QUOTA, exit_code_for_status
 
 
 class CronplaneError(Exception):
@@ -441,6 +414,12 @@ class ChannelNotFound(NotFound):
     """No alert channel with that name in the tenant."""
 
     code = _code("X404315CHNNFD", "alert channel not found")
+
+
+class CalendarNotFound(NotFound):
+    """No business calendar with that name in the tenant."""
+
+    code = _code("X404360CALNFD", "business calendar not found")
 
 
 class MethodNotAllowed(CronplaneError):

@@ -36,6 +36,10 @@ SKIPPED_QUOTA = _event(
     "V200400SKPQTA",
     "occurrence skipped: its tenant's fire-time quota is used (detail: limit, value)",
 )
+SKIPPED_EXCLUDED = _event(
+    "V200360SKPCAL",
+    "occurrence skipped: a calendar the schedule excludes names its day (detail: calendar, why)",
+)
 SCHEDULE_ENDED = _event(
     "V200150SCHEND",
     "schedule ended: no occurrence left (end_at passed, max_runs used, one-off done); "
@@ -90,6 +94,8 @@ ALERT_RULE_CREATED = _event("V201305ALRCRT", "alert rule created")
 ALERT_RULE_REMOVED = _event("V200306ALRDEL", "alert rule removed")
 CHANNEL_CREATED = _event("V201307CHNCRT", "alert channel created")
 CHANNEL_REMOVED = _event("V200308CHNDEL", "alert channel removed")
+CALENDAR_SAVED = _event("V200361CALSAV", "business calendar created or changed")
+CALENDAR_REMOVED = _event("V200362CALDEL", "business calendar removed")
 
 # Tokens.
 TOKEN_CREATED = _event("V201050TOKCRT", "API token created")

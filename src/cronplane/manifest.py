@@ -19,8 +19,8 @@ import yaml
 
 from cronplane.core import target_rules, validation, yaml_bounds
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
+from cronplane.core.declared import manifest_defaults
 from cronplane.core.edits import check_field
-from cronplane.core.fields import manifest_defaults
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, JobSpec
 from cronplane.core.labels import validate_labels
 from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest

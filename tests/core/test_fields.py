@@ -23,14 +23,8 @@ from cronplane.api import schedule_schemas as schemas
 from cronplane.api import sync_schemas
 from cronplane.api.schemas import Request, Response
 from cronplane.core import fields as table
-from cronplane.core.fields import (
-    BY_NAME,
-    SCHEDULE_FIELDS,
-    ScheduleField,
-    declared_document,
-    declared_value,
-    manifest_defaults,
-)
+from cronplane.core.declared import declared_document, declared_value, manifest_defaults
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
 from cronplane.core.inputs import (
     DECLARED_FIELDS,
     CronDeclaration,
@@ -94,7 +88,7 @@ def test_the_store_and_the_api_carry_every_field(name: str) -> None:
 def test_operator_field_sets_come_from_the_table() -> None:
     assert table.OVERRIDABLE_FIELDS == (
         "cron", "timezone", "payload", "misfire_grace", "jitter", "start_at", "end_at",
-        "max_runs", "dst_gap", "dst_repeat", "labels",
+        "max_runs", "dst_gap", "dst_repeat", "labels", "exclude", "on_excluded",
     )  # fmt: skip
     assert (*table.OVERRIDABLE_FIELDS, "enabled") == table.OPERATOR_FIELDS
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from cronplane.errors import EXIT_INVALID, UnsupportedDatabase
+from cronplane.errors import UnsupportedDatabase
+from cronplane.exits import EXIT_INVALID
 from cronplane.store import dialects
 from cronplane.store.database import Database
 

@@ -31,7 +31,7 @@ from cronplane.api.schemas import (
     ZoneText,
     described,
 )
-from cronplane.core import labels
+from cronplane.core import calendars, labels
 from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
 
 # Outer bound of a whole number in a request: fits the columns; the row's range is the
@@ -55,6 +55,7 @@ _REQUEST_TYPES: Final[dict[str, Any]] = {
             additionalProperties={"type": "string", "pattern": labels.VALUE_REGEX},
         ),
     ],
+    "names": Annotated[list[NameText], Field(max_length=calendars.MAX_EXCLUDED)],
 }
 _ANSWER_TYPES: Final[dict[str, Any]] = {
     "name": str,
@@ -66,6 +67,7 @@ _ANSWER_TYPES: Final[dict[str, Any]] = {
     "bool": bool,
     "instant": datetime,
     "labels": dict[str, str],
+    "names": list[str],
 }
 
 

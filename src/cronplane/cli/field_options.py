@@ -20,7 +20,7 @@ def _option(field: ScheduleField) -> Callable[[F], F]:
     """The click option of one field (its parameter is the field's name)."""
     if field.kind == "bool":  # the flag sets the value that is not the default
         return click.option(field.flag, field.name, is_flag=True, default=False, help=field.help)
-    if field.kind == "labels":  # `--label k=v`, repeated
+    if field.kind in ("labels", "names"):  # `--label k=v`, `--exclude NAME`, repeated
         return click.option(field.flag, field.name, multiple=True, help=field.help)
     kind: Any = None
     if field.kind in _INTEGERS:
@@ -60,5 +60,7 @@ def spec_values(given: Mapping[str, Any]) -> dict[str, Any]:
             value = parse_json_object(value, field.name)
         elif field.kind == "labels":
             value = parse_pairs(value)
+        elif field.kind == "names":
+            value = list(value)
         values[field.name] = value
     return values

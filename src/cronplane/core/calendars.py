@@ -132,3 +132,23 @@ def _region(text: str | None) -> str | None:
             {"field": "holidays"},
         ) from None
     return region
+
+
+MAX_EXCLUDED: Final = 8
+
+
+def validate_exclude(value: object) -> list[str]:
+    """A schedule's `exclude`: distinct calendar names, at most MAX_EXCLUDED, or InvalidRequest
+    (whether each calendar exists is the service's to check)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidRequest("exclude must be a list of calendar names", {"field": "exclude"})
+    if len(value) > MAX_EXCLUDED:
+        raise InvalidRequest(
+            f"{len(value)} calendars excluded: at most {MAX_EXCLUDED}", {"field": "exclude"}
+        )
+    names: list[str] = []
+    for name in value:
+        validate_name(name, "exclude")
+        if name not in names:
+            names.append(name)
+    return names

@@ -17,19 +17,18 @@ columns, the API's models and the console's form too.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from cronplane.core import labels, validation, window
+from cronplane.core import calendars, labels, validation, window
 from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS
-from cronplane.core.codec import encode_value
 from cronplane.core.dst import GAP_NOTES, GAPS, REPEAT_NOTES, REPEATS
 from cronplane.errors import CronplaneError, InvalidJitter, InvalidMaxRuns, InvalidRequest
 
 Kind = Literal[
-    "name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count", "labels"
-]
+    "name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count", "labels", "names"
+]  # fmt: skip
 Check = Callable[[Any, str], Any]
 # A whole-number field's bounds: past a year, a misfire grace means "always fire" (say
 # so with null); past a day, a spread is a different schedule, not jitter; one item
@@ -347,6 +346,40 @@ SCHEDULE_FIELDS: Final = (
         placeholder="team=payments, tier=batch",
         hint="KEY=VALUE pairs, separated by commas.",
     ),
+    ScheduleField(
+        "exclude",
+        "Excluded calendars",
+        "names",
+        lambda value, seed: calendars.validate_exclude(value),
+        factory=list,
+        overridable=True,
+        since=True,
+        info=lambda value: ", ".join(value) or "-",
+        flag="--exclude",
+        help="A calendar whose days it does not run on (repeatable; `calendar add`).",
+        about="Calendars (of the tenant) whose days the schedule does not run on; "
+        "`on_excluded` says what such an occurrence does.",
+        placeholder="no calendar",
+        hint="Calendar names, separated by commas (Calendars page).",
+        timing=True,
+    ),
+    ScheduleField(
+        "on_excluded",
+        "On an excluded day",
+        "choice",
+        default="skip",
+        choices=calendars.ON_EXCLUDED,
+        notes=calendars.ON_EXCLUDED_NOTES,
+        overridable=True,
+        since=True,
+        info=str,
+        flag="--on-excluded",
+        help="An occurrence on an excluded day: skip, or run on the previous/next business day.",
+        about="What an occurrence on a day an excluded calendar names does: `skip` (the "
+        "ledger names the calendar), `previous` or `next` (runs once, at the same time on "
+        "the business day before or after).",
+        timing=True,
+    ),
 )
 
 BY_NAME: Final = {f.name: f for f in SCHEDULE_FIELDS}
@@ -360,33 +393,3 @@ OPERATOR_FIELDS: Final = (*OVERRIDABLE_FIELDS, "enabled")
 WHEN_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.timing)
 # Declared keys a `declared` document leaves out at their default.
 OPTIONAL_DECLARED: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable and f.since)
-
-
-def manifest_defaults(table: Iterable[ScheduleField] = SCHEDULE_FIELDS) -> dict[str, Any]:
-    """What an omitted key of a manifest's cron means (`job` omitted: the cron's name;
-    `payload` omitted: the job's default payload), a fresh object for a mutable one."""
-    return {f.name: f.default_value() for f in table}
-
-
-def declared_document(
-    document: Mapping[str, Any], table: Iterable[ScheduleField] = SCHEDULE_FIELDS
-) -> dict[str, Any]:
-    """A `declared` document without the fields added after rows existed that are at their
-    default: an older row's document stays equal, so sync writes nothing."""
-    left_out = {
-        f.name
-        for f in table
-        if f.since and f.name in document and document[f.name] == encode_value(f.default_value())
-    }
-    return {key: value for key, value in document.items() if key not in left_out}
-
-
-def declared_value(
-    document: Mapping[str, Any], key: str, table: Mapping[str, ScheduleField] = BY_NAME
-) -> Any:
-    """A field's value in a `declared` document, its default when the document leaves
-    it out (as `declared_document` does), in the document's encoding."""
-    if key in document:
-        return document[key]
-    field = table.get(key)
-    return None if field is None else encode_value(field.default_value())

@@ -43,6 +43,9 @@ Decision order (first match wins)
 1. the next occurrence cannot be computed (an error, not "there is none")
    → ``CALC_FAILED`` (row disabled);
 2. paused and the occurrence is before ``paused_until`` → ``SKIPPED_PAUSED``;
+   a calendar the row excludes (``on_excluded`` skip) names its day
+   → ``SKIPPED_EXCLUDED`` (core.excluded; previous/next move the occurrence
+   instead, in the occurrence function itself);
 3. the job is missing or inactive → ``JOB_MISSING`` (next_run advances);
 4. the latest occurrence is older than ``misfire_grace`` → ``SKIPPED_MISFIRE``;
 5. the overlap rule (the schedule's items queued or running, a manual run
@@ -74,7 +77,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -109,6 +112,7 @@ class Outcome(enum.Enum):
     SKIPPED_PAUSED = "skipped_paused"
     JOB_MISSING = "job_missing"
     SKIPPED_QUOTA = "skipped_quota"
+    SKIPPED_EXCLUDED = "skipped_excluded"
     CALC_FAILED = "calc_failed"
 
 
@@ -176,6 +180,8 @@ class Decision:
     cancels: bool = False
     # Why the row ends: "end_at", "max_runs" or "no_occurrence"; None when it goes on.
     ended: str | None = None
+    # SKIPPED_EXCLUDED: the calendar that excludes the occurrence's day, and why.
+    excluded_by: tuple[str, str] | None = None
 
     @property
     def fire_at(self) -> datetime:
@@ -260,12 +266,15 @@ def decide(
     job_active: bool,
     previous: Previous,
     over_quota: bool = False,
+    excluded: Callable[[datetime], tuple[str, str] | None] | None = None,
 ) -> Decision:
     """Decide one due row's outcome at `now` (see the module docstring for the order).
 
     `job_active`: the job exists in (tenant, stack) and is active.
     `previous`: whether the schedule has an item queued, and one running.
     `over_quota`: a fire would pass the tenant's fire-time quota (skipped instead).
+    `excluded`: for a row whose excluded days are skipped (core.excluded), the calendar
+    that excludes an occurrence's day and why, or None.
     """
     if row.next_run > now:
         raise ValueError(f"row not due: next_run {row.next_run.isoformat()} > now")
@@ -308,6 +317,9 @@ def decide(
 
     if held:
         return outcome(Outcome.SKIPPED_PAUSED)
+    excluded_by = None if excluded is None else excluded(window.latest)
+    if excluded_by is not None:
+        return replace(outcome(Outcome.SKIPPED_EXCLUDED), excluded_by=excluded_by)
     if not job_active:
         return outcome(Outcome.JOB_MISSING)
     if row.misfire_grace is not None and now - (window.latest + offset) > timedelta(

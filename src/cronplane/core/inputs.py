@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from cronplane.core.choices import DEFAULT_ZONE, JobStatus, Overlap
 from cronplane.core.codec import field_names, to_document
+from cronplane.core.declared import declared_document
 from cronplane.core.dst import DstPolicy, Gap, Repeat
-from cronplane.core.fields import declared_document
 
 
 class Unset(enum.Enum):
@@ -50,6 +50,8 @@ class ScheduleSpec:
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    on_excluded: str = "skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ class SchedulePatch:
     dst_gap: Gap | Unset = UNSET
     dst_repeat: Repeat | Unset | None = UNSET
     labels: dict[str, str] | Unset = UNSET
+    exclude: list[str] | Unset = UNSET
+    on_excluded: str | Unset = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
@@ -132,6 +136,8 @@ class CronDeclaration:
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    on_excluded: str = "skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +162,8 @@ class Declared:
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    on_excluded: str = "skip"
 
     @property
     def dst(self) -> DstPolicy:

@@ -93,6 +93,8 @@ class Schedule:
     dst_gap: Gap = "shift"
     dst_repeat: Repeat | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    on_excluded: str = "skip"
 
     @property
     def dst(self) -> DstPolicy:

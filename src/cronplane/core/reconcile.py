@@ -28,8 +28,9 @@ from cronplane.core import validation
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
+from cronplane.core.declared import declared_value
 from cronplane.core.edits import check_field
-from cronplane.core.fields import WHEN_FIELDS, declared_value
+from cronplane.core.fields import WHEN_FIELDS
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, Declared
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.core.occurrences import first_run, next_run

@@ -29,6 +29,8 @@ def _field_text(row: ScheduleField, value: Any) -> str:
     """A field's value as its input shows it (labels as `k=v, k2=v2`)."""
     if row.kind == "labels":
         return labels_text(value) if value else ""
+    if row.kind == "names":
+        return ", ".join(value or ())
     return _text(value)
 
 
@@ -48,7 +50,9 @@ def _text(value: object) -> str:
 # the job, cron, zone and payload have inputs of their own.
 FORM_FIELDS: Final = tuple(row for row in SCHEDULE_FIELDS if row.name != "enabled")
 DETAIL_FIELDS: Final = tuple(
-    row for row in FORM_FIELDS if row.kind in ("seconds", "count", "instant", "choice", "labels")
+    row
+    for row in FORM_FIELDS
+    if row.kind in ("seconds", "count", "instant", "choice", "labels", "names")
 )
 # A new schedule's texts: each row's default, but a cron to start from and an empty object.
 INITIAL_TEXT: Final = {
@@ -130,6 +134,8 @@ class ScheduleForm:
             return self.number_value(name)
         if row.kind == "labels":
             return parse_text(text)
+        if row.kind == "names":
+            return [name.strip() for name in text.split(",") if name.strip()]
         if row.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
         if row.choices:  # a choice: anything else is its default, or the first

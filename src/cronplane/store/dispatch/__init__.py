@@ -59,6 +59,7 @@ from sqlalchemy import Connection
 
 from cronplane.core.firing import OccurrenceLoader
 from cronplane.core.quotas import UNLIMITED, Quota
+from cronplane.store import calendars as calendar_store
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.fair import Fairness
@@ -107,7 +108,14 @@ def fire_batch(
     lease.fence(conn, fencing.lease_name, fencing.holder, fencing.term, now)
     crash_point("after_fence")
     dialect = dialects.of(conn)
-    planner = Planner(dialect, now, fencing.term, Occurrences(occurrences), quotas)
+    planner = Planner(
+        dialect,
+        now,
+        fencing.term,
+        Occurrences(occurrences),
+        quotas,
+        lambda tenant, names: calendar_store.calendars_named(conn, tenant, names),
+    )
     return _FIRE_PATHS[type(dialect)](conn, planner, limit, fairness)
 
 

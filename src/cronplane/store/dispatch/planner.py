@@ -6,12 +6,17 @@ the planner once per input rather than once per row.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
+from cronplane.core.calendars import Calendar
+from cronplane.core.cron import known_zone
 from cronplane.core.dst import DstPolicy
+from cronplane.core.excluded import Exclusion
 from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
@@ -25,9 +30,11 @@ from cronplane.core.firing import (
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.core.quotas import UNLIMITED, Quota
+from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
+CalendarLoader = Callable[[str, Sequence[str]], dict[str, Calendar]]
 _WHEN = len(DueWhen._fields)
 _MILLISECOND = timedelta(milliseconds=1)
 _INPUTS = len(INPUT_FIELDS)
@@ -39,6 +46,7 @@ LEDGER = {
     Outcome.SKIPPED_PAUSED: (ev.SKIPPED_PAUSED, "skipped: schedule paused"),
     Outcome.JOB_MISSING: (ev.JOB_MISSING, "not fired: job missing or inactive"),
     Outcome.SKIPPED_QUOTA: (ev.SKIPPED_QUOTA, "skipped: tenant quota"),
+    Outcome.SKIPPED_EXCLUDED: (ev.SKIPPED_EXCLUDED, "skipped: an excluded calendar's day"),
     Outcome.CALC_FAILED: (ev.NEXT_RUN_FAILED, "next run cannot be computed; schedule disabled"),
 }
 
@@ -66,6 +74,7 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
     Outcome.SKIPPED_PAUSED: (("next_run",), ""),
     Outcome.JOB_MISSING: (("next_run",), ""),
     Outcome.SKIPPED_QUOTA: (("next_run",), ""),
+    Outcome.SKIPPED_EXCLUDED: (("next_run",), ""),
     Outcome.CALC_FAILED: (("next_run",), "enabled = false"),
 }
 # Disabling is a definition change (unlike a fire), so it bumps the revision
@@ -73,8 +82,12 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
 DISABLE = "revision = revision + 1"
 
 
+Key = tuple[str, str, DstPolicy, Exclusion | None]
+
+
 class Occurrences:
-    """Occurrence functions for one batch, memoized on (cron, zone, DST policy, instant).
+    """Occurrence functions for one batch, memoized on (cron, zone, DST policy, excluded
+    days, instant).
 
     Rows due at one instant often share an expression (`*/15 * * * *`), so a
     batch computes each distinct next occurrence once. A cron or zone that
@@ -83,26 +96,37 @@ class Occurrences:
 
     def __init__(self, occurrences: OccurrenceLoader) -> None:
         self._occurrences = occurrences
-        self._functions: dict[tuple[str, str, DstPolicy], NextAfter] = {}
-        self._memo: dict[tuple[str, str, DstPolicy, datetime], datetime | None] = {}
+        self._functions: dict[Key, NextAfter] = {}
+        self._memo: dict[tuple[Key, datetime], datetime | None] = {}
 
-    def of(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
-        key = (cron, timezone, dst)
+    def of(
+        self, cron: str, timezone: str, dst: DstPolicy, exclusion: Exclusion | None = None
+    ) -> NextAfter:
+        """The instants that run: a row that moves its excluded days' occurrences
+        (previous/next) runs the shifted ones; `raw` is what the expression gives."""
+        key = (cron, timezone, dst, exclusion)
         function = self._functions.get(key)
         if function is None:
-            function = self._functions[key] = self._load(cron, timezone, dst)
+            function = self._functions[key] = self._load(key)
         memo = self._memo
 
         def next_after(after: datetime) -> datetime | None:
-            memo_key = (cron, timezone, dst, after)
+            memo_key = (key, after)
             if memo_key not in memo:
                 memo[memo_key] = function(after)
             return memo[memo_key]
 
         return next_after
 
-    def _load(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
+    def raw(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
+        """The expression's own occurrences (before any excluded day moves them)."""
+        return self.of(cron, timezone, dst)
+
+    def _load(self, key: Key) -> NextAfter:
+        cron, timezone, dst, exclusion = key
         try:
+            if exclusion is not None and exclusion.policy != "skip":
+                return exclusion.shifted(self.raw(cron, timezone, dst))
             return self._occurrences(cron, timezone, dst)
         except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
             message = f"{type(error).__name__}: {error}"
@@ -158,6 +182,7 @@ class Planner:
         term: int,
         next_after: Occurrences,
         quotas: Quota = UNLIMITED,
+        calendars: CalendarLoader | None = None,
     ) -> None:
         # Values for inserted rows (COPY text on PostgreSQL) and for UPDATE parameters.
         self.enc = dialect.row_encoder
@@ -167,6 +192,9 @@ class Planner:
         self.next_after = next_after
         # The platform's default tenant quota (store.dispatch.quotas applies it).
         self.quotas = quotas
+        # A tenant's calendars by name, read once per batch for the rows that exclude any.
+        self._calendars = calendars
+        self._exclusions: dict[tuple[str, str], Exclusion | None] = {}
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
@@ -191,15 +219,17 @@ class Planner:
             for name, value in zip(POLICY_FIELDS, policy, strict=True)
         }
         row = DueRow(due, **inputs)
+        dst = DstPolicy(when.dst_gap, when.dst_repeat)
+        exclusion = self.exclusion(when)
+        skips = exclusion is not None and exclusion.policy == "skip"
         decision = decide(
             row,
             now=self.now,
-            next_after=self.next_after.of(
-                when.cron, when.timezone, DstPolicy(when.dst_gap, when.dst_repeat)
-            ),
+            next_after=self.next_after.of(when.cron, when.timezone, dst, exclusion),
             job_active=job_active,
             previous=previous_of(previous),
             over_quota=bool(over),
+            excluded=exclusion.excluded if skips and exclusion is not None else None,
         )
         code, message = LEDGER[decision.outcome]
         if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
@@ -230,6 +260,18 @@ class Planner:
             limit, value = over[0]
             message = f"skipped: tenant quota {limit} ({value}) used"
             detail["limit"], detail["value"] = limit, value
+        if decision.excluded_by is not None:
+            detail["calendar"], detail["why"] = decision.excluded_by
+            message = f"skipped: excluded by calendar {decision.excluded_by[0]} ({decision.excluded_by[1]})"
+        elif exclusion is not None and not skips and decision.enqueues:
+            moved = exclusion.origins(
+                decision.scheduled_for, self.next_after.raw(when.cron, when.timezone, dst)
+            )
+            if moved:
+                detail["moved_from"] = [instant.isoformat() for instant in moved]
+                message = (
+                    f"fired on the {exclusion.policy} business day (moved from an excluded day)"
+                )
         if decision.resumes:
             detail["resumed"] = "pause until reached"
         if decision.error is not None:
@@ -258,6 +300,24 @@ class Planner:
             plan.end_message = _ENDED[decision.ended]
             plan.end_detail = enc.json({"reason": decision.ended, "term": self.term})
         return plan
+
+    def exclusion(self, when: DueWhen) -> Exclusion | None:
+        """The row's excluded days (core.excluded), or None when it excludes none."""
+        if when.exclusion is None or self._calendars is None:
+            return None
+        key = (when.exclusion, when.timezone)
+        if key not in self._exclusions:
+            tenant, policy, names_json = when.exclusion.split(" ", 2)
+            names = tuple(json.loads(names_json))
+            found = self._calendars(tenant, names)
+            # A calendar is never removed while a row excludes it (service.calendars).
+            chosen = tuple(found[name] for name in names if name in found)
+            try:
+                zone = known_zone(when.timezone)
+            except CronplaneError:  # the occurrence function fails too: the row is disabled
+                chosen = ()
+            self._exclusions[key] = Exclusion(chosen, policy, zone) if chosen else None
+        return self._exclusions[key]
 
     def job_plan(
         self, key: tuple[str, str, str], options: dict[str, Any]

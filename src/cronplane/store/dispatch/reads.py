@@ -15,9 +15,11 @@ from sqlalchemy import (
     Text,
     TextClause,
     bindparam,
+    case,
     cast,
     func,
     literal,
+    null,
     select,
     text,
     true,
@@ -42,6 +44,9 @@ class DueWhen(NamedTuple):
     timezone: str
     dst_gap: str
     dst_repeat: str | None
+    # None when it excludes no calendar, else "tenant on_excluded [names as JSON]"
+    # (EXCLUSION_SQL): the calendars are the tenant's, by name.
+    exclusion: str | None
 
 
 # A due row's decision inputs: when it is due, then its policy columns
@@ -51,7 +56,11 @@ class DueWhen(NamedTuple):
 # them into one `json_array` key (sqlite.py).
 INPUT_FIELDS: tuple[str, ...] = DueWhen._fields + POLICY_FIELDS
 # The decision inputs that are not a column of their own, as SQL both databases read.
-DERIVED_INPUTS: dict[str, str] = {"runs_left": "max_runs - run_count"}
+DERIVED_INPUTS: dict[str, str] = {
+    "runs_left": "max_runs - run_count",
+    "exclusion": "CASE WHEN s.exclude = '[]' THEN NULL "
+    "ELSE s.tenant || ' ' || s.on_excluded || ' ' || s.exclude END",
+}
 
 
 class DueWritten(NamedTuple):
@@ -83,6 +92,12 @@ def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
         "row_key": cast(state.c.id, Text),
         "next_run": type_coerce(state.c.next_run, String),
         "runs_left": main.c.max_runs - state.c.run_count,
+        "exclusion": case(
+            (cast(main.c.exclude, Text) == "[]", null()),
+            else_=func.concat_ws(
+                " ", main.c.tenant, main.c.on_excluded, cast(main.c.exclude, Text)
+            ),
+        ),
     }
     return tuple(
         (

@@ -16,6 +16,7 @@ from cronplane.store.tables.alerts import (
     alerts,
 )
 from cronplane.store.tables.base import NAMING, EventId, metadata
+from cronplane.store.tables.calendars import calendars
 from cronplane.store.tables.schedules import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -39,6 +40,7 @@ __all__ = [
     "alert_watches",
     "alerts",
     "api_tokens",
+    "calendars",
     "events",
     "jobs",
     "leases",

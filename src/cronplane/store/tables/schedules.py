@@ -61,6 +61,10 @@ schedules = Table(
     Column("dst_repeat", String(8), nullable=True),
     # Labels (core.labels; migration 0016): a map, {} for none.
     Column("labels", JSONDocument, nullable=False, server_default=text("'{}'")),
+    # Calendars whose days it does not run on, and what such an occurrence does
+    # (core.excluded; migration 0017): none at the defaults.
+    Column("exclude", JSONDocument, nullable=False, server_default=text("'[]'")),
+    Column("on_excluded", String(8), nullable=False, server_default=text("'skip'")),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
     CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
