@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cronplane import __version__
 from cronplane.api import (
     alerts,
+    calendars,
     controls,
     cron,
     events,
@@ -138,7 +139,8 @@ def create_app(
     # Each router straight onto the app (not nested in a /api/v1 router):
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
-    for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants):
+    routers = (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants)
+    for module in (*routers, calendars):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

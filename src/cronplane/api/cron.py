@@ -11,6 +11,7 @@ from cronplane.api.auth import Authenticated
 from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_CRON, MAX_NAME, MAX_ZONE, NUL_FREE, ExplainBody, Preview
 from cronplane.core.dst import DEBIAN, DstPolicy, Gap, Repeat
+from cronplane.core.excluded import Exclusion
 from cronplane.core.explain import explain
 
 router = APIRouter(prefix="/cron", tags=["cron"])
@@ -27,10 +28,19 @@ def preview(
     window: tuple[datetime | None, datetime | None] = (None, None),
     runs_left: int | None = None,
     dst: DstPolicy = DEBIAN,
+    exclusion: Exclusion | None = None,
 ) -> Preview:
     """`core.explain.explain` as the API's body; its errors are the answer's (X400001CRNINV)."""
     found = explain(
-        expression, timezone, after, count, seed, window=window, runs_left=runs_left, dst=dst
+        expression,
+        timezone,
+        after,
+        count,
+        seed,
+        window=window,
+        runs_left=runs_left,
+        dst=dst,
+        exclusion=exclusion,
     )
     return Preview(
         expression=found.expression,
@@ -38,7 +48,7 @@ def preview(
         description=found.description,
         timezone=found.timezone,
         next=list(found.next),
-        notes=list(found.notes),
+        notes=[*found.notes, *found.excluded],
     )
 
 

@@ -30,6 +30,11 @@ OPERATIONS: Final[dict[str, str]] = {
     "resume_schedule": "schedules_resume",
     "backfill_schedule": "schedules_backfill",
     "run_now": "schedules_run",
+    # business calendars (api/calendars.py)
+    "list_calendars": "calendars_list",
+    "get_calendar": "calendars_get",
+    "save_calendar": "calendars_save",
+    "remove_calendar": "calendars_remove",
     # queue items (api/queue.py)
     "list_items": "items_list",
     "get_item": "items_get",

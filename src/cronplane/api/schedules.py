@@ -31,6 +31,7 @@ from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.service import NewSchedule
+from cronplane.service.calendars import shown_exclusion
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
@@ -283,4 +284,5 @@ def preview_schedule(
         window=(schedule.start_at, schedule.end_at),
         runs_left=schedule.runs_left,
         dst=schedule.dst,
+        exclusion=shown_exclusion(ctx.service, schedule),
     )

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "queue": ("queue_cmd", "queue"),
     "alert": ("alert_cmd", "alert"),
     "tenant": ("tenant_cmd", "tenant"),
+    "calendar": ("calendar_cmd", "calendar"),
     "dispatcher": ("process_cmd", "dispatcher"),
     "worker": ("process_cmd", "worker"),
     "serve": ("process_cmd", "serve"),

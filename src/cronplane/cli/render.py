@@ -107,6 +107,8 @@ def schedule(
     description: str | None = None,
     upcoming: Iterable[datetime] = (),
     cron_error: str | None = None,
+    *,
+    excluded: Sequence[str] = (),
 ) -> None:
     """One schedule in full, with its description and next occurrences (or, for a
     stored cron that no longer parses, the parser's error)."""
@@ -116,6 +118,7 @@ def schedule(
         if description is not None:
             document["description"] = description
             document["upcoming"] = [moment.isoformat() for moment in upcoming]
+            document["excluded"] = list(excluded)
         if cron_error is not None:
             document["cron_error"] = cron_error
         echo_json(document)
@@ -152,6 +155,8 @@ def schedule(
         table.add_row("Overrides", ", ".join(row.overrides))
     if upcoming:
         table.add_row("Upcoming", "\n".join(when(moment) for moment in upcoming))
+    if excluded:
+        table.add_row("Excluded days", escape("\n".join(excluded)))
     _console().print(table)
 
 

@@ -124,7 +124,10 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
         render.schedule(row, as_json, cron_error=str(error))
         return
     upcoming: list[datetime] = []
+    excluded: list[str] = []
     if row.next_run is not None:
+        from cronplane.service.calendars import shown_exclusion
+
         # The preview's rule (core.explain: within the window, no more than the
         # runs left) from the nominal next run; each fire keeps the jitter offset.
         offset = timedelta(seconds=row.jitter_offset)
@@ -138,9 +141,11 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
             window=window,
             runs_left=row.runs_left,
             dst=row.dst,
+            exclusion=shown_exclusion(plane, row),
         )
         upcoming = [moment + offset for moment in found.next]
-    render.schedule(row, as_json, cron.describe(), upcoming)
+        excluded = list(found.excluded)
+    render.schedule(row, as_json, cron.describe(), upcoming, excluded=excluded)
 
 
 @schedule.command("enable")

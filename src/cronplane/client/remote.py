@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cronplane.client.alerts import RemoteAlerts
+from cronplane.client.calendars import RemoteCalendars
 from cronplane.client.http import segment
 from cronplane.client.queue import RemoteQueue
 from cronplane.core.codec import encode_value, from_document, to_document
@@ -57,7 +58,7 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService(RemoteQueue, RemoteAlerts):
+class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
     client.http, runs and the queue in client.queue, alerts in client.alerts)."""
 

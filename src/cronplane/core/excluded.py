@@ -23,14 +23,15 @@ Pure: the calendars, the zone and the raw function are arguments.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
 
 from cronplane.core.calendars import Calendar
-from cronplane.core.cron_zones import wall_instant
+from cronplane.core.cron_zones import known_zone, wall_instant
+from cronplane.errors import InvalidRequest
 
 NextAfter = Callable[[datetime], "datetime | None"]
 MAX_RUN_DAYS: Final = 31
@@ -85,6 +86,20 @@ class Exclusion:
             return lambda after: self._next_later(raw, after)
         return lambda after: self._next_earlier(raw, after)
 
+    def running(self, raw: NextAfter) -> NextAfter:
+        """The occurrence function of what runs: moved (`previous`/`next`), or with the
+        excluded occurrences left out (`skip`: a backfill enqueues none of them)."""
+        if self.policy != "skip":
+            return self.shifted(raw)
+
+        def business(after: datetime) -> datetime | None:
+            found = raw(after)
+            while found is not None and self.excluded(found) is not None:
+                found = raw(found)
+            return found
+
+        return business
+
     def origins(self, instant: datetime, raw: NextAfter) -> list[datetime]:
         """The raw occurrences that run at `instant` other than itself (the shift's
         sources, for the ledger), earliest first."""
@@ -99,6 +114,37 @@ class Exclusion:
                 found.append(candidate)
             day += step
         return sorted(found)
+
+    def runs(self, raw: NextAfter, after: datetime, count: int) -> tuple[list[datetime], list[str]]:
+        """The next `count` instants that run after `after`, and a note for each excluded
+        occurrence among them (moved, or skipped: a preview shows what the ledger will)."""
+        found: list[datetime] = []
+        notes: list[str] = []
+        step = raw if self.policy == "skip" else self.shifted(raw)
+        at = step(after)
+        # A skip policy may pass many excluded occurrences: bounded, as a preview is.
+        for _ in range(count * 64):
+            if at is None or len(found) >= count:
+                break
+            if self.policy == "skip":
+                why = self.excluded(at)
+                if why is None:
+                    found.append(at)
+                else:
+                    notes.append(f"{self._shown(at)} is skipped: {why[0]} ({why[1]})")
+            else:
+                found.append(at)
+                for origin in self.origins(at, raw):
+                    calendar, reason = self.excluded(origin) or ("?", "?")
+                    notes.append(
+                        f"{self._shown(origin)} is excluded by {calendar} ({reason}): "
+                        f"runs {self._shown(at)} ({self.policy} business day)"
+                    )
+            at = step(at)
+        return found, notes
+
+    def _shown(self, instant: datetime) -> str:
+        return instant.astimezone(self.zone).strftime("%a %Y-%m-%d %H:%M %Z")
 
     # `next`: a shift never moves an occurrence earlier. An occurrence at or
     # before `after` can still land after it when it sits in the excluded run
@@ -160,3 +206,19 @@ class Exclusion:
 
     def _midnight(self, day: date) -> datetime:
         return wall_instant(datetime.combine(day, time()), self.zone).astimezone(UTC)
+
+
+def exclusion_of(
+    exclude: Sequence[str], on_excluded: str, timezone: str, calendars: Mapping[str, Calendar]
+) -> Exclusion | None:
+    """A row's Exclusion from its `exclude` names and the tenant's `calendars`; None when
+    it excludes none. InvalidRequest (field `exclude`) names a calendar that does not exist."""
+    if not exclude:
+        return None
+    missing = [name for name in exclude if name not in calendars]
+    if missing:
+        raise InvalidRequest(
+            f"calendar {missing[0]!r} not found: create it first (cronplane calendar add)",
+            {"field": "exclude", "calendar": missing[0]},
+        )
+    return Exclusion(tuple(calendars[n] for n in exclude), on_excluded, known_zone(timezone))

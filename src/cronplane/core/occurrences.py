@@ -21,6 +21,7 @@ from typing import Final
 
 from cronplane.core.cron import known_zone, parse
 from cronplane.core.dst import DEBIAN, DstPolicy
+from cronplane.core.excluded import Exclusion
 from cronplane.core.firing import NextAfter
 from cronplane.core.validation import cron_rejected
 from cronplane.errors import CronRejected, ScheduleSyntax
@@ -37,19 +38,29 @@ def next_run(
     start_at: datetime | None = None,
     end_at: datetime | None = None,
     dst: DstPolicy = DEBIAN,
+    exclusion: Exclusion | None = None,
 ) -> datetime | None:
     """The first occurrence of `cron` in `timezone` strictly after `after`, not before
     `start_at` and not after `end_at`, under the DST policy `dst`; None when there is none.
+    With `exclusion` that moves an excluded day's occurrences (previous/next), the
+    instant it moves to (core.excluded); `skip` leaves them where they are.
 
     Raises ScheduleSyntax for an unparsable expression and UnknownZone for an
     unknown zone (the dispatcher disables such a row).
     """
     expression, zone = parse(cron), known_zone(timezone)
+
+    def raw(instant: datetime) -> datetime | None:
+        return expression.next_after(instant, zone, dst)
+
+    step: NextAfter = raw
+    if exclusion is not None and exclusion.policy != "skip":
+        step = exclusion.shifted(raw)
     if start_at is not None and start_at > after:
         after = start_at - _SECOND  # so an occurrence at start_at itself counts
-    found = expression.next_after(after, zone, dst)
+    found = step(after)
     while found is not None and start_at is not None and found < start_at:
-        found = expression.next_after(found, zone, dst)  # start_at had a fraction of a second
+        found = step(found)  # start_at had a fraction of a second
     if found is None or (end_at is not None and found > end_at):
         return None
     return found
@@ -63,14 +74,19 @@ def first_run(
     start_at: datetime | None = None,
     end_at: datetime | None = None,
     dst: DstPolicy = DEBIAN,
+    exclusion: Exclusion | None = None,
 ) -> datetime:
     """The first occurrence after max(now, start_at) up to end_at; CronRejected when there
     is none within five years of `now` (a one-off in the past is one such)."""
     try:
-        found = next_run(cron, timezone, now, start_at=start_at, end_at=end_at, dst=dst)
+        found = next_run(
+            cron, timezone, now, start_at=start_at, end_at=end_at, dst=dst, exclusion=exclusion
+        )
         unbounded = found if found is not None else next_run(cron, timezone, now, dst=dst)
     except ScheduleSyntax as error:
         raise cron_rejected(cron, error) from error
+    except ValueError as error:  # a calendar with no business day near (core.excluded)
+        raise CronRejected(str(error), {"field": "exclude", "cron": cron}) from None
     if found is not None and found - now <= FIRST_RUN_HORIZON:
         return found
     detail = {"field": "cron", "cron": cron}

@@ -25,11 +25,13 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core import validation
+from cronplane.core.calendars import Calendar
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import check_jitter
 from cronplane.core.cron import parse
 from cronplane.core.declared import declared_value
 from cronplane.core.edits import check_field
+from cronplane.core.excluded import exclusion_of
 from cronplane.core.fields import WHEN_FIELDS
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, Declared
 from cronplane.core.model import Job, Schedule, Scope
@@ -309,7 +311,11 @@ def resolve_declarations(
 
 
 def check_fires(
-    plan: SyncPlan, rows: Mapping[str, Schedule], now: datetime, min_interval: int = 1
+    plan: SyncPlan,
+    rows: Mapping[str, Schedule],
+    now: datetime,
+    min_interval: int = 1,
+    calendars: Mapping[str, Calendar] | None = None,
 ) -> tuple[dict[str, datetime | None], list[str]]:
     """First (nominal) fires of created rows, and next runs of updated rows whose
     cron, zone, jitter, window or run limit changed (None: the updated row has
@@ -318,14 +324,17 @@ def check_fires(
     The five-year rule and the installation's minimum interval (`min_interval`
     seconds, X400010INTMIN) are write-time rules, so only what the plan writes
     is checked (a row kept as it is stays, even under a raised minimum);
-    returns {name: first fire} and the problems.
+    returns {name: first fire} and the problems. `calendars` are the tenant's that the
+    plan's rows exclude (a name missing from it is a problem: create the calendar first).
     """
+    calendars = calendars or {}
     fires: dict[str, datetime | None] = {}
     problems: list[str] = []
     for created in plan.created:
         wanted = created.declared
         try:
             validation.check_min_interval(parse(wanted.cron), min_interval)
+            exclusion = exclusion_of(wanted.exclude, wanted.on_excluded, wanted.timezone, calendars)
             fires[created.name] = first_run(
                 wanted.cron,
                 wanted.timezone,
@@ -333,9 +342,11 @@ def check_fires(
                 start_at=wanted.start_at,
                 end_at=wanted.end_at,
                 dst=wanted.dst,
+                exclusion=exclusion,
             )
         except CronplaneError as error:
-            problems.append(f"crons.{created.name}.cron: {error.code.text} {error.message}")
+            where = error.detail.get("field", "cron") if error.detail else "cron"
+            problems.append(f"crons.{created.name}.{where}: {error.code.text} {error.message}")
             continue
         _check_jitter(created.name, wanted.cron, wanted.jitter, problems)
     for item in plan.updated:
@@ -344,9 +355,10 @@ def check_fires(
         row = rows[item.name]
         after = replace(row, **item.changes)
         try:
+            exclusion = exclusion_of(after.exclude, after.on_excluded, after.timezone, calendars)
             if {"cron", "timezone"} & set(item.changes):
                 validation.check_min_interval(parse(after.cron), min_interval)
-                first_run(after.cron, after.timezone, now, dst=after.dst)
+                first_run(after.cron, after.timezone, now, dst=after.dst, exclusion=exclusion)
             left = after.runs_left
             fires[item.name] = (
                 None
@@ -358,6 +370,7 @@ def check_fires(
                     start_at=after.start_at,
                     end_at=after.end_at,
                     dst=after.dst,
+                    exclusion=exclusion,
                 )
             )
         except CronplaneError as error:

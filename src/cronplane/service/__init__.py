@@ -28,6 +28,7 @@ from cronplane.core.quotas import Quota
 from cronplane.service.alerts import AlertService
 from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
+from cronplane.service.calendars import Calendars
 from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
 from cronplane.service.offered import Offered
@@ -107,6 +108,7 @@ class ScheduleService:
         self.audit = AuditLog(self.context)
         self.alerts = AlertService(self.context)
         self.tenants = Tenants(self.context)
+        self.calendars = Calendars(self.context)
 
     create_schedule = Offered("schedules", Schedules.create_schedule)
     create_schedules = Offered("schedules", Schedules.create_schedules)
@@ -147,6 +149,10 @@ class ScheduleService:
     list_tenants = Offered("tenants", Tenants.list_tenants)
     tenant_usage = Offered("tenants", Tenants.tenant_usage)
     set_quota = Offered("tenants", Tenants.set_quota)
+    list_calendars = Offered("calendars", Calendars.list_calendars)
+    get_calendar = Offered("calendars", Calendars.get_calendar)
+    save_calendar = Offered("calendars", Calendars.save_calendar)
+    remove_calendar = Offered("calendars", Calendars.remove_calendar)
 
 
 __all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]

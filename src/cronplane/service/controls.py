@@ -56,6 +56,7 @@ from cronplane.service.base import (
     existing,
     schedule_event,
 )
+from cronplane.service.calendars import row_exclusion
 from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import queue
 from cronplane.store import schedules as schedule_store
@@ -323,6 +324,9 @@ def _planned(
     will not fire, against the row."""
     name = row.name
     occurrences = next_run_function(row.cron, row.timezone, row.dst)
+    exclusion = row_exclusion(conn, row.tenant, row.exclude, row.on_excluded, row.timezone)
+    if exclusion is not None:  # what runs: an excluded day's occurrence moved, or none
+        occurrences = exclusion.running(occurrences)
     if latest_only:
         found = controls.latest_occurrence(occurrences, first, last)
     else:

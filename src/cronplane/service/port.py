@@ -8,7 +8,7 @@ which they drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -182,3 +182,22 @@ class ControlPlane(Protocol):
         clear: tuple[str, ...] = (),
         actor: str,
     ) -> Usage: ...
+
+    def list_calendars(self, tenant: str) -> list[dict[str, Any]]: ...
+
+    def get_calendar(self, tenant: str, name: str) -> dict[str, Any]: ...
+
+    def save_calendar(
+        self,
+        tenant: str,
+        name: str,
+        *,
+        weekly: Iterable[str] = (),
+        dates: Iterable[str] = (),
+        holidays: str | None = None,
+        description: str | None = None,
+        revision: int | None = None,
+        actor: str,
+    ) -> dict[str, Any]: ...
+
+    def remove_calendar(self, tenant: str, name: str, *, actor: str) -> dict[str, Any]: ...

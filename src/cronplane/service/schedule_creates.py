@@ -28,6 +28,7 @@ from cronplane.errors import CronplaneError, InvalidRequest, ScheduleExists, Sch
 from cronplane.ids import time_ordered_id
 from cronplane.service import quotas
 from cronplane.service.base import ServiceBase, Transaction, active_job, change_event, checked_scope
+from cronplane.service.calendars import row_exclusion
 from cronplane.store import quotas as quota_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import append_events
@@ -78,6 +79,9 @@ def _new_row(
     """The row a checked request creates (job looked up once per transaction, in `jobs`)."""
     scope, spec = item.request.scope, item.request.spec
     values = item.values
+    exclusion = row_exclusion(
+        tx.conn, scope.tenant, values["exclude"], values["on_excluded"], values["timezone"]
+    )
     first = first_run(
         values["cron"],
         values["timezone"],
@@ -85,6 +89,7 @@ def _new_row(
         start_at=values["start_at"],
         end_at=values["end_at"],
         dst=DstPolicy(values["dst_gap"], values["dst_repeat"]),
+        exclusion=exclusion,
     )
     key = (scope.tenant, scope.stack, spec.job)
     if key not in jobs:

@@ -35,7 +35,7 @@ from cronplane.core.edits import check_fields, check_removable, operator_edit
 from cronplane.core.fields import WHEN_FIELDS
 from cronplane.core.inputs import SchedulePatch
 from cronplane.core.model import Page, Schedule, Scope
-from cronplane.core.occurrences import first_run, next_run
+from cronplane.core.occurrences import first_run
 from cronplane.core.queries import ScheduleQuery, check_limit
 from cronplane.core.reconcile import restore_declared
 from cronplane.core.window import WINDOW_FIELDS, check_window, resolve_window
@@ -54,6 +54,7 @@ from cronplane.service.base import (
     json_value,
     schedule_event,
 )
+from cronplane.service.calendars import resumed, row_exclusion
 from cronplane.service.paging import decode_cursor, encode_cursor
 from cronplane.service.schedule_creates import ScheduleCreates
 from cronplane.store import schedules as schedule_store
@@ -61,17 +62,6 @@ from cronplane.store.events import list_events
 
 # The states of a row with no occurrence left.
 ENDED_STATES = ("ended", "done")
-
-
-def _resumed(row: Schedule, after: datetime) -> datetime | None:
-    """The row's next run after `after` (its jitter offset added), within its window
-    and run limit; None when disabled or when nothing is left (ended, or done)."""
-    if not row.enabled or (row.runs_left is not None and row.runs_left <= 0):
-        return None
-    nominal = next_run(
-        row.cron, row.timezone, after, start_at=row.start_at, end_at=row.end_at, dst=row.dst
-    )
-    return controls.fire_at(nominal, row.jitter_offset)
 
 
 class Schedules(ScheduleCreates):
@@ -178,7 +168,10 @@ class Schedules(ScheduleCreates):
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             ran = tx.now if at is None else at
-            following = _resumed(row, max(ran, tx.now))
+            exclusion = row_exclusion(
+                tx.conn, row.tenant, row.exclude, row.on_excluded, row.timezone
+            )
+            following = resumed(row, max(ran, tx.now), exclusion)
             values = {"last_run": ran, "next_run": following}
             schedule_store.update_schedule(tx.conn, row.id, values)
             updated = replace(row, last_run=ran, next_run=following)
@@ -273,15 +266,20 @@ class Schedules(ScheduleCreates):
         values = dict(changes)
         if {"cron", "jitter"} & set(changes):
             controls.check_jitter(updated.cron, updated.jitter)
-        if {"cron", "timezone"} & set(changes):
+        exclusion = row_exclusion(
+            tx.conn, row.tenant, updated.exclude, updated.on_excluded, updated.timezone
+        )
+        if {"cron", "timezone", "exclude", "on_excluded"} & set(changes):
             # The expression itself must fire within five years (a past one-off does not).
-            first_run(updated.cron, updated.timezone, tx.now, dst=updated.dst)
+            first_run(updated.cron, updated.timezone, tx.now, dst=updated.dst, exclusion=exclusion)
         if WHEN_FIELDS & set(changes):
             offset = controls.jitter_offset(row.id, updated.jitter)
             values["jitter_offset"] = offset
             # After the last run, but never in the past: no back-fill.
-            values["next_run"] = _resumed(
-                replace(updated, jitter_offset=offset), max(updated.last_run or tx.now, tx.now)
+            values["next_run"] = resumed(
+                replace(updated, jitter_offset=offset),
+                max(updated.last_run or tx.now, tx.now),
+                exclusion,
             )
         values["revision"] = row.revision + 1
         values["updated_at"] = tx.now

@@ -52,6 +52,7 @@ from cronplane.service.jobs import (
     new_job,
     update_job_in,
 )
+from cronplane.store import calendars as calendar_store
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.events import append_events, event_values
@@ -244,7 +245,8 @@ class Apps(ServiceBase):
         # A tenant's min_interval quota replaces the platform's (judged by _check_quotas).
         own = quotas.tenant_quota(conn, self.context.quotas, scope.tenant).min_interval
         minimum = self.context.min_interval if own is None else 1
-        fires, problems = check_fires(plan, {row.name: row for row in full}, now, minimum)
+        calendars = calendar_store.tenant_calendars(conn, scope.tenant)
+        fires, problems = check_fires(plan, {r.name: r for r in full}, now, minimum, calendars)
         if problems:
             raise _invalid(problems)
         return plan, rows, fires

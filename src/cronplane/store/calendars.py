@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Text, cast, select
 
 from cronplane.core.calendars import WEEKDAYS, Calendar
 from cronplane.store.tables import calendars, schedules
@@ -23,14 +23,15 @@ def _calendar(row: Any) -> Calendar:
 
 
 def _document(row: Any) -> dict[str, Any]:
-    """A stored calendar as the API and the CLI show it."""
+    """A stored calendar as the API and the CLI show it (JSON-ready: the local and the
+    remote CLI print the same)."""
     return {
         **_calendar(row).to_document(),
         "tenant": row.tenant,
         "description": row.description,
         "revision": row.revision,
-        "created_at": row.created_at,
-        "updated_at": row.updated_at,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
         "updated_by": row.updated_by,
     }
 
@@ -55,6 +56,12 @@ def calendars_named(conn: Connection, tenant: str, names: Iterable[str]) -> dict
     if not wanted:
         return {}
     query = select(calendars).where(calendars.c.tenant == tenant, calendars.c.name.in_(wanted))
+    return {row.name: _calendar(row) for row in conn.execute(query)}
+
+
+def tenant_calendars(conn: Connection, tenant: str) -> dict[str, Calendar]:
+    """All the tenant's calendars, by name (a sync judges its rows against them)."""
+    query = select(calendars).where(calendars.c.tenant == tenant)
     return {row.name: _calendar(row) for row in conn.execute(query)}
 
 
@@ -106,5 +113,5 @@ def excluding(conn: Connection, tenant: str, name: str) -> list[Any]:
         schedules.c.environment,
         schedules.c.name,
         schedules.c.exclude,
-    ).where(schedules.c.tenant == tenant)
+    ).where(schedules.c.tenant == tenant, cast(schedules.c.exclude, Text) != "[]")
     return [row for row in conn.execute(query) if name in (row.exclude or ())]

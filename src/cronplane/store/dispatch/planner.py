@@ -7,7 +7,7 @@ the planner once per input rather than once per row.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -195,6 +195,7 @@ class Planner:
         # A tenant's calendars by name, read once per batch for the rows that exclude any.
         self._calendars = calendars
         self._exclusions: dict[tuple[str, str], Exclusion | None] = {}
+        self._loaded: dict[str, dict[str, Calendar]] = {}
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
@@ -301,6 +302,19 @@ class Planner:
             plan.end_detail = enc.json({"reason": decision.ended, "term": self.term})
         return plan
 
+    def preload(self, exclusions: Iterable[str | None]) -> None:
+        """Read the calendars the batch's rows exclude, one query per tenant, before the
+        PostgreSQL path streams its COPY (no other statement may run on the connection
+        while it does)."""
+        wanted: dict[str, set[str]] = {}
+        for text in set(exclusions):
+            if text is not None:
+                tenant, _, names_json = text.split(" ", 2)
+                wanted.setdefault(tenant, set()).update(json.loads(names_json))
+        for tenant, names in wanted.items():
+            if self._calendars is not None and tenant not in self._loaded:
+                self._loaded[tenant] = self._calendars(tenant, sorted(names))
+
     def exclusion(self, when: DueWhen) -> Exclusion | None:
         """The row's excluded days (core.excluded), or None when it excludes none."""
         if when.exclusion is None or self._calendars is None:
@@ -309,7 +323,9 @@ class Planner:
         if key not in self._exclusions:
             tenant, policy, names_json = when.exclusion.split(" ", 2)
             names = tuple(json.loads(names_json))
-            found = self._calendars(tenant, names)
+            found = self._loaded.get(tenant)
+            if found is None:
+                found = self._calendars(tenant, names)
             # A calendar is never removed while a row excludes it (service.calendars).
             chosen = tuple(found[name] for name in names if name in found)
             try:

@@ -40,7 +40,9 @@ from cronplane.store.tables import events, queue_items, schedule_state, schedule
 
 # Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
 # than indexing).
-_ID, _TENANT, _JOB, _OVERLAP = map(reads.DUE_FIELDS.index, ("id", "tenant", "job", "overlap"))
+_ID, _TENANT, _JOB, _OVERLAP, _EXCLUSION = map(
+    reads.DUE_FIELDS.index, ("id", "tenant", "job", "overlap", "exclusion")
+)
 # Due rows decided per chunk of the items' COPY: big enough that each write
 # is a few of psycopg's 32 KB sends, small enough that the server starts
 # inserting soon after the batch is read.
@@ -71,6 +73,7 @@ def fire_postgresql(
         return result
     options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
     active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
+    planner.preload(row[_EXCLUSION] for row in rows)
     rows_out = _Rows(planner, len(rows))
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
