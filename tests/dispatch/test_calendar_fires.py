@@ -115,7 +115,7 @@ def test_next_business_day_moves_a_saturday_run_to_monday(database: Database) ->
 
 
 def test_a_calendar_change_moves_the_next_run_and_is_in_the_ledger(database: Database) -> None:
-    service, clock = _service(database, datetime(2027, 9, 6, 10, tzinfo=UTC))  # Monday
+    service, _clock = _service(database, datetime(2027, 9, 6, 10, tzinfo=UTC))  # Monday
     name, _ = _schedule(service, "0 9 * * *", exclude=["weekends"], on_excluded="next")
     assert service.get_schedule(SCOPE, name).next_run == datetime(2027, 9, 7, 8, tzinfo=UTC)
     saved = service.save_calendar(
