@@ -43,6 +43,7 @@ from cronplane.store.tables import (
     alert_channels,
     alert_rules,
     alerts,
+    calendars,
     events,
     jobs,
     queue_items,
@@ -160,6 +161,11 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ),
     ("DELETE", T + "/alert-rules/{name}"): Op(Action.UPDATE),
     ("GET", T + "/alerts"): Op(Action.READ),
+    # Business calendars (issue 36): saving and removing need UPDATE.
+    ("GET", T + "/calendars"): Op(Action.READ),
+    ("GET", T + "/calendars/{name}"): Op(Action.READ),
+    ("PUT", T + "/calendars/{name}"): Op(Action.UPDATE, body=lambda t: {"weekly": ["sat"]}),
+    ("DELETE", T + "/calendars/{name}"): Op(Action.UPDATE),
     ("POST", T + "/alerts/{alert_id}/ack"): Op(Action.RUN),
     # The seed's path: the tenant is the token's, or the body's for a platform token.
     ("POST", "/api/method/shc.schedule.sync"): Op(
@@ -205,6 +211,8 @@ class World:
                     self.api.service.add_alert_channel(
                         tenant, channel, "email", mail, secret=None, actor="t"
                     )
+            if not any(c["name"] == "report" for c in self.api.service.list_calendars(tenant)):
+                self.api.service.save_calendar(tenant, "report", weekly=["sun"], actor="t")
             try:
                 rule = RuleSpec("report", "failed", channels=("pager",))
                 self.api.service.add_alert_rule(tenant, rule, actor="t")
@@ -266,6 +274,7 @@ class World:
                 alert_channels,
                 alert_rules,
                 alerts,
+                calendars,
             ):
                 query = select(table).where(table.c.tenant == tenant)
                 out.append(sorted(str(tuple(row)) for row in conn.execute(query)))

@@ -127,6 +127,19 @@ SCENARIO: list[tuple[str, ...]] = [
     ("schedule", "reset", "hourly", *SCOPE),
     ("schedule", "rm", "hourly", *SCOPE),
     ("schedule", "info", "hourly", *SCOPE),
+    # Business calendars (issue 36): saved, excluded by a schedule, kept while excluded.
+    ("calendar", "add", "weekends", "--weekly", "sat,sun", "--json"),
+    ("calendar", "add", "bad", "--holidays", "Atlantis"),
+    (
+        *["schedule", "add", "weekday", "--job", "ship", "--cron", "0 9 * * *"],
+        *["--exclude", "weekends", "--on-excluded", "next", "--json"],
+        *SCOPE,
+    ),
+    ("schedule", "info", "weekday", "--json", *SCOPE),
+    ("calendar", "show", "weekends", "--json"),
+    ("calendar", "rm", "weekends"),
+    ("calendar", "ls", "--json"),
+    ("calendar", "show", "nope"),
     # Alerts: channels (a secret in clear refused, never echoed), rules, alerts.
     (
         "alert",
@@ -197,6 +210,7 @@ _MASKS = [
     (re.compile(r'"actor": "[^"]*"'), '"actor": "<actor>"'),
     (re.compile(r'"paused_by": "[^"]*"'), '"paused_by": "<actor>"'),
     (re.compile(r'"created_by": "[^"]*"'), '"created_by": "<actor>"'),
+    (re.compile(r'"updated_by": "[^"]*"'), '"updated_by": "<actor>"'),
     (re.compile(r'by (cli|token):[^\s"]+'), "by <actor>"),
     # Event ids count every event of the database (the server's also has its token's).
     (re.compile(r'"id": \d+'), '"id": 0'),

@@ -45,9 +45,12 @@ class CalendarOut(Response):
     created_at: str
     updated_at: str
     updated_by: str
-    schedules: list[str] = Field(
-        default_factory=list, description="stack/environment/name of the rows that exclude it"
-    )
+
+
+class CalendarShown(CalendarOut):
+    """A calendar with the schedules that exclude it."""
+
+    schedules: list[str] = Field(description="stack/environment/name of the rows that exclude it")
 
 
 class CalendarList(Response):
@@ -62,7 +65,7 @@ def list_calendars(ctx: Context, _: CanRead, tenant: NameSegment) -> dict[str, A
     return {"items": ctx.service.list_calendars(tenant)}
 
 
-@router.get("/calendars/{name}", response_model=CalendarOut, summary="Show a calendar")
+@router.get("/calendars/{name}", response_model=CalendarShown, summary="Show a calendar")
 def get_calendar(ctx: Context, _: CanRead, tenant: NameSegment, name: NameSegment) -> Any:
     """One calendar, with the schedules that exclude it; 404 X404360CALNFD."""
     return ctx.service.get_calendar(tenant, name)

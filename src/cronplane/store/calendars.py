@@ -26,8 +26,8 @@ def _document(row: Any) -> dict[str, Any]:
     """A stored calendar as the API and the CLI show it (JSON-ready: the local and the
     remote CLI print the same)."""
     return {
-        **_calendar(row).to_document(),
         "tenant": row.tenant,
+        **_calendar(row).to_document(),
         "description": row.description,
         "revision": row.revision,
         "created_at": row.created_at.isoformat(),
