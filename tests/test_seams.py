@@ -39,7 +39,7 @@ SQL_CALLS = {"execute", "exec_driver_sql", "scalar", "scalars"}
 LONG_MODULES = {
     "core/cron_forms.py": 454,
     "processes/dispatcher.py": 532,
-    "errors.py": 522,  # the exit codes went to exits.py; waits for its split by noun
+    "errors.py": 528,  # the exit codes went to exits.py; waits for its split by noun
     "importers/django_celery_beat.py": 407,
     "processes/worker.py": 641,
 }

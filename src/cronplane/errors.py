@@ -8,6 +8,7 @@
     │   ├── CronRejected                 X400001CRNINV  the service's wrapping of ScheduleSyntax
     │   ├── InvalidPayload               X400002PAYINV
     │   ├── UnknownZone                  X400004ZONINV
+    │   ├── UnknownHolidays              X400364HOLINV  a country or subdivision without holidays data
     │   ├── InvalidName                  X400005NAMINV
     │   ├── InvalidManifest              X400006MANINV
     │   ├── YamlOverLimit                X400340YAMLIM  YAML over a loader limit (names it, and the line)
@@ -142,6 +143,12 @@ class UnknownZone(InvalidInput):
     """Time zone not a known IANA zone."""
 
     code = _code("X400004ZONINV", "time zone unknown (not an IANA zone)")
+
+
+class UnknownHolidays(InvalidInput):
+    """A holidays region the `holidays` package does not know (core.calendars)."""
+
+    code = _code("X400364HOLINV", "public holidays unknown: no such country or subdivision")
 
 
 class InvalidName(InvalidInput):

@@ -18,7 +18,7 @@ def test_calendars_are_added_listed_shown_and_removed(cronplane: Cronplane) -> N
     shown = cronplane("calendar", "show", "uk", "--json").json()
     assert (shown["holidays"], shown["dates"], shown["schedules"]) == ("GB-ENG", ["2027-12-24"], [])
     bad = cronplane("calendar", "add", "x", "--holidays", "Atlantis")
-    assert bad.code == 2 and "X400007REQINV" in bad.stderr and "Atlantis" in bad.stderr
+    assert bad.code == 2 and "X400364HOLINV" in bad.stderr and "Atlantis" in bad.stderr
     bad_date = cronplane("calendar", "add", "x", "--dates", "2027-13-01")
     assert bad_date.code == 2 and "YYYY-MM-DD" in bad_date.stderr
     assert cronplane("calendar", "show", "x").code == 3

@@ -10,23 +10,28 @@ from pydantic import Field
 
 from cronplane.api.auth import CanRead, CanUpdate
 from cronplane.api.context import ApiContext, current_context
-from cronplane.api.schemas import NameSegment, Request, Response
+from cronplane.api.schemas import NO_NUL, NameSegment, Request, Response, described
 from cronplane.core.calendars import MAX_DATES, WEEKDAYS
 
 router = APIRouter(prefix="/tenants/{tenant}", tags=["calendars"])
 Context = Annotated[ApiContext, Depends(current_context)]
-Weekday = Annotated[str, Field(max_length=16, examples=list(WEEKDAYS))]
-IsoDate = Annotated[str, Field(max_length=32, examples=["2027-12-27"])]
+# What the service accepts, for the document (core.calendars is the rule; a region the
+# holidays package lacks is X400364HOLINV, which no schema can describe).
+Weekday = Annotated[str, Field(max_length=16), described(enum=list(WEEKDAYS))]
+IsoDate = Annotated[str, Field(max_length=32), described(format="date")]
+Region = Annotated[
+    str, Field(max_length=16), described(pattern="^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,10})?$")
+]
 
 
 class CalendarBody(Request):
     """What a calendar excludes: weekdays (`sat`, `sun`), dates, and the public holidays
     of a country or subdivision (`GB-ENG`, `US`, `DE-BY`; the holidays package's codes)."""
 
-    weekly: list[Weekday] = Field(default_factory=list, max_length=7)
+    weekly: list[Weekday] = Field(default_factory=list, max_length=6)
     dates: list[IsoDate] = Field(default_factory=list, max_length=MAX_DATES)
-    holidays: str | None = Field(default=None, max_length=16)
-    description: str | None = Field(default=None, max_length=500)
+    holidays: Region | None = None
+    description: Annotated[str, Field(max_length=500), described(pattern=NO_NUL)] | None = None
     revision: int | None = Field(
         default=None, ge=0, le=2**31, description="The revision read (412 when it moved on)."
     )

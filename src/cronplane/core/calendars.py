@@ -23,7 +23,7 @@ from typing import Any, Final
 import holidays as holiday_data
 
 from cronplane.core.validation import validate_name
-from cronplane.errors import InvalidRequest
+from cronplane.errors import InvalidRequest, UnknownHolidays
 
 WEEKDAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _WEEKDAY_NAMES: Final = (
@@ -126,7 +126,7 @@ def _region(text: str | None) -> str | None:
     try:
         holiday_data.country_holidays(country, subdiv=subdivision or None, years=2000)
     except (NotImplementedError, KeyError, ValueError):
-        raise InvalidRequest(
+        raise UnknownHolidays(
             f"holidays {str(text)[:40]!r} are unknown: a country code (US) or a country and "
             "subdivision (GB-ENG, DE-BY) the holidays package knows",
             {"field": "holidays"},

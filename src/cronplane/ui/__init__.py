@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from cronplane.ui import (
     alerts,
+    calendars,
     controls,
     editor,
     feedback,
@@ -33,6 +34,7 @@ __all__ = ["mount"]
 
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
-    for module in (signin, listing, editor, controls, runs, feedback, jobs, alerts, tenants):
+    pages = (signin, listing, editor, controls, runs, feedback, jobs, alerts, tenants, calendars)
+    for module in pages:
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")
