@@ -187,13 +187,34 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def burst_cronplane(url: str, n: int) -> dict[str, float]:
+def exclude_calendar(database: Database, now: datetime) -> None:
+    """Every seeded row excludes `bench-days`, 30 dates from 10 days on, moving to the next
+    business day (issue 36: a calendar each row's decision reads, none excluding today)."""
+    from cronplane.core.calendars import Calendar  # not in a build before issue 36
+    from cronplane.store.calendars import save_calendar
+
+    days = frozenset(now.date() + timedelta(days=10 + k) for k in range(30))
+    with database.begin() as conn:
+        save_calendar(
+            conn, "bench", Calendar("bench-days", dates=days), description=None, now=now,
+            actor="bench",
+        )  # fmt: skip
+        cast = "CAST(:e AS jsonb)" if database.dialect == "postgresql" else ":e"
+        conn.execute(
+            text(f"UPDATE schedules SET exclude = {cast}, on_excluded = 'next'"),
+            {"e": '["bench-days"]'},
+        )
+
+
+def burst_cronplane(url: str, n: int, calendar: bool = False) -> dict[str, float]:
     database = Database(url)
     reset(database)
     clock = clock_for(database)
     # Lead time for seeding (PostgreSQL also vacuums), so the burst starts at T.
     due = (clock.now() + timedelta(seconds=2 + n / 5_000)).replace(microsecond=0)
     seed(database, 0, n, due, "due-")
+    if calendar:
+        exclude_calendar(database, clock.now())
     dispatcher = Dispatcher(database, clock, holder="bench")  # default batch size
     dispatcher.tick()  # take the lease first, as a running leader has it
     wait = (due - clock.now()).total_seconds()
@@ -406,6 +427,11 @@ def main() -> None:
         help="burst systems to run, comma-separated (e.g. cronplane-postgres); default all",
     )
     parser.add_argument(
+        "--calendar",
+        action="store_true",
+        help="also burst each cronplane database with every row excluding a 30-date calendar",
+    )
+    parser.add_argument(
         "--aps-sqlalchemy-max",
         type=int,
         default=1_000,
@@ -425,6 +451,11 @@ def main() -> None:
         runs: list[tuple[str, Any]] = [
             (name, lambda url=url, n=n: burst_cronplane(url, n)) for name, url in urls.items()
         ]
+        if args.calendar:
+            runs += [
+                (f"{name}+calendar", lambda url=url, n=n: burst_cronplane(url, n, calendar=True))
+                for name, url in urls.items()
+            ]
         runs.append(("apscheduler-memory", lambda n=n: burst_apscheduler("memory", n, workdir)))
         if n <= args.aps_sqlalchemy_max:
             runs.append(
