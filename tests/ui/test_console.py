@@ -308,6 +308,7 @@ _TYPED = {
     "count": "7",
     "instant": "2031-06-01T03:00",
     "labels": "team=payments, tier=batch",
+    "names": "zz-sundays",  # a calendar the test saves first
 }
 
 
@@ -317,6 +318,8 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
     """The Details tab is laid out from core.fields: a row added there is offered, labelled,
     and what is typed in it reaches the stored row."""
     add_schedule(world, "zz-every-detail")
+    service = ScheduleService(world.database, SystemClock())
+    service.save_calendar("demo", "zz-sundays", weekly=["sun"], actor="test")
     admin.goto("/schedules/billing/prod/zz-every-detail")
     typed: dict[str, str] = {}
     for row in DETAIL_FIELDS:
@@ -340,6 +343,8 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
             shown = value.strftime("%Y-%m-%dT%H:%M")
         elif isinstance(value, dict):
             shown = ", ".join(f"{key}={item}" for key, item in sorted(value.items()))
+        elif isinstance(value, list):
+            shown = ", ".join(value)
         else:
             shown = str(value)
         assert shown == text, name
