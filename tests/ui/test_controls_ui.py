@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import UTC, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 from ui_support import TENANT, World, add_schedule, sign_in
 
-from cronplane.clock import SystemClock
+from cronplane.clock import FakeClock, SystemClock
 from cronplane.core.access import Role
 from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
@@ -118,3 +119,23 @@ def test_a_viewer_sees_no_pause_or_backfill(page: Any, world: World) -> None:
     expect(page.locator("#status-badge")).to_have_text("ACTIVE")
     expect(page.get_by_role("button", name="Pause")).to_have_count(0)
     expect(page.get_by_role("button", name="Backfill")).to_have_count(0)
+
+
+def test_resume_runs_the_latest_occurrence_the_pause_passed(admin: Any, world: World) -> None:
+    add_schedule(world, "zz-held-hourly", cron="0 * * * *")
+    earlier = FakeClock(SystemClock().now() - timedelta(hours=3))
+    ScheduleService(world.database, earlier).pause_schedule(
+        Scope(TENANT, "billing", "prod"), "zz-held-hourly", actor="test", note="maintenance"
+    )
+    admin.goto("/schedules/billing/prod/zz-held-hourly")
+    admin.get_by_label("What the pause passed").select_option("once")
+    admin.get_by_role("button", name="Resume").click()
+    expect(admin.get_by_role("status")).to_have_text("Resumed; missed occurrences: once.")
+    stored = row(world, "zz-held-hourly")
+    assert not stored.paused
+    with world.database.read() as conn:
+        found = conn.execute(
+            select(queue_items.c.scheduled_for).where(queue_items.c.schedule_id == stored.id)
+        ).all()
+    latest = SystemClock().now().replace(minute=0, second=0, microsecond=0)
+    assert [r.scheduled_for.replace(tzinfo=UTC) for r in found] == [latest]  # one, the latest

@@ -92,15 +92,22 @@ def resume(
     name: Segment,
     fields: Fields,
 ) -> Response:
-    """Resume now: the next occurrence fires, nothing passed is back-filled."""
+    """Resume now: the next occurrence fires; what the pause passed is skipped, or (the
+    form's `missed`) its latest occurrence or each one is enqueued as a backfill."""
     scope = Scope(session.tenant, stack, environment)
+    missed = fields.get("missed") or "skip"
     try:
         done = context_of(request).service.resume_schedule(
-            scope, name, actor=session.principal.actor, revision=_revision(fields)
+            scope,
+            name,
+            actor=session.principal.actor,
+            revision=_revision(fields),
+            missed=missed,  # type: ignore[arg-type]  # checked by the service
         )
     except CronplaneError as error:
         return _refused(request, session, scope, name, error)
-    return RedirectResponse(schedule_url(done, notice="Resumed."), status_code=303)
+    notice = "Resumed." if missed == "skip" else f"Resumed; missed occurrences: {missed}."
+    return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
 
 
 @router.post(KEY + "/backfill")
