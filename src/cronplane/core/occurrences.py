@@ -23,6 +23,7 @@ from cronplane.core.cron import known_zone, parse
 from cronplane.core.dst import DEBIAN, DstPolicy
 from cronplane.core.excluded import Exclusion
 from cronplane.core.firing import NextAfter
+from cronplane.core.model import Schedule
 from cronplane.core.validation import cron_rejected
 from cronplane.errors import CronRejected, ScheduleSyntax
 
@@ -100,6 +101,22 @@ def first_run(
     else:
         message = f"cron {cron!r} never fires in the next five years (zone {timezone})"
     raise CronRejected(message, detail)
+
+
+def row_next_run(row: Schedule, after: datetime, exclusion: Exclusion | None) -> datetime | None:
+    """A stored row's nominal next occurrence after `after`: within its window, run limit,
+    DST policy and excluded days (`exclusion`); None when nothing is left."""
+    if row.runs_left is not None and row.runs_left <= 0:
+        return None
+    return next_run(
+        row.cron,
+        row.timezone,
+        after,
+        start_at=row.start_at,
+        end_at=row.end_at,
+        dst=row.dst,
+        exclusion=exclusion,
+    )
 
 
 def _bound(instant: datetime | None) -> str:

@@ -35,7 +35,7 @@ from cronplane.core.excluded import exclusion_of
 from cronplane.core.fields import WHEN_FIELDS
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, Declared
 from cronplane.core.model import Job, Schedule, Scope
-from cronplane.core.occurrences import first_run, next_run
+from cronplane.core.occurrences import first_run, row_next_run
 from cronplane.core.window import resolve_window
 from cronplane.errors import CronplaneError, JobInactive, JobNotFound
 
@@ -359,20 +359,7 @@ def check_fires(
             if {"cron", "timezone"} & set(item.changes):
                 validation.check_min_interval(parse(after.cron), min_interval)
                 first_run(after.cron, after.timezone, now, dst=after.dst, exclusion=exclusion)
-            left = after.runs_left
-            fires[item.name] = (
-                None
-                if left is not None and left <= 0
-                else next_run(
-                    after.cron,
-                    after.timezone,
-                    max(after.last_run or now, now),
-                    start_at=after.start_at,
-                    end_at=after.end_at,
-                    dst=after.dst,
-                    exclusion=exclusion,
-                )
-            )
+            fires[item.name] = row_next_run(after, max(after.last_run or now, now), exclusion)
         except CronplaneError as error:
             problems.append(f"crons.{item.name}.cron: {error.code.text} {error.message}")
             continue

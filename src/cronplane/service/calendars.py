@@ -20,7 +20,7 @@ from cronplane.core import controls, validation
 from cronplane.core.calendars import calendar_from
 from cronplane.core.excluded import Exclusion, exclusion_of
 from cronplane.core.model import Schedule
-from cronplane.core.occurrences import next_run
+from cronplane.core.occurrences import row_next_run
 from cronplane.errors import CalendarNotFound, InvalidRequest, InvalidState, StaleRevision
 from cronplane.service.base import ServiceBase
 from cronplane.store import calendars as calendar_store
@@ -63,18 +63,9 @@ def shown_exclusion(source: CalendarSource, row: Schedule) -> Exclusion | None:
 def resumed(row: Schedule, after: datetime, exclusion: Exclusion | None) -> datetime | None:
     """The row's next run after `after` (its jitter offset added), within its window,
     run limit and excluded days; None when disabled or when nothing is left."""
-    if not row.enabled or (row.runs_left is not None and row.runs_left <= 0):
+    if not row.enabled:
         return None
-    nominal = next_run(
-        row.cron,
-        row.timezone,
-        after,
-        start_at=row.start_at,
-        end_at=row.end_at,
-        dst=row.dst,
-        exclusion=exclusion,
-    )
-    return controls.fire_at(nominal, row.jitter_offset)
+    return controls.fire_at(row_next_run(row, after, exclusion), row.jitter_offset)
 
 
 class Calendars(ServiceBase):
