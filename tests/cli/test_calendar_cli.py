@@ -4,6 +4,8 @@ the exit codes a script sees (2 bad input, 3 not found, 4 still excluded)."""
 
 from __future__ import annotations
 
+import json
+
 from cli_process import Cronplane
 
 
@@ -50,3 +52,20 @@ def test_a_schedule_excludes_a_calendar_and_info_says_which_days_move(cronplane:
         "schedule", "add", "other", "--job", "close", "--cron", "@daily", "--on-excluded", "later"
     )
     assert wrong.code == 2
+
+
+def test_under_json_a_refusal_is_the_json_body_on_stderr(cronplane: Cronplane) -> None:
+    """`--json` errors are `{"code", "message", "detail"}` on stderr (issue 39), the body the
+    API answers; without it, `CODE: message`."""
+    assert cronplane("calendar", "add", "weekends", "--weekly", "sat,sun").code == 0
+    missing = cronplane("calendar", "show", "nope", "--json")
+    assert missing.code == 3 and missing.stdout == ""
+    assert json.loads(missing.stderr) == {
+        "code": "X404360CALNFD",
+        "message": "calendar 'nope' not found",
+        "detail": {"name": "nope"},
+    }
+    usage = cronplane("calendar", "show", "--json")
+    assert usage.code == 2 and json.loads(usage.stderr)["code"] == "X400007REQINV"
+    plain = cronplane("calendar", "show", "nope")
+    assert plain.code == 3 and plain.stderr.startswith("X404360CALNFD: calendar 'nope'")

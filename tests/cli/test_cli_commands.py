@@ -227,7 +227,9 @@ def test_an_invalid_manifest_lists_every_problem(cli, tmp_path: Path) -> None:  
     assert out.code == 2 and out.stderr.startswith("X400006MANINV")
     # Refused before the database was opened: not even its file was made.
     assert not (tmp_path / "cli.db").exists()
-    assert cli("schedule", "ls", "--all", "--json").stderr.startswith("X503001DBDOWN")
+    # Under --json the refusal is the JSON body every surface answers.
+    refused = cli("schedule", "ls", "--all", "--json")
+    assert refused.code == 7 and json.loads(refused.stderr)["code"] == "X503001DBDOWN"
 
 
 def test_the_installed_command_creates_a_sqlite_file_only_when_it_writes(

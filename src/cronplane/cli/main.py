@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import sys
+from typing import NoReturn
 
 import click
 
 from cronplane import __version__
 from cronplane.cli.options import scope_options
-from cronplane.errors import CronplaneError
+from cronplane.errors import CronplaneError, InvalidRequest
 
 # Command name -> (module, attribute). A command's module, and whatever it needs,
 # is imported only when that command runs (or when help lists them all), so
@@ -101,16 +103,21 @@ def main() -> None:
     Outside standalone mode click *returns* the code of `ctx.exit(n)` instead of
     exiting; it is passed on here, or `schedule run --wait` would exit 0 on failure.
     """
+    as_json = _wants_json(sys.argv[1:])
     try:
         code = cli.main(standalone_mode=False)
     except CronplaneError as error:
-        click.echo(str(error), err=True)
-        sys.exit(error.exit_code)
+        _refuse(error, as_json)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except click.ClickException as error:
-        error.show()
+        if not as_json:
+            error.show()
+            sys.exit(error.exit_code)
+        # A usage error is input refused before anything ran: the CLI's own X400007REQINV.
+        usage = InvalidRequest(error.format_message(), {"usage": True})
+        _echo_json(usage.to_dict())
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
@@ -118,10 +125,33 @@ def main() -> None:
         lost = _connection_lost(error)
         if lost is None:
             raise
-        click.echo(str(lost), err=True)
-        sys.exit(lost.exit_code)
+        _refuse(lost, as_json)
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _wants_json(args: list[str]) -> bool:
+    """Whether the command line asks for JSON (`--json` before any `--`)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def _echo_json(document: dict[str, object]) -> None:
+    click.echo(json.dumps(document, ensure_ascii=False, default=str), err=True)
+
+
+def _refuse(error: CronplaneError, as_json: bool) -> NoReturn:
+    """Print a coded error on stderr, as `CODE: message` or (under `--json`) the JSON body
+    every surface answers, `{"code", "message", "detail"}`; exit with its class's code."""
+    if as_json:
+        _echo_json(error.to_dict())
+    else:
+        click.echo(str(error), err=True)
+    sys.exit(error.exit_code)
 
 
 def _connection_lost(error: Exception) -> CronplaneError | None:
