@@ -13,6 +13,19 @@ export CRONPLANE_DATABASE_URL="${CRONPLANE_DATABASE_URL:-sqlite:///$root/var/cro
 # The handlers (python:demo_jobs.billing:…) must import in the worker.
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 
+# Webhook secrets and alert channels need a deployment key: made once, kept in var/
+# (mode 600), so sealed secrets still open on the next run. An exported key wins.
+if [ -z "${CRONPLANE_SECRET_KEY:-}" ]; then
+  key_file="${CRONPLANE_SECRET_KEY_FILE:-$root/var/secret-key}"
+  if [ ! -s "$key_file" ]; then
+    mkdir -p "$(dirname "$key_file")"
+    (umask 077 && "$bin/python" -c 'import secrets; print(secrets.token_urlsafe(32))' >"$key_file")
+    echo "cronplane: made a secret key in $key_file (keep it: sealed secrets need it)"
+  fi
+  CRONPLANE_SECRET_KEY="$(cat "$key_file")"
+  export CRONPLANE_SECRET_KEY
+fi
+
 "$bin/cronplane" db upgrade
 "$bin/cronplane" --stack demo app install "$here/app.yaml"
 "$bin/cronplane" --stack demo schedule ls

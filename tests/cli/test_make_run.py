@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,7 +31,14 @@ def test_make_run_serves_where_asked_and_its_token_opens_the_example_app(tmp_pat
         pytest.fail("make is part of the README's set-up and must be installed")
     venv = Path(sys.prefix)
     port = free_port()
-    env = {**os.environ, "CRONPLANE_URL": "", "CRONPLANE_TOKEN": ""}
+    key_file = tmp_path / "var" / "secret-key"
+    env = {
+        **os.environ,
+        "CRONPLANE_URL": "",
+        "CRONPLANE_TOKEN": "",
+        "CRONPLANE_SECRET_KEY": "",
+        "CRONPLANE_SECRET_KEY_FILE": str(key_file),
+    }
     command = [
         "make",
         "-s",
@@ -88,5 +96,20 @@ def test_make_run_serves_where_asked_and_its_token_opens_the_example_app(tmp_pat
         assert answer.status_code == 200, answer.text
         names = {row["name"] for row in answer.json()["items"]}
         assert names, "the example app's schedules are missing from the token's tenant"
+        # A deployment key was made and kept (only its owner reads it), so webhook jobs
+        # and alert channels work on the first run: a secret sealed with it opens.
+        assert f"made a secret key in {key_file}" in printed
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        key = key_file.read_text().strip()
+        assert len(key) >= 32
+        sealed = subprocess.run(
+            [str(venv / "bin" / "cronplane"), "webhook", "seal", "--json"],
+            input="s3cret\n",
+            env={**env, "CRONPLANE_SECRET_KEY": key},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert json.loads(sealed.stdout)["sealed"].startswith("sealed:v1:")
     finally:
         stop_group(process)
