@@ -17,6 +17,7 @@ from datetime import UTC, datetime, tzinfo
 
 import click
 
+from cronplane.cli import hints
 from cronplane.clock import SystemClock
 from cronplane.core.cron import known_zone, parse, start_instant
 from cronplane.core.dst import GAPS, REPEATS, DstPolicy
@@ -91,6 +92,7 @@ def next_(
 ) -> None:
     """Print the next COUNT occurrences of EXPR as UTC instants, one a line."""
     zone = known_zone(tz)
+    hints.legacy_zone(tz)
     schedule = parse(expr, seed)
     dst = DstPolicy(dst_gap, dst_repeat)
     instants = [_iso_utc(i) for i in schedule.upcoming(_start(after, zone), count, zone, dst)]
@@ -125,6 +127,7 @@ def explain(
     """Show EXPR normalized, described, its next 5 occurrences (zone and UTC), and what
     the clock changes of the next year do to it under the DST policy."""
     zone = known_zone(tz)
+    hints.legacy_zone(tz)
     dst = DstPolicy(dst_gap, dst_repeat)
     explained = explain_expression(expr, tz, _start(after, zone), 5, seed, dst=dst)
     rule = dst_rule(explained.cron, dst)

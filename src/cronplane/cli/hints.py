@@ -10,6 +10,9 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import click
+
+from cronplane.core.cron_zones import legacy_zone_note
 from cronplane.core.queries import ScheduleQuery
 
 if TYPE_CHECKING:
@@ -65,3 +68,11 @@ def missing_name(plane: ControlPlane, tenant: str, name: str) -> str | None:
     return f"{name!r} exists in " + ", ".join(
         f"--stack {scope.split('/')[0]} --env {scope.split('/')[1]}" for scope in sorted(found)
     )
+
+
+def legacy_zone(name: str) -> None:
+    """Warn on stderr when `name` is a legacy zone (EST, CET, US/Eastern…): valid, but
+    rarely the clocks meant (core.cron_zones.legacy_zone_note)."""
+    note = legacy_zone_note(name)
+    if note is not None:
+        click.echo(f"warning: {note}", err=True)

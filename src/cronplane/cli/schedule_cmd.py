@@ -53,6 +53,7 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
     spec = ScheduleSpec(name=name, **spec_values(fields))
     s = settings(ctx)
     created = client(ctx, writes=True).create_schedule(s.scope, spec, actor=s.actor)
+    hints.legacy_zone(created.timezone)
     render.schedule(created, as_json, parse(created.cron).describe())
 
 

@@ -239,3 +239,38 @@ def wall_instant(wall: datetime, zone: tzinfo | None) -> datetime:
     seconds = (candidate - _EPOCH) // timedelta(seconds=1)
     start = timeline(zone).segment(seconds).start
     return _EPOCH + timedelta(seconds=start)
+
+
+# Zone names kept for compatibility (tzdata's `backward` and the POSIX-style rules):
+# valid, but rarely what a user means. EST is a fixed UTC-05:00 all year, and CET
+# follows the EU's rules in no particular country: a schedule named after a city
+# follows that city's clocks. The ones people type, with what they likely meant.
+LEGACY_ZONES: Final = {
+    "EST": "America/New_York",
+    "MST": "America/Denver",
+    "HST": "Pacific/Honolulu",
+    "EST5EDT": "America/New_York",
+    "CST6CDT": "America/Chicago",
+    "MST7MDT": "America/Denver",
+    "PST8PDT": "America/Los_Angeles",
+    "CET": "Europe/Paris",
+    "MET": "Europe/Paris",
+    "EET": "Europe/Athens",
+    "WET": "Europe/Lisbon",
+    "US/Eastern": "America/New_York",
+    "US/Central": "America/Chicago",
+    "US/Mountain": "America/Denver",
+    "US/Pacific": "America/Los_Angeles",
+    "GB": "Europe/London",
+}
+
+
+def legacy_zone_note(name: str) -> str | None:
+    """A warning for a legacy zone name (EST, CET, US/Eastern…), naming the city zone
+    it likely stands for; None for a zone named after a place, or UTC."""
+    meant = LEGACY_ZONES.get(name)
+    if meant is None:
+        return None
+    fixed = name in ("EST", "MST", "HST")
+    what = "a fixed offset with no daylight saving" if fixed else "a legacy zone name"
+    return f"{name} is {what}; for that region's clocks use {meant}"
