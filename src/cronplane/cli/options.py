@@ -91,10 +91,21 @@ def settings(ctx: click.Context) -> Settings:
     return load_settings(ctx.meta.get(_META, {}))
 
 
+def server_url(ctx: click.Context) -> str | None:
+    """The server this invocation talks to (--url, else CRONPLANE_URL), or None."""
+    url = ctx.meta.get(_META, {}).get("url") or os.environ.get("CRONPLANE_URL")
+    return str(url) if url else None
+
+
+def database_named(ctx: click.Context) -> bool:
+    """Whether a database was named (--db or CRONPLANE_DATABASE_URL), not defaulted."""
+    return bool(ctx.meta.get(_META, {}).get("db") or os.environ.get("CRONPLANE_DATABASE_URL"))
+
+
 def remote(ctx: click.Context) -> RemoteService | None:
     """The API client when --url or CRONPLANE_URL is set (with --token / CRONPLANE_TOKEN)."""
     flags = ctx.meta.get(_META, {})
-    url = flags.get("url") or os.environ.get("CRONPLANE_URL")
+    url = server_url(ctx)
     if not url:
         return None
     from cronplane.client import RemoteService

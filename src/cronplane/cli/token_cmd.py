@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import database, json_option
+from cronplane.cli.options import database, database_named, json_option, server_url
 from cronplane.core.access import Role
+from cronplane.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from cronplane.service.tokens import TokenService
@@ -32,11 +33,18 @@ def _actor() -> str:
 
 
 def _service(database_url: str | None, *, writes: bool) -> TokenService:
-    # Tokens are minted against the database, never through a server: ignore --url.
+    # Tokens are minted against the database, never through a server.
     from cronplane.clock import SystemClock
     from cronplane.service import ScheduleService
 
-    opened = database(click.get_current_context(), writes=writes, url=database_url)
+    ctx = click.get_current_context()
+    if database_url is None and not database_named(ctx) and server_url(ctx):
+        raise InvalidRequest(
+            "token commands are local only: they work on the database (--db or "
+            "CRONPLANE_DATABASE_URL), never through a server; --url/CRONPLANE_URL is set",
+            {"field": "url"},
+        )
+    opened = database(ctx, writes=writes, url=database_url)
     return ScheduleService(opened, SystemClock()).tokens
 
 

@@ -1,0 +1,47 @@
+"""The CLI says what it means (issue 39): a legacy zone name (EST, CET, US/Eastern…) is
+accepted with a warning naming the city zone it likely stands for (EST is UTC-05:00 all
+year, so a schedule "at 09:00 EST" runs at 10:00 New York time all summer), and `token`
+commands, which work on the database only, say so when only a server is named."""
+
+from __future__ import annotations
+
+import json
+
+from cli_process import Cronplane
+
+
+def test_a_legacy_zone_is_accepted_with_a_warning(cronplane: Cronplane) -> None:
+    summer = ("--after", "2027-07-01T00:00")
+    est = cronplane("cron", "next", "0 9 * * *", "--tz", "EST", "-n", "1", *summer)
+    assert est.code == 0 and est.stdout.split() == ["2027-07-01T14:00:00Z"]  # fixed -05:00
+    assert "warning: EST is a fixed offset with no daylight saving" in est.stderr
+    assert "America/New_York" in est.stderr
+    city = cronplane("cron", "next", "0 9 * * *", "--tz", "America/New_York", "-n", "1", *summer)
+    assert city.stdout.split() == ["2027-07-01T13:00:00Z"] and city.stderr == ""
+    explained = cronplane("cron", "explain", "0 9 * * *", "--tz", "CET")
+    assert explained.code == 0 and "warning: CET is a legacy zone name" in explained.stderr
+    assert cronplane("job", "add", "close", "--target", "python:app.jobs:close").code == 0
+    added = cronplane(
+        "schedule", "add", "eastern", "--job", "close", "--cron", "0 9 * * *",
+        "--tz", "US/Eastern", "--json",
+    )  # fmt: skip
+    assert added.code == 0 and added.json()["timezone"] == "US/Eastern"
+    assert "warning: US/Eastern is a legacy zone name" in added.stderr
+
+
+def test_token_commands_say_they_are_local_only_when_a_server_is_named(
+    cronplane: Cronplane,
+) -> None:
+    """`token` works on the database; with only --url it names the rule (issue 39), not a
+    database it never meant to open; with a database named too, it works."""
+    no_db = {"CRONPLANE_DATABASE_URL": None}
+    refused = cronplane("--url", "http://127.0.0.1:9", "token", "ls", **no_db)
+    assert refused.code == 2 and "token commands are local only" in refused.stderr
+    as_json = cronplane("--url", "http://127.0.0.1:9", "token", "ls", "--json", **no_db)
+    assert as_json.code == 2 and json.loads(as_json.stderr)["detail"] == {"field": "url"}
+    made = cronplane(
+        "--url", "http://127.0.0.1:9", "token", "create", "--tenant", "acme", "--role", "viewer"
+    )
+    assert made.code == 0, made.stderr
+    local = cronplane("--url", "http://127.0.0.1:9", "token", "ls", "--json")
+    assert local.code == 0 and [t["tenant"] for t in local.json()] == ["acme"]
