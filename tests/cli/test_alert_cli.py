@@ -41,9 +41,19 @@ def test_channels_rules_and_alerts_through_the_command(cronplane: Cronplane) -> 
     unknown = cronplane("alert", "rule", "add", "x", "--condition", "failed", "--channel", "nope")
     assert unknown.code == 2 and "'nope'" in unknown.stderr
 
+    watched = ("--threshold", "600", "--channel", "hook", "--stack", "billing", "--env", "prod")
+    # What a rule watches must exist (issue 39): a job, a schedule.
+    ghost = cronplane("alert", "rule", "add", "slow", "--condition", "long", "--job", "report",
+                      *watched)  # fmt: skip
+    assert ghost.code == 3 and ghost.stderr.startswith("X404903JOBNFD: job 'report'")
+    nightly = cronplane("alert", "rule", "add", "late", "--condition", "failed",
+                        "--schedule", "nightly", *watched[2:])  # fmt: skip
+    assert nightly.code == 3 and nightly.stderr.startswith("X404902SCHNFD")
+    job = ("job", "add", "report", "--target", "python:app.jobs:report", "--stack", "billing")
+    assert cronplane(*job).code == 0
     rule = cronplane(
-        "alert", "rule", "add", "slow", "--condition", "long", "--job", "report",
-        "--threshold", "600", "--channel", "hook", "--stack", "billing", "--env", "prod", "--json",
+        "alert", "rule", "add", "slow", "--condition", "long", "--job", "report", *watched,
+        "--json",
     )  # fmt: skip
     assert rule.code == 0, rule.stderr
     (shown,) = json.loads(rule.stdout)
@@ -81,9 +91,9 @@ def test_a_pause_limit_rule_through_the_command(cronplane: Cronplane) -> None:
     assert cronplane(*hook).code == 0
     rule = ("alert", "rule", "add", "held", "--condition", "skipped", "--threshold", "3600",
             "--channel", "hook", "--json")  # fmt: skip
-    mixed = cronplane(*rule, "--reason", "overlap")
-    assert mixed.code == 2 and "\nX400310ALRINV: " in "\n" + mixed.stderr
-    assert "paused" in mixed.stderr
+    mixed = cronplane(*rule, "--reason", "overlap")  # --json: the refusal is JSON too
+    assert mixed.code == 2 and json.loads(mixed.stderr)["code"] == "X400310ALRINV"
+    assert "paused" in json.loads(mixed.stderr)["message"]
     made = cronplane(*rule, "--reason", "paused")
     assert made.code == 0, made.stderr
     (shown,) = json.loads(made.stdout)

@@ -15,7 +15,7 @@ from uuid import UUID
 import click
 from rich.table import Table
 
-from cronplane.cli import render
+from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.core.alerts import (
     DEFAULT_RENOTIFY,
@@ -25,8 +25,9 @@ from cronplane.core.alerts import (
     Channel,
     Condition,
     RuleSpec,
+    check_rule,
 )
-from cronplane.errors import InvalidRequest
+from cronplane.errors import InvalidRequest, JobNotFound
 
 CONDITIONS = [c.value for c in Condition]
 
@@ -174,7 +175,15 @@ def rule_add(
         channels=channels,
         renotify=renotify,
     )
-    _rules([client(ctx, writes=True).add_alert_rule(s.tenant, spec, actor=s.actor)], as_json)
+    plane = client(ctx, writes=True)
+    # What the rule watches must exist (the API may name one before it is made); the
+    # rule's own refusals (core.alerts.check_rule) come first, as the service's would.
+    check_rule(spec)
+    if schedule_name:
+        hints.existing_schedule(plane, s.scope, schedule_name)
+    if job_name and job_name not in {job.name for job in plane.list_jobs(s.tenant, s.stack)}:
+        raise JobNotFound(f"job {job_name!r} not found in stack {s.stack}", {"job": job_name})
+    _rules([plane.add_alert_rule(s.tenant, spec, actor=s.actor)], as_json)
 
 
 @rule.command("ls")

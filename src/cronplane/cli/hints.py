@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 import click
 
 from cronplane.core.cron_zones import legacy_zone_note
+from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
+from cronplane.errors import ScheduleNotFound
 
 if TYPE_CHECKING:
     from cronplane.service.port import ControlPlane
@@ -68,6 +70,17 @@ def missing_name(plane: ControlPlane, tenant: str, name: str) -> str | None:
     return f"{name!r} exists in " + ", ".join(
         f"--stack {scope.split('/')[0]} --env {scope.split('/')[1]}" for scope in sorted(found)
     )
+
+
+def existing_schedule(plane: ControlPlane, scope: Scope, name: str) -> Schedule:
+    """The schedule NAME in `scope`; its ScheduleNotFound says where else it exists."""
+    try:
+        return plane.get_schedule(scope, name)
+    except ScheduleNotFound as error:
+        hint = missing_name(plane, scope.tenant, name)
+        if hint is None:
+            raise
+        raise ScheduleNotFound(f"{error.message}; {hint}", error.detail) from error
 
 
 def legacy_zone(name: str) -> None:
