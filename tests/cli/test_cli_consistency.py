@@ -45,3 +45,20 @@ def test_token_commands_say_they_are_local_only_when_a_server_is_named(
     assert made.code == 0, made.stderr
     local = cronplane("--url", "http://127.0.0.1:9", "token", "ls", "--json")
     assert local.code == 0 and [t["tenant"] for t in local.json()] == ["acme"]
+
+
+def test_queue_ls_has_a_header_and_info_shows_no_python_reprs(cronplane: Cronplane) -> None:
+    assert cronplane("job", "add", "close", "--target", "python:app.jobs:close").code == 0
+    added = cronplane("schedule", "add", "nightly", "--job", "close", "--cron", "@daily")
+    assert added.code == 0, added.stderr
+    assert cronplane("schedule", "run", "nightly").code == 0
+    listed = cronplane("queue", "ls")
+    assert listed.code == 0
+    header = next(line for line in listed.stdout.splitlines() if "Status" in line)
+    for column in ("Id", "Status", "Source", "Job", "For", "Attempts"):
+        assert column in header
+    assert "0/3" in listed.stdout  # attempts out of the job's maximum
+    item_id = json.loads(cronplane("queue", "ls", "--json").stdout)[0]["id"]
+    info = cronplane("queue", "info", item_id)
+    assert info.code == 0 and "None" not in info.stdout and "False" in info.stdout
+    assert "Scheduled for" in info.stdout and " UTC" in info.stdout

@@ -6,9 +6,13 @@ with the node's clock) and renders the result.
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from uuid import UUID
 
 import click
+from rich.markup import escape
+from rich.table import Table
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, scope_options, settings
@@ -30,12 +34,29 @@ def _item_id(text: str) -> UUID:
         raise InvalidRequest(f"{text!r} is not a queue item id") from error
 
 
+def _value(value: object) -> str:
+    """A field as people read it: `-` for none, times in UTC, documents as JSON."""
+    if value is None:
+        return "-"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
 def _show(item: QueueItem, as_json: bool) -> None:
     if as_json:
         render.echo_json(item.to_dict())
         return
-    for key, value in item.to_dict().items():
-        click.echo(f"{key:>16}: {value}")
+    table = Table(show_header=False, box=None)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    # The document, not the record: it is what redaction (core.redact) has masked.
+    for name, value in item.to_dict().items():
+        shown = _value(value)
+        if name.endswith(("_at", "_for")) and isinstance(value, str):
+            shown = render.when(datetime.fromisoformat(value))
+        table.add_row(name.replace("_", " ").capitalize(), escape(shown))
+    render._console().print(table)
 
 
 @queue.command("ls")
@@ -50,11 +71,19 @@ def queue_ls(ctx: click.Context, status: str | None, limit: int, as_json: bool) 
     if as_json:
         render.echo_json([item.to_dict() for item in items])
         return
+    table = Table()
+    for column in ("Id", "Status", "Source", "Job", "For", "Attempts"):
+        table.add_column(column, no_wrap=True)
     for item in items:
-        click.echo(
-            f"{item.id}  {item.status:<9} {item.source:<8} {item.stack}/{item.job:<24} "
-            f"{render.when(item.scheduled_for or item.created_at)}  attempts={item.attempts}"
+        table.add_row(
+            str(item.id),
+            item.status,
+            item.source,
+            escape(f"{item.stack}/{item.job}"),
+            render.when(item.scheduled_for or item.created_at),
+            f"{item.attempts}/{item.max_attempts}",
         )
+    render._console().print(table)
 
 
 @queue.command("info")
