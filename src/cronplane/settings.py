@@ -17,6 +17,8 @@
 | —            | —          | CRONPLANE_LISTEN_URL     | unset: LISTEN on the database URL, none through PgBouncer |
 
 A flag wins over its variable; the variable wins over the default.
+A CRONPLANE_LISTEN_URL that does not parse, or names another database than
+PostgreSQL, is X400009DBUNSP (store.dialects.conninfo): the processes refuse to start.
 `min_interval` is the installation's shortest allowed schedule interval: a
 create, update or sync of a cron that fires more often is refused
 (X400010INTMIN); rows already stored are left as they are.
@@ -111,7 +113,8 @@ LISTEN_URL_VARIABLE = "CRONPLANE_LISTEN_URL"
 
 def listen_url_setting(environ: Mapping[str, str] | None = None) -> str | None:
     """CRONPLANE_LISTEN_URL: a direct PostgreSQL connection the dispatcher LISTENs on, for a
-    database URL that goes through a transaction pooler (docs/operations.md); None: unset."""
+    database URL that goes through a transaction pooler (docs/operations.md); None: unset.
+    Checked, and read as libpq's connection string, by store.dialects.conninfo."""
     env = os.environ if environ is None else environ
     return env.get(LISTEN_URL_VARIABLE, "").strip() or None
 

@@ -25,6 +25,10 @@ from cronplane.store.database import Database
 
 
 def _database(ctx: click.Context) -> Database:
+    # A bad CRONPLANE_LISTEN_URL stops start-up (X400009DBUNSP), not a listener thread later.
+    from cronplane.store.dialects.conninfo import listen_conninfo
+
+    listen_conninfo()
     return database(ctx, writes=True)
 
 
