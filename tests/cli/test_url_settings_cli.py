@@ -1,6 +1,7 @@
 """A CRONPLANE_LISTEN_URL that is not a PostgreSQL URL, or does not parse, stops the
 long-running processes before they start (issue 40): exit 2, X400009DBUNSP naming the
-variable, no password echoed, no database file made."""
+variable, no password echoed, no database file made. So does a CRONPLANE_READ_URL that
+names no database cronplane runs on."""
 
 from __future__ import annotations
 
@@ -44,3 +45,11 @@ def test_a_postgresql_listen_url_lets_a_sqlite_node_run(cronplane: Cronplane) ->
     done = cronplane("dispatcher", "--once", CRONPLANE_LISTEN_URL=url)
     assert done.code == 0, done.stderr
     assert done.stdout.startswith("leader=True")
+
+
+def test_a_bad_read_url_refuses_to_start_serve(cronplane: Cronplane, tmp_path: Path) -> None:
+    done = cronplane("serve", "--port", "1", CRONPLANE_READ_URL="mysql://u:hunter2@h/d", timeout=60)
+    assert done.code == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith("X400009DBUNSP: CRONPLANE_READ_URL: unsupported database 'mysql'")
+    assert "hunter2" not in done.stderr
+    assert not (tmp_path / "cli.db").exists()

@@ -291,8 +291,12 @@ def serve(
     from cronplane.api.server import serve_api
 
     _logging(verbose or True, as_json)
+    from cronplane.settings import read_url_setting
+    from cronplane.store.database import read_replica
+
+    replica = read_replica(read_url_setting())  # a bad CRONPLANE_READ_URL stops start-up
     database = _database(ctx)
-    minimum = settings(ctx).min_interval  # a bad CRONPLANE_MIN_INTERVAL stops start-up
+    minimum = settings(ctx).min_interval  # so does a bad CRONPLANE_MIN_INTERVAL
     workers = 0 if no_worker else workers
     options = NodeOptions(
         dispatcher=not no_dispatcher,
@@ -315,7 +319,16 @@ def serve(
         click.echo(
             f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
         )
-    serve_api(database, Node(database, options), host=host, port=port, min_interval=minimum)
+    if replica is not None:
+        ctx.call_on_close(replica.dispose)
+    serve_api(
+        database,
+        Node(database, options),
+        host=host,
+        port=port,
+        min_interval=minimum,
+        replica=replica,
+    )
 
 
 COMMANDS = (dispatcher, worker, serve)
