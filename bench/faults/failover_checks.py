@@ -37,6 +37,9 @@ from cronplane import events as ev
 from cronplane.store.database import Database
 
 EVERY = 10
+# An occurrence due from EVERY s before a switch to NEAR s after it is "near" it: its
+# lateness is the switch's (the cluster is healthy again within about 10 s).
+NEAR = 20
 STACK = "failover"
 SKIPS = {
     code.text
@@ -232,7 +235,7 @@ def report(
         near = [
             line[4] - line[1].timestamp()
             for line in lines
-            if switch.at - EVERY <= line[1].timestamp() <= switch.at + 60
+            if switch.at - EVERY <= line[1].timestamp() <= switch.at + NEAR
         ]
         switch.late = max(near, default=None)
     # An instant's worst lateness away from every switch: the cadence's own noise.
@@ -244,7 +247,7 @@ def report(
         late
         for due, late in worst.items()
         if first.timestamp() <= due <= last.timestamp()
-        and all(not (s.at - EVERY <= due <= s.at + 60) for s in switches)
+        and all(not (s.at - EVERY <= due <= s.at + NEAR) for s in switches)
     ]
     statuses: Counter[str] = Counter(
         f"{path} {status}{' ' + code if code else ''}"

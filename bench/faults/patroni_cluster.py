@@ -33,6 +33,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
+
+def _children(parent: int) -> list[int]:
+    """The pids whose parent is `parent` (/proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            # The field after the command's closing parenthesis: state, then ppid.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == parent:
+                found.append(int(entry.name))
+    return found
+
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 SCOPE = "cronplane-failover"
 
@@ -226,13 +243,31 @@ class Cluster:
         )
         return leader.name, candidate.name
 
+    def stall_replication(self) -> list[int]:
+        """SIGSTOP the primary's WAL senders: from now on the standby receives nothing (a
+        standby falling behind, as a busy network or disk makes it). The pids stopped."""
+        leader = self.leader()
+        assert leader is not None, "no primary"
+        dsn = f"host=127.0.0.1 port={leader.pg_port} user=postgres dbname=postgres"
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=3) as conn:
+            pids = [int(row[0]) for row in conn.execute("SELECT pid FROM pg_stat_replication")]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        return pids
+
     def kill_primary(self) -> tuple[str, int]:
-        """SIGKILL the primary's postmaster (Patroni fails over: primary_start_timeout 0)."""
+        """SIGKILL the primary's postmaster and every process it started, at once (a crash:
+        no backend or WAL sender outlives it to finish anything). Patroni fails over at
+        once (primary_start_timeout 0)."""
         leader = self.leader()
         assert leader is not None, "no primary to kill"
         pid = leader.postmaster_pid()
         assert pid is not None, f"{leader.name} has no postmaster.pid"
+        children = _children(pid)
         os.kill(pid, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
         return leader.name, pid
 
     # -- configuration ---------------------------------------------------------

@@ -22,10 +22,16 @@ and named when a check fails, or with --keep):
    to a file;
 3. two `cronplane serve` nodes (dispatcher + 2 workers each);
 4. while they run, --switchovers `patronictl switchover` and --failovers
-   SIGKILLs of the primary's postmaster (Patroni promotes the standby at once:
-   primary_start_timeout 0), in the order S S F, each once the cluster is
-   healthy again and --spacing seconds later; a kill lands 0.15 s before a
-   10-second instant, while the dispatcher commits that instant's 1,000 fires;
+   (SIGKILL of the primary's postmaster and every process it started; Patroni
+   promotes the standby at once: primary_start_timeout 0), in the order S S F,
+   each once the cluster is healthy again and --spacing seconds later. Before
+   a kill the standby is made to fall behind: the primary's WAL senders are
+   stopped (SIGSTOP) from 0.5 s before a 10-second instant for --stall seconds
+   (1.5), while the dispatcher commits that instant's 1,000 fires and the
+   workers start running them; then the kill (`--stall 0`: the kill alone,
+   0.15 s before the instant). Under synchronous replication no commit is
+   acknowledged meanwhile; under asynchronous ones are, and the standby
+   promoted lacks them;
    the API (`/readyz` and a schedule listing on both nodes) is polled every
    0.25 s throughout and every status recorded (a 503 with its code is the
    promise, a 500 a failure);
@@ -257,10 +263,16 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         for number, kind in enumerate(plan(args.switchovers, args.failovers), 1):
             cluster.wait_healthy(180)
             time.sleep(args.spacing)
-            if kind == "failover":
-                sleep_until_before_instant(database, 0.15)
-            committed = recent_items(database, 15)
             at = time.time()
+            if kind == "failover":
+                # The standby falls behind from just before an instant's fires are committed
+                # until its first runs are under way; then the primary dies.
+                sleep_until_before_instant(database, 0.5 if args.stall else 0.15)
+                at = time.time()
+                if args.stall:
+                    cluster.stall_replication()
+                    time.sleep(args.stall)
+            committed = recent_items(database, 15)  # what the primary has, just before
             old, _ = cluster.switchover() if kind == "switchover" else cluster.kill_primary()
             cluster.wait(
                 lambda old=old: cluster.leader_name() not in (None, old), 120, "a new primary"
@@ -303,6 +315,12 @@ def main() -> None:
     parser.add_argument("--schedules", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=2, help="cronplane serve nodes")
     parser.add_argument("--spacing", type=float, default=15.0, help="seconds after recovery")
+    parser.add_argument(
+        "--stall",
+        type=float,
+        default=1.5,
+        help="seconds the primary's WAL senders are stopped before a failover's kill (0: none)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     lacking = missing_tools()
