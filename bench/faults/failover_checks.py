@@ -265,6 +265,7 @@ def report(
         "occurrences": dict(outcome),
         "lines": len(lines),
         "lines_by_pid": dict(pids),
+        "lines_item_gone": len(lost_lines),
         "statuses": dict(statuses),
         "switches": [vars(s) for s in switches],
         "quiet_lateness": quiet,
@@ -284,7 +285,8 @@ def render(result: dict[str, Any]) -> str:
         f"replication: {result['replication']}; window {result['window'][0]} .. "
         f"{result['window'][1]} ({result['instants']} instants x {result['schedules']} schedules)",
         "occurrences: " + ", ".join(f"{k} {v}" for k, v in sorted(result["occurrences"].items())),
-        f"target lines: {result['lines']} from {len(result['lines_by_pid'])} worker processes",
+        f"target lines: {result['lines']} from {len(result['lines_by_pid'])} worker processes, "
+        f"{result['lines_item_gone']} of them for an item the database no longer has",
         "API answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(result["statuses"].items())),
     ]
     by_kind: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
