@@ -15,8 +15,15 @@
 | —            | —          | CRONPLANE_METRICS_TOKEN  | unset: `/metrics` is public |
 | —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
 | —            | —          | CRONPLANE_LISTEN_URL     | unset: LISTEN on the database URL, none through PgBouncer |
+| —            | —          | CRONPLANE_READ_URL       | unset: every read on the database URL |
 
 A flag wins over its variable; the variable wins over the default.
+A CRONPLANE_LISTEN_URL that does not parse, or names another database than
+PostgreSQL, is X400009DBUNSP (store.dialects.conninfo): the processes refuse to start.
+`CRONPLANE_READ_URL` (:func:`read_url_setting`) names a read-only replica the API and
+console read their listings and history from, where an answer a moment stale is fine
+(docs/operations.md, "A read replica"); nothing the dispatcher, a worker or a write
+decides reads it.
 `min_interval` is the installation's shortest allowed schedule interval: a
 create, update or sync of a cron that fires more often is refused
 (X400010INTMIN); rows already stored are left as they are.
@@ -111,9 +118,20 @@ LISTEN_URL_VARIABLE = "CRONPLANE_LISTEN_URL"
 
 def listen_url_setting(environ: Mapping[str, str] | None = None) -> str | None:
     """CRONPLANE_LISTEN_URL: a direct PostgreSQL connection the dispatcher LISTENs on, for a
-    database URL that goes through a transaction pooler (docs/operations.md); None: unset."""
+    database URL that goes through a transaction pooler (docs/operations.md); None: unset.
+    Checked, and read as libpq's connection string, by store.dialects.conninfo."""
     env = os.environ if environ is None else environ
     return env.get(LISTEN_URL_VARIABLE, "").strip() or None
+
+
+READ_URL_VARIABLE = "CRONPLANE_READ_URL"
+
+
+def read_url_setting(environ: Mapping[str, str] | None = None) -> str | None:
+    """CRONPLANE_READ_URL: a read-only replica of the database for the API's and the
+    console's listings and history (store.database.read_replica); None: unset."""
+    env = os.environ if environ is None else environ
+    return env.get(READ_URL_VARIABLE, "").strip() or None
 
 
 def load_settings(

@@ -93,6 +93,7 @@ def create_app(
     ui: bool = False,
     token_cache_seconds: float = DEFAULT_TOKEN_CACHE_SECONDS,
     min_interval: int = 1,
+    replica: Database | None = None,
 ) -> FastAPI:
     """Build the API over `database`.
 
@@ -102,6 +103,7 @@ def create_app(
     remembered `token_cache_seconds` (a revocation made elsewhere takes effect
     within that time; 0 reads the database on every request). `min_interval` is
     the CRONPLANE_MIN_INTERVAL setting: the shortest interval a write may set.
+    `replica` (CRONPLANE_READ_URL) serves the listings and history reads.
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -126,6 +128,7 @@ def create_app(
         min_interval=min_interval,
         # Over HTTP a call is as mighty as its token: a command: job needs a platform admin's.
         local_admin=False,
+        replica=replica,
     )
     app.state.cronplane = ApiContext(
         database=database,

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from cronplane.api.app import create_app
 from cronplane.processes.collector import tune_collector
 from cronplane.processes.node import Node
-from cronplane.store.database import Database
+from cronplane.store.database import Database, read_replica
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +25,14 @@ def serve_api(
     port: int,
     ui: bool = True,
     min_interval: int = 1,
+    replica: Database | None = None,
 ) -> None:
     """Start the node's threads, serve the API (and console) until SIGINT/SIGTERM, then stop.
 
     The app shares the node's clock, and its writes wake the node: a changed
     schedule wakes the dispatcher, a run-now wakes the workers. `min_interval` is
-    the CRONPLANE_MIN_INTERVAL setting.
+    the CRONPLANE_MIN_INTERVAL setting; `replica` the CRONPLANE_READ_URL one, where the
+    API and console read listings and history.
     """
     app = create_app(
         database,
@@ -39,6 +41,7 @@ def serve_api(
         on_enqueue=node.wake_workers,
         ui=ui,
         min_interval=min_interval,
+        replica=replica,
     )
     # One process, one event loop: the API's sync routes run in its thread pool,
     # the dispatcher and workers in their own threads. uvicorn owns the signals.
@@ -73,11 +76,14 @@ def app_from_environment() -> FastAPI:
     elsewhere (`cronplane dispatcher`, `cronplane worker`).
     """
     from cronplane.processes.node import clock_for
-    from cronplane.settings import load_settings
+    from cronplane.settings import load_settings, read_url_setting
 
     settings = load_settings()
+    replica = read_replica(read_url_setting())
     database = Database(settings.database_url)
     database.ensure_schema()
-    app = create_app(database, clock_for(database), min_interval=settings.min_interval)
+    app = create_app(
+        database, clock_for(database), min_interval=settings.min_interval, replica=replica
+    )
     tune_collector()
     return app

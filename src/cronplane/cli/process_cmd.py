@@ -25,6 +25,10 @@ from cronplane.store.database import Database
 
 
 def _database(ctx: click.Context) -> Database:
+    # A bad CRONPLANE_LISTEN_URL stops start-up (X400009DBUNSP), not a listener thread later.
+    from cronplane.store.dialects.conninfo import listen_conninfo
+
+    listen_conninfo()
     return database(ctx, writes=True)
 
 
@@ -285,10 +289,13 @@ def serve(
     """Serve the HTTP API and console, with a dispatcher and workers, until interrupted.
     `--json`: the start line and log lines as JSON objects."""
     from cronplane.api.server import serve_api
+    from cronplane.settings import read_url_setting
+    from cronplane.store.database import read_replica
 
     _logging(verbose or True, as_json)
+    replica = read_replica(read_url_setting())  # a bad CRONPLANE_READ_URL stops start-up
     database = _database(ctx)
-    minimum = settings(ctx).min_interval  # a bad CRONPLANE_MIN_INTERVAL stops start-up
+    minimum = settings(ctx).min_interval  # so does a bad CRONPLANE_MIN_INTERVAL
     workers = 0 if no_worker else workers
     options = NodeOptions(
         dispatcher=not no_dispatcher,
@@ -311,7 +318,16 @@ def serve(
         click.echo(
             f"cronplane serve: http://{host}:{port} on {database.dialect}, {parts}; Ctrl-C stops"
         )
-    serve_api(database, Node(database, options), host=host, port=port, min_interval=minimum)
+    if replica is not None:
+        ctx.call_on_close(replica.dispose)
+    serve_api(
+        database,
+        Node(database, options),
+        host=host,
+        port=port,
+        min_interval=minimum,
+        replica=replica,
+    )
 
 
 COMMANDS = (dispatcher, worker, serve)

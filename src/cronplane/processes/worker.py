@@ -48,16 +48,16 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
 from cronplane.core.model import QueueItem
+from cronplane.processes.claimed import Claimed, ReadAhead
 from cronplane.processes.heartbeat import DEFAULT_WATCH, Heartbeat
 from cronplane.processes.item_runner import ItemRunner, Work, default_targets
 from cronplane.processes.recorder import RunOutcome, record
@@ -97,24 +97,6 @@ FAIR_CLAIM_EVERY = 0.25
 READ_AHEAD = 0.5
 POOLS = ("thread", "process")
 _PACE_WEIGHT = 0.2  # of the newest item in the running mean of an item's time
-
-
-@dataclass(slots=True)
-class _Claimed:
-    """A claimed item waiting for a slot: when it was claimed and last checked (monotonic)."""
-
-    work: Work
-    claimed: float
-    checked: float
-
-
-@dataclass(slots=True)
-class _Ahead:
-    """Items read ahead of the instant they become claimable, with their lookups."""
-
-    at: datetime
-    works: deque[Work]
-    part: int = 32  # the next claim's size (doubling)
 
 
 class Worker:
@@ -174,7 +156,7 @@ class Worker:
         # The slots' shared state, under one condition: claimed items waiting for
         # a slot, busy slots, outcomes waiting for their group, claims to give back.
         self._cond = threading.Condition()
-        self._waiting: deque[_Claimed] = deque()
+        self._waiting: deque[Claimed] = deque()
         self._busy = 0
         self._last_take = 0.0  # monotonic: when a slot last took a claimed item (or a claim came)
         self._pending: list[RunOutcome] = []
@@ -187,7 +169,7 @@ class Worker:
         self._fair_after = float("-inf")  # monotonic: the next claim in turns
         # When items fired ahead become claimable (wake(at=…)); None: no such wait.
         self._wake_at: datetime | None = None
-        self._ahead: _Ahead | None = None
+        self._ahead: ReadAhead | None = None
         self._read_at: datetime | None = None  # the instant to read a claim ahead for
         # "Now" read at the last claim, carried forward by the monotonic clock: on
         # PostgreSQL `clock.now()` is a round trip, ten times a short item's cost.
@@ -196,9 +178,9 @@ class Worker:
     # -- one step ----------------------------------------------------------------
 
     def run_once(self) -> bool:
-        """Claim what the free slots can start, run it, record it; False when nothing was
-        available."""
-        if not self._claim():
+        """Claim what the free slots can start, run it, record it (and what a lost connection
+        left unrecorded); False when nothing was available."""
+        if not self._claim() and not self._pending:
             return False
         self._drive(until_idle=True)
         return True
@@ -264,7 +246,7 @@ class Worker:
         self._stops.update((work.item.id, threading.Event()) for work in batch)
         self._heartbeat()  # made here, in the one thread that claims
         with self._cond:
-            self._waiting.extend(_Claimed(work, mono, mono) for work in batch)
+            self._waiting.extend(Claimed(work, mono, mono) for work in batch)
             self._last_take = mono
             slots = self._start_slots_locked(self._slots_for(len(batch)))
         for _ in range(slots):
@@ -310,18 +292,18 @@ class Worker:
         # claim is (`limit`).
         with self.database.read() as conn:
             items = claims.peek(conn, at, self.claim_batch, fair=fair)
-            self._ahead = _Ahead(at, deque(self._lookups(conn, items))) if items else None
+            self._ahead = ReadAhead(at, deque(self._lookups(conn, items))) if items else None
 
-    def _wants_part(self, ahead: _Ahead) -> bool:
+    def _wants_part(self, ahead: ReadAhead) -> bool:
         """Whether the next part is due: once a quarter of it waits (half the last part),
         so it is claimed while the slots run the rest, and none waits long unchecked."""
         with self._cond:
             return len(self._waiting) <= ahead.part // 4
 
-    def _claim_ahead(self, now: datetime, ahead: _Ahead) -> list[Work]:
+    def _claim_ahead(self, now: datetime, ahead: ReadAhead) -> list[Work]:
         """Claim the next part of what was read ahead, those of it still claimable (others
         may have taken, cancelled or expired some meanwhile). Parts double from 32
-        (`_Ahead.part`): the first items start within a small claim's time of the instant, and
+        (`ReadAhead.part`): the first items start within a small claim's time of the instant, and
         the rest are claimed while they run. An instant long past is claimed afresh."""
         if (now - ahead.at).total_seconds() > START_BOUND:
             self._ahead = None
@@ -384,7 +366,7 @@ class Worker:
                 self._busy -= 1
                 self._cond.notify_all()
 
-    def _start(self, claimed: _Claimed) -> RunOutcome | QueueItem | None:
+    def _start(self, claimed: Claimed) -> RunOutcome | QueueItem | None:
         """Start one claimed item: its outcome; itself, unrun, to give back; None when lost."""
         work, item = claimed.work, claimed.work.item
         mono = self.clock.monotonic()
@@ -418,7 +400,7 @@ class Worker:
             self._item_seconds = took if mean is None else mean + _PACE_WEIGHT * (took - mean)
         return outcome
 
-    def _check(self, claimed: _Claimed) -> None:
+    def _check(self, claimed: Claimed) -> None:
         """Ask the database about this item and the next claimed items (CHECK_WINDOW): which
         are no longer ours, which were asked to stop."""
         with self._cond:
@@ -499,13 +481,22 @@ class Worker:
         return max(0.001, min(waits))
 
     def _record(self, group: Sequence[RunOutcome]) -> None:
-        """Write a group of outcomes and their events in one transaction, then report them."""
+        """Write a group of outcomes and their events in one transaction, then report them.
+        A connection lost meanwhile (a failover) keeps the group, and its items' heartbeat,
+        for the next step: the runs happened, and an item left `running` would run again
+        once its lease lapsed (the writes are conditional on the lease: twice is safe)."""
         if not group:
             return
         try:
             kinds = record(self.database, self.clock, self.name, self.jitter, group)
-        finally:
+        except (OperationalError, InterfaceError):
+            with self._cond:
+                self._pending[:0], self._oldest = group, -math.inf  # written at the next step
+            raise
+        except BaseException:
             self._forget([o.item.id for o in group])
+            raise
+        self._forget([o.item.id for o in group])
         if self.on_outcome is not None:
             for kind in kinds:
                 self.on_outcome(kind)

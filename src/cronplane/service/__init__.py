@@ -62,7 +62,8 @@ class ScheduleService:
     `quotas` (default: the CRONPLANE_QUOTA_* variables) is every tenant's default quota;
     `outbound` (default: CRONPLANE_OUTBOUND_ALLOW) the addresses webhooks may name;
     `python_targets` (default: the CRONPLANE_PYTHON_TARGETS variable) are the module
-    prefixes a `python:` job may name (X403252PYDENY otherwise).
+    prefixes a `python:` job may name (X403252PYDENY otherwise). `replica` (the API's:
+    CRONPLANE_READ_URL) is where listings and history are read (Context.listing).
     """
 
     def __init__(
@@ -79,6 +80,7 @@ class ScheduleService:
         quotas: Quota | None = None,
         outbound: OutboundPolicy | None = None,
         python_targets: tuple[str, ...] | None = None,
+        replica: Database | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
@@ -96,6 +98,7 @@ class ScheduleService:
             quotas,
             outbound_policy() if outbound is None else outbound,
             python_targets,
+            replica,
         )
         self.database = database
         self.clock = clock

@@ -32,7 +32,7 @@ class AuditLog(ServiceBase):
         """Up to `limit` events of `tenant`, newest first; `before_id` pages backwards."""
         validate_name(tenant, "tenant")
         check_limit(limit)
-        with self.database.read() as conn:
+        with self._listing() as conn:
             return list_events(
                 conn,
                 tenant=tenant,

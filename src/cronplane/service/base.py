@@ -58,7 +58,8 @@ class Context:
     holds the database, like the local CLI: True; the API's service: False);
     `quotas` the platform's default tenant quota (settings.quota_defaults);
     `outbound` the addresses webhook targets may name (settings.outbound_policy);
-    `python_targets` the module prefixes `python:` jobs may name (CRONPLANE_PYTHON_TARGETS)."""
+    `python_targets` the module prefixes `python:` jobs may name (CRONPLANE_PYTHON_TARGETS);
+    `replica` a read-only replica (CRONPLANE_READ_URL) that :meth:`listing` reads."""
 
     database: Database
     clock: Clock
@@ -69,6 +70,7 @@ class Context:
     quotas: Quota = UNLIMITED
     outbound: OutboundPolicy = DENY_ALL_PRIVATE
     python_targets: tuple[str, ...] = DEFAULT_PREFIXES
+    replica: Database | None = None
 
     def caller(self, principal: Principal | None) -> Caller:
         """Who is writing, as the `command:`, `python:` and outbound rules judge it."""
@@ -91,6 +93,14 @@ class Context:
     def read(self) -> Iterator[Connection]:
         """One read-only transaction."""
         with self.database.read() as conn:
+            yield conn
+
+    @contextmanager
+    def listing(self) -> Iterator[Connection]:
+        """One read-only transaction on the replica when there is one, else the database:
+        for listings and history a person reads, where an answer a moment stale is fine.
+        Never for a read that a write, a fire or a claim acts on."""
+        with (self.replica or self.database).read() as conn:
             yield conn
 
 
@@ -153,6 +163,7 @@ class ServiceBase:
         self.clock = context.clock
         self._write = context.write
         self._read = context.read
+        self._listing = context.listing
 
 
 def checked_scope(scope: Scope) -> Scope:

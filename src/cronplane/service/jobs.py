@@ -117,7 +117,7 @@ class Jobs(ServiceBase):
         self, tenant: str, stack: str | None = None, *, status: str | None = None
     ) -> list[Job]:
         """Jobs of a tenant (optionally one stack or status), by stack and name."""
-        with self._read() as conn:
+        with self._listing() as conn:
             return job_store.list_jobs(conn, tenant, stack, status=status)
 
     def update_job(

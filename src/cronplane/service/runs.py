@@ -104,7 +104,7 @@ class RunService(ServiceBase):
         limit: int = 100,
     ) -> list[QueueItem]:
         """The tenant's items, newest first."""
-        with self.database.read() as conn:
+        with self._listing() as conn:
             return queue.list_items(
                 conn, tenant=tenant, status=status, schedule_id=schedule_id, limit=limit
             )
@@ -150,12 +150,12 @@ class RunService(ServiceBase):
 
     def last_items(self, tenant: str, schedule_ids: list[UUID]) -> dict[UUID, QueueItem]:
         """Each schedule's newest item (any source), for a page of rows."""
-        with self.database.read() as conn:
+        with self._listing() as conn:
             return summaries.latest_by_schedule(conn, tenant, schedule_ids)
 
     def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
         """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
-        with self.database.read() as conn:
+        with self._listing() as conn:
             return summaries.fired_schedules(conn, tenant, schedule_ids, ev.SCHEDULE_FIRED.text)
 
     def retry_item(self, tenant: str, item_id: UUID, *, actor: str) -> QueueItem:

@@ -87,7 +87,7 @@ class Schedules(ScheduleCreates):
         query = (query or ScheduleQuery()).checked()
         limit = query.limit
         after = None if query.cursor is None else decode_cursor(query.cursor)
-        with self._read() as conn:
+        with self._listing() as conn:
             # One extra row tells whether another page exists.
             rows = schedule_store.list_page(conn, tenant, query, after=after, limit=limit + 1)
         items = tuple(rows[:limit])
@@ -206,7 +206,7 @@ class Schedules(ScheduleCreates):
     ) -> list[Event]:
         """The schedule's events (changes and the occurrence ledger), newest first."""
         check_limit(limit)
-        with self._read() as conn:
+        with self._listing() as conn:
             row = existing(conn, scope, name)
             return list_events(
                 conn, tenant=scope.tenant, schedule_id=row.id, before_id=before_id, limit=limit

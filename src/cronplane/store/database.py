@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane import settings
 from cronplane.clock import Clock, SystemClock
-from cronplane.errors import Unavailable
+from cronplane.errors import Unavailable, UnsupportedDatabase
 from cronplane.store import dialects
 from cronplane.store.dialects import normalize_url
 
@@ -33,6 +33,7 @@ __all__ = [
     "alembic_config",
     "normalize_url",
     "open_database",
+    "read_replica",
     "shown_url",
 ]
 
@@ -140,6 +141,22 @@ class Database:
     def dispose(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+
+
+def read_replica(url: str | None) -> Database | None:
+    """The replica CRONPLANE_READ_URL names (None: unset), made without connecting or
+    migrating: a replica is read-only, and one that is down answers its reads with
+    X503001DBDOWN, not the process's start. UnsupportedDatabase (X400009DBUNSP) naming
+    the variable for a URL that is no database cronplane runs on."""
+    if url is None:
+        return None
+    try:
+        return Database(url)
+    except UnsupportedDatabase as error:
+        detail = {**error.detail, "field": settings.READ_URL_VARIABLE}
+        raise UnsupportedDatabase(
+            f"{settings.READ_URL_VARIABLE}: {error.message}", detail
+        ) from error
 
 
 def shown_url(url: str) -> str:

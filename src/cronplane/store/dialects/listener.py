@@ -19,12 +19,10 @@ import threading
 from collections.abc import Callable
 
 import psycopg
-from sqlalchemy.engine import make_url
 
 from cronplane.clock import Clock
-from cronplane.settings import listen_url_setting
 from cronplane.store.database import Database
-from cronplane.store.dialects.postgresql import POOLER_OPTION
+from cronplane.store.dialects.conninfo import libpq_conninfo, listen_conninfo
 from cronplane.store.schedules import NOTIFY_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -34,18 +32,17 @@ RETRY_CAP = 30.0
 
 
 def plain_url(database: Database) -> str:
-    """The database URL as libpq understands it (no SQLAlchemy driver suffix)."""
-    url = database.engine.url.set(drivername="postgresql")
-    return url.render_as_string(hide_password=False)
+    """The database URL as libpq's connection string, every host of a multi-host URL
+    named (`target_session_attrs=read-write` then LISTENs on whichever is the primary)."""
+    return libpq_conninfo(database.url, "CRONPLANE_DATABASE_URL")
 
 
 def listen_url(database: Database) -> str | None:
     """Where to LISTEN: CRONPLANE_LISTEN_URL when set, else the database unless it is
     pooled (None: nowhere, the dispatcher polls)."""
-    configured = listen_url_setting()
+    configured = listen_conninfo()
     if configured is not None:
-        url = make_url(configured).difference_update_query([POOLER_OPTION])
-        return url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return configured
     if database.pooled:
         log.info(
             "%s goes through a transaction pooler and CRONPLANE_LISTEN_URL is unset: "
