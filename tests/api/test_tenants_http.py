@@ -96,6 +96,7 @@ def test_the_cli_through_a_server_needs_a_platform_token(database: Database) -> 
         env = {"CRONPLANE_URL": url, "CRONPLANE_DATABASE_URL": "sqlite:////nonexistent/x.db"}
         refused = cronplane("tenant", "ls", env={**env, "CRONPLANE_TOKEN": tenant_token})
         assert refused.returncode == 6 and refused.stderr.startswith("X403001FORBID")
+        assert "only a platform token may see tenants and their usage" in refused.stderr
         platform_env = {**env, "CRONPLANE_TOKEN": platform}
         made = cronplane("tenant", "set-quota", "acme", "--max-queued", "1", env=platform_env)
         assert made.returncode == 0, made.stderr

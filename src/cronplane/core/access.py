@@ -148,6 +148,13 @@ def permissions(role: Role) -> frozenset[Permission]:
     return GRANTS[role]
 
 
+# What a platform-only action does, for a refusal a person reads.
+_PLATFORM_WORDS: Final = {
+    Action.TENANTS: "see tenants and their usage",
+    Action.QUOTA: "set a tenant's quota",
+}
+
+
 def permits(role: Role, action: Action) -> bool:
     """True when `role` grants every permission `action` needs."""
     return NEEDS[action] <= GRANTS[role]
@@ -168,7 +175,8 @@ def check(principal: Principal, tenant: str | None, action: Action) -> None:
     """
     if action in PLATFORM_ONLY and not principal.is_platform:
         raise Forbidden(
-            f"only a platform token may {action.value}: this token is tenant {principal.tenant}'s",
+            f"only a platform token may {_PLATFORM_WORDS[action]}: this token is tenant "
+            f"{principal.tenant}'s",
             {"action": action.value, "tenant": principal.tenant},
         )
     if tenant is not None and not sees(principal, tenant):
