@@ -80,6 +80,14 @@ SCENARIO: list[tuple[str, ...]] = [
     ("schedule", "ls", "--json", *SCOPE),
     ("schedule", "ls", "--all", "--json"),
     ("schedule", "ls", "--limit", "1", "--json", *SCOPE),
+    # Labels, selectors and search (issue 37).
+    (
+        *["schedule", "add", "tagged", "--job", "ship", "--cron", "@daily"],
+        *["--label", "team=pay", "--label", "tier=web", "--json", *SCOPE],
+    ),
+    ("schedule", "ls", "-l", "team=pay,tier in (web)", "-q", "DAILY", "--json", *SCOPE),
+    ("schedule", "ls", "--all-stacks", "-l", "!team", "--json"),
+    ("schedule", "ls", "-l", "team in (pay", *SCOPE),
     ("schedule", "info", "hourly", "--json", *SCOPE),
     ("schedule", "disable", "hourly", "--json", *SCOPE),
     ("schedule", "enable", "hourly", "--revision", "1", *SCOPE),

@@ -14,13 +14,14 @@ import re
 from collections.abc import Mapping
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronplane.core.labels import KEY_REGEX, VALUE_REGEX, validate_labels
 from cronplane.core.selectors import (
     MAX_REQUIREMENTS,
     OPS,
+    SELECTOR_REGEX,
     Requirement,
     Selector,
     parse_selector,
@@ -267,3 +268,15 @@ def small_requirements(draw: st.DrawFn) -> Requirement:
 def test_matches_agrees_with_a_model(terms: list[Requirement], labels: dict[str, str]) -> None:
     selector = parse_selector(str(Selector(tuple(terms))))
     assert selector.matches(labels) is all(_model(term, labels) for term in terms)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(st.from_regex(SELECTOR_REGEX, fullmatch=True))
+def test_the_documented_pattern_admits_only_what_parses(text: str) -> None:
+    # api.schemas puts the pattern in the OpenAPI document for clients and the fuzzer.
+    assert str(parse_selector(text)) == str(parse_selector(str(parse_selector(text))))
+
+
+@pytest.mark.parametrize("text", [t for t, _ in K8S_PARSED] + K8S_GOOD)
+def test_the_pattern_admits_kubernetes_examples_but_odd_whitespace(text: str) -> None:
+    assert bool(re.fullmatch(SELECTOR_REGEX, text)) is (not re.search(r"[\r\n]", text))

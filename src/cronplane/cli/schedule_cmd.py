@@ -58,7 +58,17 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
 
 @schedule.command("ls")
 @click.option(
-    "--all", "everywhere", is_flag=True, help="Every stack and environment of the tenant."
+    "--all",
+    "--all-stacks",
+    "everywhere",
+    is_flag=True,
+    help="Every stack and environment of the tenant.",
+)
+@click.option(
+    "-l", "--selector", default=None, help="Only rows a label selector selects: team=pay,!legacy."
+)
+@click.option(
+    "-q", "--search", default=None, help="Only rows whose name, job, cron, title or labels say it."
 )
 @click.option("--source", type=click.Choice(["app", "user", "system"]), default=None)
 @click.option("--enabled/--disabled", "enabled", default=None, help="Only enabled / disabled.")
@@ -71,6 +81,8 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
 def ls(
     ctx: click.Context,
     everywhere: bool,
+    selector: str | None,
+    search: str | None,
     source: str | None,
     enabled: bool | None,
     job: str | None,
@@ -81,7 +93,9 @@ def ls(
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
     plane = client(ctx)
-    filters = ScheduleQuery(source=source, enabled=enabled, job=job)
+    filters = ScheduleQuery(
+        source=source, enabled=enabled, job=job, search=search, selector=selector
+    )
     page = plane.list_schedules(
         s.tenant,
         replace(

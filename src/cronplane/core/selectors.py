@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from cronplane.core.labels import validate_labels
+from cronplane.core.labels import KEY_REGEX, VALUE_REGEX, validate_labels
 from cronplane.errors import InvalidRequest
 
 Op = Literal["=", "!=", "in", "notin", "exists", "!"]
@@ -36,6 +36,21 @@ MAX_TEXT: Final = 2048
 MAX_REQUIREMENTS: Final = 32
 _SPECIAL: Final = ",()=!<>"
 _END: Final = ""
+
+# The grammar as one regular expression, for the OpenAPI document (api.schemas):
+# a client or fuzzer generates from it only selectors the parser accepts (a test
+# holds the two together). The parser, not this, is what refuses: its message
+# names the place.
+_KEY: Final = KEY_REGEX[1:-1]
+_VALUE: Final = VALUE_REGEX[1:-1]
+_WS: Final = "[ \\t]*"
+_TERM: Final = (
+    f"(?:!{_WS}{_KEY}|{_KEY}(?:{_WS}(?:==?|!=){_WS}{_VALUE}"
+    f"|[ \\t]+(?:in|notin){_WS}\\({_WS}{_VALUE}(?:{_WS},{_WS}{_VALUE})*{_WS}\\))?)"
+)
+SELECTOR_REGEX: Final = (
+    f"^(?:{_WS}{_TERM}{_WS}(?:,{_WS}{_TERM}{_WS}){{0,{MAX_REQUIREMENTS - 1}}})?$"
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -16,6 +16,7 @@ from cronplane.store.tables.alerts import (
     alerts,
 )
 from cronplane.store.tables.base import NAMING, EventId, metadata
+from cronplane.store.tables.labels import schedule_labels
 from cronplane.store.tables.schedules import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -44,6 +45,7 @@ __all__ = [
     "leases",
     "metadata",
     "queue_items",
+    "schedule_labels",
     "schedule_state",
     "schedules",
     "tenant_quotas",
