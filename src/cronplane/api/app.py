@@ -32,6 +32,7 @@ from cronplane.api import (
     metrics,
     queue,
     schedules,
+    selections,
     sync,
     tenants,
 )
@@ -138,7 +139,8 @@ def create_app(
     # Each router straight onto the app (not nested in a /api/v1 router):
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
-    for module in (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants):
+    routers = (schedules, controls, selections, queue, jobs, sync, events, cron, identity)
+    for module in (*routers, alerts, tenants):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

@@ -30,6 +30,12 @@ OPERATIONS: Final[dict[str, str]] = {
     "resume_schedule": "schedules_resume",
     "backfill_schedule": "schedules_backfill",
     "run_now": "schedules_run",
+    # actions by selector (api/selections.py)
+    "pause_selection": "selection_pause",
+    "resume_selection": "selection_resume",
+    "enable_selection": "selection_enable",
+    "disable_selection": "selection_disable",
+    "run_selection": "selection_run",
     # queue items (api/queue.py)
     "list_items": "items_list",
     "get_item": "items_get",

@@ -16,6 +16,7 @@ import click
 from cronplane.cli import hints, render, schedule_when_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.cli.selection_cmd import by_selection
 from cronplane.core.controls import MISSED, Missed
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
@@ -158,7 +159,8 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
 
 
 @schedule.command("enable")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("enable")
 @REVISION
 @json_option
 @scope_options
@@ -173,7 +175,8 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
 
 
 @schedule.command("disable")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("disable")
 @REVISION
 @json_option
 @scope_options
@@ -233,7 +236,8 @@ def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 
 
 @schedule.command("run")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("run")
 @click.option(
     "--wait",
     is_flag=True,
@@ -280,7 +284,8 @@ def schedule_run(
 
 
 @schedule.command("pause")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("pause")
 @click.option(
     "--until",
     default=None,
@@ -311,7 +316,8 @@ def pause(
 
 
 @schedule.command("resume")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("resume")
 @click.option(
     "--missed",
     type=click.Choice(MISSED),

@@ -33,7 +33,7 @@ from cronplane.store.tables import schedule_labels, schedules
 _CHUNK: Final = 500  # ids per IN list: under SQLite's bound-parameter limit
 # A driver's range is counted up to this many entries (an index-only scan): enough
 # to tell a rare value from a common one, never a count of a million.
-COUNT_CAP: Final = 2000
+COUNT_CAP: Final = 1000
 _KEYED: Final = ("tenant", "name", "stack", "environment")
 
 
@@ -113,25 +113,28 @@ def range_of(walked: Any, tenant: str, term: Requirement) -> list[ColumnElement[
 
 def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
     """What a page of `selector` walks: its positive term with the fewest rows (each
-    counted up to COUNT_CAP in the index) when that is under the cap, else its
-    rarest single-value term in order, else None (the page walks `schedules` by name)."""
-    counted: list[tuple[int, Requirement]] = []
-    for term in selector.requirements:
-        if term.op in ("=", "in", "exists"):
-            entries = (
-                select(schedule_labels.c.name)
-                .where(*range_of(schedule_labels, tenant, term))
-                .limit(COUNT_CAP)
-                .subquery()
-            )
-            counted.append(
-                (conn.execute(select(func.count()).select_from(entries)).scalar_one(), term)
-            )
-    single = [
-        (count, term) for count, term in counted if term.op != "exists" and len(term.values) == 1
+    counted up to COUNT_CAP in the index, in one statement) when that is under the
+    cap, else its rarest single-value term in order, else None (the page walks
+    `schedules` by name)."""
+    terms = [term for term in selector.requirements if term.op in ("=", "in", "exists")]
+    if not terms:
+        return None
+    counts = [
+        select(func.count())
+        .select_from(
+            select(schedule_labels.c.name)
+            .where(*range_of(schedule_labels, tenant, term))
+            .limit(COUNT_CAP)
+            .subquery()
+        )
+        .scalar_subquery()
+        for term in terms
     ]
-    if counted and (fewest := min(counted, key=lambda pair: pair[0]))[0] < COUNT_CAP:
-        return Walk(fewest[1], ordered=any(fewest[1] == term for _, term in single))
+    counted = list(zip(conn.execute(select(*counts)).one(), terms, strict=True))
+    single = [(n, term) for n, term in counted if term.op != "exists" and len(term.values) == 1]
+    fewest, term = min(counted, key=lambda pair: pair[0])
+    if fewest < COUNT_CAP:
+        return Walk(term, ordered=any(term == other for _, other in single))
     if single:
         return Walk(min(single, key=lambda pair: pair[0])[1], ordered=True)
     return None

@@ -14,7 +14,7 @@ from sqlalchemy.sql import ColumnElement, FromClause
 
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.selectors import Requirement
-from cronplane.store import label_index
+from cronplane.store import dialects, label_index
 from cronplane.store.tables import SCHEDULE_ROWS, jobs, schedule_labels, schedule_state, schedules
 
 Order = tuple[Any, Any, Any]  # the columns a listing is ordered by: name, stack, environment
@@ -28,6 +28,9 @@ def listing(
     of the term label_index.driver chooses and ordered by its copy of the listing
     key: for one value the index yields that order, for a small range it is sorted."""
     selector = filters.selection()
+    if selector:
+        # PostgreSQL would start workers for a page of a few hundred index entries.
+        dialects.of(conn).serial(conn)
     walk = label_index.driver(conn, tenant, selector) if selector else None
     if walk is None:
         order = (schedules.c.name, schedules.c.stack, schedules.c.environment)

@@ -269,6 +269,14 @@ def list_page(
     return [schedule_from_row(row) for row in conn.execute(query)]
 
 
+def list_all(conn: Connection, tenant: str, filters: ScheduleQuery) -> list[Schedule]:
+    """Every row `filters` names, not a page, by (name, stack, environment): what an
+    action by selector acts on (`cursor` and `limit` are not read)."""
+    rows, conditions, order = schedule_filters.listing(conn, tenant, filters)
+    query = select(*SCHEDULE_COLUMNS).select_from(rows).where(*conditions).order_by(*order)
+    return [schedule_from_row(row) for row in conn.execute(query)]
+
+
 def update_schedule(
     conn: Connection,
     schedule_id: UUID,

@@ -25,6 +25,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 # Each database's walk over a JSON object's pairs (labels are text to text).
+PAIRS = "st_schedule_labels_pairs"
 FILL = {
     "postgresql": "SELECT s.id, s.tenant, e.key, e.value, s.name, s.stack, s.environment "
     "FROM schedules AS s, jsonb_each_text(s.labels) AS e",
@@ -55,6 +56,15 @@ def upgrade() -> None:
         "schedule_labels",
         ["tenant", "key", "value", "name", "stack", "environment", "schedule_id"],
     )
+    if dialect == "postgresql":
+        # A (key, value) pair's share of the rows, which the planner cannot tell from
+        # each column's own: without it `tier=critical` (a third of a million rows)
+        # was estimated at a tenth and a page sorted 33,000 rows (2.3 s) instead of
+        # walking 300 index entries.
+        op.execute(
+            f"CREATE STATISTICS {PAIRS} (mcv, dependencies) ON tenant, key, value "
+            "FROM schedule_labels"
+        )
 
 
 def downgrade() -> None:
