@@ -10,10 +10,10 @@ parses, makes one service call (service.selections) and renders.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from cronplane.api.auth import CanRun, CanToggle, CanUpdate
 from cronplane.api.context import ApiContext, current_context
@@ -23,17 +23,39 @@ from cronplane.core.controls import Missed
 from cronplane.core.queries import MAX_SEARCH, ScheduleQuery
 from cronplane.core.selections import SelectionAction
 from cronplane.core.selectors import MAX_TEXT as MAX_SELECTOR
-from cronplane.core.selectors import SELECTOR_REGEX
+from cronplane.core.selectors import REQUIREMENTS_REGEX, SELECTOR_REGEX
 
 router = APIRouter(prefix="/tenants/{tenant}/schedules/actions", tags=["schedules"])
 Context = Annotated[ApiContext, Depends(current_context)]
 Segment = NameSegment
 
 
+# Described for clients and fuzzers: a body names rows by a selector with a requirement,
+# or by a search that is not blank (else 400, `detail.field` = `selector`).
+_TEXT: Final = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"  # not blank, no NUL
+_NAMED: Final[dict[str, Any]] = {
+    "anyOf": [
+        {
+            "required": ["selector"],
+            "properties": {"selector": {"type": "string", "pattern": REQUIREMENTS_REGEX}},
+        },
+        *(
+            {
+                "required": [field],
+                "properties": {field: {"type": "string", "pattern": _TEXT}},
+            }
+            for field in ("q", "search")
+        ),
+    ]
+}
+
+
 class SelectionBody(Request):
     """The rows (a selector and/or a search, within a stack and environment if given)
     and how: `dry_run` lists them and changes nothing; `confirm` is needed to change
     more than 1,000. `until` and `note` are pause's, `missed` resume's."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_NAMED)
 
     selector: str | None = Field(
         default=None, max_length=MAX_SELECTOR, json_schema_extra={"pattern": SELECTOR_REGEX}

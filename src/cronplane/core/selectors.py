@@ -48,9 +48,10 @@ _TERM: Final = (
     f"(?:!{_WS}{_KEY}|{_KEY}(?:{_WS}(?:==?|!=){_WS}{_VALUE}"
     f"|[ \\t]+(?:in|notin){_WS}\\({_WS}{_VALUE}(?:{_WS},{_WS}{_VALUE})*{_WS}\\))?)"
 )
-SELECTOR_REGEX: Final = (
-    f"^(?:{_WS}{_TERM}{_WS}(?:,{_WS}{_TERM}{_WS}){{0,{MAX_REQUIREMENTS - 1}}})?$"
-)
+_TERMS: Final = f"{_WS}{_TERM}{_WS}(?:,{_WS}{_TERM}{_WS}){{0,{MAX_REQUIREMENTS - 1}}}"
+SELECTOR_REGEX: Final = f"^(?:{_TERMS})?$"
+# At least one requirement: a selector that names rows (an action's).
+REQUIREMENTS_REGEX: Final = f"^{_TERMS}$"
 
 
 @dataclass(frozen=True, slots=True, order=True)

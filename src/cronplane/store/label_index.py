@@ -31,9 +31,9 @@ from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.tables import schedule_labels, schedules
 
 _CHUNK: Final = 500  # ids per IN list: under SQLite's bound-parameter limit
-# A driver's range is counted up to this many entries (an index-only scan): enough
-# to tell a rare value from a common one, never a count of a million.
-COUNT_CAP: Final = 1000
+# A driver's range is counted up to this many entries (an index-only scan): a range
+# under it is small enough to sort on the index alone; never a count of a million.
+COUNT_CAP: Final = 16384
 _KEYED: Final = ("tenant", "name", "stack", "environment")
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, not_, select, tuple_, update
+from sqlalchemy import Connection, Row, delete, select, update
 from sqlalchemy.sql import Select
 
 from cronplane.core.codec import field_names
@@ -244,36 +244,17 @@ def list_page(
     """Rows ordered by (name, stack, environment), starting after the keyset `after`.
 
     The order is unique within a tenant. With stack and environment fixed the
-    unique key's index yields it directly; the keyset condition is written
-    as `name >= :name AND NOT (...)` so the index range still applies. A
-    selector's page walks its driver's label index range instead, which is in
-    the same order (schedule_filters.listing).
+    unique key's index yields it directly; a selector's page walks a label
+    index range in the same order (store.schedule_filters.listing).
     """
-    rows, conditions, (by_name, by_stack, by_env) = schedule_filters.listing(conn, tenant, filters)
-    if after is not None:
-        name, stack, environment = after
-        if filters.stack is not None and filters.environment is not None:
-            conditions.append(by_name > name)
-        else:
-            conditions.append(by_name >= name)
-            conditions.append(
-                not_(and_(by_name == name, tuple_(by_stack, by_env) <= tuple_(stack, environment)))
-            )
-    query = (
-        select(*SCHEDULE_COLUMNS)
-        .select_from(rows)
-        .where(*conditions)
-        .order_by(by_name, by_stack, by_env)
-        .limit(limit)
-    )
+    query = schedule_filters.listing(conn, tenant, filters, after=after, limit=limit)
     return [schedule_from_row(row) for row in conn.execute(query)]
 
 
 def list_all(conn: Connection, tenant: str, filters: ScheduleQuery) -> list[Schedule]:
     """Every row `filters` names, not a page, by (name, stack, environment): what an
     action by selector acts on (`cursor` and `limit` are not read)."""
-    rows, conditions, order = schedule_filters.listing(conn, tenant, filters)
-    query = select(*SCHEDULE_COLUMNS).select_from(rows).where(*conditions).order_by(*order)
+    query = schedule_filters.listing(conn, tenant, filters)
     return [schedule_from_row(row) for row in conn.execute(query)]
 
 
