@@ -37,9 +37,9 @@ fill = importlib.import_module("cronplane.store.migrations.versions.0017_label_i
 SHAPES = {
     "one value (5 %)": "team=team-7",
     "set and not-equal (7 %)": "team in (team-1,team-2),tier!=batch",
-    "three equals (0.3 %)": "env=prod,region=eu-west,tier=critical",
+    "three equals (3.3 %)": "env=prod,region=eu-west,tier=critical",
     "rare label (1 %)": "legacy",
-    "rare and value (0.2 %)": "legacy,region=ap-south",
+    "rare and value (0.14 %)": "legacy,region=ap-south",
     "no such value (0 rows)": "team=nobody",
     "does not exist + value (5 %)": "!legacy,team=team-3",
     "notin only (60 %)": "region notin (eu-west,us-east)",

@@ -7,7 +7,6 @@ selects.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -108,8 +107,8 @@ def test_every_write_path_keeps_the_index_in_step(database: Database) -> None:
     assert _in_step(database, "insert_rows") == 2
 
 
-def test_migration_0017_indexes_the_rows_that_exist(tmp_path: Path) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'old.db'}")
+def test_migration_0017_indexes_the_rows_that_exist(empty_database: Database) -> None:
+    database = empty_database
     database.upgrade("0016")
     row = {**schedule_row("old", next_run=None), "labels": {"team": "pay", "tier": ""}}
     main, state = split_values(row)
@@ -122,7 +121,9 @@ def test_migration_0017_indexes_the_rows_that_exist(tmp_path: Path) -> None:
         (str(row["id"]), "acme", "tier", ""),
     }
     assert _in_step(database, "migration 0017") == 2
-    database.dispose()
+    with database.read() as conn:
+        walked = conn.execute(select(schedule_labels.c.name, schedule_labels.c.stack)).all()
+    assert {tuple(r) for r in walked} == {("old", "default")}
 
 
 KEYS = ("team", "tier", "example.com/env")
