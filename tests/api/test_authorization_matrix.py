@@ -109,6 +109,12 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ("GET", S + "/history"): Op(Action.READ),
     ("GET", S + "/preview"): Op(Action.READ),
     ("POST", S + "/run"): Op(Action.RUN, 202),
+    # Actions by selector (issue 37): each as its single-row twin; the seed's rows are named.
+    ("POST", T + "/schedules/actions/pause"): Op(Action.UPDATE, body=lambda t: {"q": "nightly"}),
+    ("POST", T + "/schedules/actions/resume"): Op(Action.UPDATE, body=lambda t: {"q": "nightly"}),
+    ("POST", T + "/schedules/actions/enable"): Op(Action.TOGGLE, body=lambda t: {"q": "nightly"}),
+    ("POST", T + "/schedules/actions/disable"): Op(Action.TOGGLE, body=lambda t: {"q": "x"}),
+    ("POST", T + "/schedules/actions/run"): Op(Action.RUN, body=lambda t: {"q": "nightly"}),
     ("GET", T + "/queue/items"): Op(Action.READ),
     ("GET", T + "/queue/items/{item_id}"): Op(Action.READ),
     ("POST", T + "/queue/items/{item_id}/cancel"): Op(Action.RUN),

@@ -31,6 +31,7 @@ QUERIES = {
     "enabled": ScheduleQuery(enabled=False),
     "job": ScheduleQuery(job="export"),
     "search": ScheduleQuery(search="NIGHT"),
+    "selector": ScheduleQuery(selector="team in (pay, ops),tier!=batch"),
     "limit": ScheduleQuery(limit=2),
 }
 
@@ -63,7 +64,13 @@ def test_every_filter_answers_the_same_over_http_as_in_process(database: Databas
     ):
         service.create_schedule(
             Scope("acme", stack, env),
-            ScheduleSpec(job=job, cron="0 * * * *", name=name, enabled=n != 3),
+            ScheduleSpec(
+                job=job,
+                cron="0 * * * *",
+                name=name,
+                enabled=n != 3,
+                labels={"team": ("pay", "ops")[n % 2], "tier": ("batch", "web")[n // 2]},
+            ),
             actor="seed",
         )
     token = api.token("acme", Role.VIEWER)
@@ -94,7 +101,12 @@ def _compare(service: ScheduleService, remote: RemoteService) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    [ScheduleQuery(limit=0), ScheduleQuery(source="nobody"), ScheduleQuery(search="x" * 129)],
+    [
+        ScheduleQuery(limit=0),
+        ScheduleQuery(source="nobody"),
+        ScheduleQuery(search="x" * 129),
+        ScheduleQuery(selector="team in (pay"),
+    ],
 )
 def test_a_bad_query_is_a_coded_error(query: ScheduleQuery) -> None:
     with pytest.raises(InvalidRequest):

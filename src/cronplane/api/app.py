@@ -33,6 +33,7 @@ from cronplane.api import (
     metrics,
     queue,
     schedules,
+    selections,
     sync,
     tenants,
 )
@@ -142,8 +143,8 @@ def create_app(
     # Each router straight onto the app (not nested in a /api/v1 router):
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
-    routers = (schedules, controls, queue, jobs, sync, events, cron, identity, alerts, tenants)
-    for module in (*routers, calendars):
+    routers = (schedules, controls, selections, queue, jobs, sync, events, cron, identity)
+    for module in (*routers, alerts, tenants, calendars):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

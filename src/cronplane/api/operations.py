@@ -35,6 +35,12 @@ OPERATIONS: Final[dict[str, str]] = {
     "get_calendar": "calendars_get",
     "save_calendar": "calendars_save",
     "remove_calendar": "calendars_remove",
+    # actions by selector (api/selections.py)
+    "pause_selection": "selection_pause",
+    "resume_selection": "selection_resume",
+    "enable_selection": "selection_enable",
+    "disable_selection": "selection_disable",
+    "run_selection": "selection_run",
     # queue items (api/queue.py)
     "list_items": "items_list",
     "get_item": "items_get",

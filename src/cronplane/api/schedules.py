@@ -8,6 +8,7 @@ service call and renders; the rules live in `cronplane.service`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -25,11 +26,11 @@ from cronplane.api.schedule_schemas import (
     SchedulePage,
     SchedulePatchBody,
 )
-from cronplane.api.schemas import EventPage, NameSegment, Preview, ScheduleQueryParams
+from cronplane.api.schemas import NO_NUL, EventPage, NameSegment, Preview, ScheduleQueryParams
 from cronplane.core.codec import field_names, nullable_fields
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Schedule, Scope
-from cronplane.core.queries import ScheduleQuery
+from cronplane.core.queries import MAX_SEARCH, ScheduleQuery
 from cronplane.service import NewSchedule
 from cronplane.service.calendars import shown_exclusion
 
@@ -90,12 +91,18 @@ def list_schedules(
     _: CanRead,
     tenant: Segment,
     query: Annotated[ScheduleQueryParams, Query()],
+    q: Annotated[str | None, Query(max_length=MAX_SEARCH, pattern=NO_NUL)] = None,
 ) -> Response:
     """Schedules ordered by (name, stack, environment); `next_cursor` null on the last page.
 
-    `search` keeps rows whose name, job, stack or environment contains it (any case).
+    `search` (or its short name `q`) keeps rows whose name, job, cron, stack,
+    environment, job title or a label value contains it (any case); `selector`
+    keeps the rows a label selector selects (`team=payments,env in (prod,staging)`).
     """
-    page = ctx.service.list_schedules(tenant, ScheduleQuery(**query.model_dump()))
+    filters = ScheduleQuery(**query.model_dump())
+    if q is not None and filters.search is None:
+        filters = replace(filters, search=q)
+    page = ctx.service.list_schedules(tenant, filters)
     return json_answer(
         {"items": [schedule_json(row) for row in page.items], "next_cursor": page.next_cursor}
     )

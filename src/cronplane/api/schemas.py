@@ -23,6 +23,8 @@ from cronplane.core.choices import SOURCES
 from cronplane.core.controls import Missed
 from cronplane.core.dst import Gap, Repeat
 from cronplane.core.queries import MAX_PAGE, MAX_SEARCH, ScheduleQuery
+from cronplane.core.selectors import MAX_TEXT as MAX_SELECTOR
+from cronplane.core.selectors import SELECTOR_REGEX
 
 MAX_NAME: Final = 256  # the service allows 64; longer is refused here without a lookup
 MAX_CRON: Final = 1024  # the service allows 256 and quotes the offender in its message
@@ -115,6 +117,11 @@ class ScheduleQueryParams(BaseModel):
     enabled: bool | None = None
     job: NameFilter = None
     search: str | None = Field(default=None, max_length=MAX_SEARCH, json_schema_extra=NUL_FREE)
+    # A label selector (core.selectors): Kubernetes' syntax, e.g. `team=payments,!legacy`.
+    # The document carries its grammar as a pattern; the parser refuses, naming the place.
+    selector: str | None = Field(
+        default=None, max_length=MAX_SELECTOR, json_schema_extra={"pattern": SELECTOR_REGEX}
+    )
     cursor: str | None = Field(default=None, max_length=1024, json_schema_extra=NUL_FREE)
     limit: int = Field(default=ScheduleQuery().limit, ge=1, le=MAX_PAGE)
 

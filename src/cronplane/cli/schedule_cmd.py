@@ -16,6 +16,7 @@ import click
 from cronplane.cli import hints, render, schedule_when_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
+from cronplane.cli.selection_cmd import by_selection
 from cronplane.core.controls import MISSED, Missed
 from cronplane.core.cron import parse
 from cronplane.core.explain import explain
@@ -59,7 +60,17 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
 
 @schedule.command("ls")
 @click.option(
-    "--all", "everywhere", is_flag=True, help="Every stack and environment of the tenant."
+    "--all",
+    "--all-stacks",
+    "everywhere",
+    is_flag=True,
+    help="Every stack and environment of the tenant.",
+)
+@click.option(
+    "-l", "--selector", default=None, help="Only rows a label selector selects: team=pay,!legacy."
+)
+@click.option(
+    "-q", "--search", default=None, help="Only rows whose name, job, cron, title or labels say it."
 )
 @click.option("--source", type=click.Choice(["app", "user", "system"]), default=None)
 @click.option("--enabled/--disabled", "enabled", default=None, help="Only enabled / disabled.")
@@ -72,6 +83,8 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
 def ls(
     ctx: click.Context,
     everywhere: bool,
+    selector: str | None,
+    search: str | None,
     source: str | None,
     enabled: bool | None,
     job: str | None,
@@ -82,7 +95,9 @@ def ls(
     """List schedules (the scope's, or with --all the tenant's), by name."""
     s = settings(ctx)
     plane = client(ctx)
-    filters = ScheduleQuery(source=source, enabled=enabled, job=job)
+    filters = ScheduleQuery(
+        source=source, enabled=enabled, job=job, search=search, selector=selector
+    )
     page = plane.list_schedules(
         s.tenant,
         replace(
@@ -150,7 +165,8 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
 
 
 @schedule.command("enable")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("enable")
 @REVISION
 @json_option
 @scope_options
@@ -165,7 +181,8 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
 
 
 @schedule.command("disable")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("disable")
 @REVISION
 @json_option
 @scope_options
@@ -225,7 +242,8 @@ def history(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 
 
 @schedule.command("run")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("run")
 @click.option(
     "--wait",
     is_flag=True,
@@ -272,7 +290,8 @@ def schedule_run(
 
 
 @schedule.command("pause")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("pause")
 @click.option(
     "--until",
     default=None,
@@ -303,7 +322,8 @@ def pause(
 
 
 @schedule.command("resume")
-@click.argument("name")
+@click.argument("name", required=False)
+@by_selection("resume")
 @click.option(
     "--missed",
     type=click.Choice(MISSED),

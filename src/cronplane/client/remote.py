@@ -35,6 +35,7 @@ from cronplane.core.queries import ScheduleQuery
 from cronplane.core.reconcile import (
     SyncPlan,
 )
+from cronplane.core.selections import SelectionAction, SelectionReport
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service import AppReport, BackfillReport
@@ -152,6 +153,32 @@ class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars):
         path = self._schedule(scope, name) + "/backfill"
         body = {"from": start, "to": end, "dry_run": dry_run, "allow_overlap": allow_overlap}
         return from_document(BackfillReport, self._request("POST", path, body=body))
+
+    def act_on_selection(
+        self,
+        tenant: str,
+        action: SelectionAction,
+        query: ScheduleQuery,
+        *,
+        actor: str,
+        dry_run: bool = False,
+        confirm: bool = False,
+        until: str | None = None,
+        note: str | None = None,
+        missed: Missed = "skip",
+    ) -> SelectionReport:
+        """POST …/schedules/actions/ACTION with the query's rows and the options."""
+        names = {"selector": query.selector, "search": query.search}
+        scope = {"stack": query.stack, "environment": query.environment}
+        options = {"until": until, "note": note} if action == "pause" else {}
+        body = {
+            **{key: value for key, value in {**names, **scope, **options}.items() if value},
+            **({"missed": missed} if action == "resume" else {}),
+            "dry_run": dry_run,
+            "confirm": confirm,
+        }
+        path = f"{self._tenant(tenant)}/schedules/actions/{segment(action)}"
+        return SelectionReport.from_dict(self._request("POST", path, body=body))
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

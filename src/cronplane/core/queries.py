@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
 from cronplane.core.choices import SOURCES
+from cronplane.core.selectors import Selector, parse_selector
 from cronplane.errors import InvalidRequest
 
 MAX_SEARCH: Final = 128
@@ -29,8 +30,10 @@ def check_limit(limit: int) -> None:
 class ScheduleQuery:
     """Filters (None: any) and the page: rows ordered by (name, stack, environment).
 
-    `search` keeps rows whose name, job, stack or environment contains it (any
-    case); `cursor` is the previous page's `next_cursor`."""
+    `search` keeps rows whose name, job, cron, stack, environment, job title or a
+    label value contains it (any case); `selector` keeps the rows a label
+    selector (core.selectors) selects; `cursor` is the previous page's
+    `next_cursor`."""
 
     stack: str | None = None
     environment: str | None = None
@@ -38,11 +41,13 @@ class ScheduleQuery:
     enabled: bool | None = None
     job: str | None = None
     search: str | None = None
+    selector: str | None = None
     cursor: str | None = None
     limit: int = 100
 
     def checked(self) -> ScheduleQuery:
-        """This query with `search` trimmed (blank: none), or InvalidRequest."""
+        """This query with `search` trimmed and `selector` canonical (blank: none), or
+        InvalidRequest."""
         check_limit(self.limit)
         if self.source is not None and self.source not in SOURCES:
             raise InvalidRequest(f"source {self.source!r} is invalid", {"field": "source"})
@@ -51,7 +56,12 @@ class ScheduleQuery:
             raise InvalidRequest(
                 f"search is longer than {MAX_SEARCH} characters", {"field": "search"}
             )
-        return replace(self, search=search)
+        selector = str(parse_selector(self.selector)) if self.selector else ""
+        return replace(self, search=search, selector=selector or None)
+
+    def selection(self) -> Selector:
+        """The selector this query names (none: every row)."""
+        return parse_selector(self.selector or "")
 
     def params(self) -> dict[str, Any]:
         """The query string's parameters (the API's names), those set."""

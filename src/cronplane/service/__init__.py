@@ -36,6 +36,7 @@ from cronplane.service.quotas import Tenants
 from cronplane.service.runs import RunService
 from cronplane.service.schedule_creates import NewSchedule
 from cronplane.service.schedules import Schedules
+from cronplane.service.selections import Selections
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
 from cronplane.settings import (
@@ -112,6 +113,7 @@ class ScheduleService:
         self.alerts = AlertService(self.context)
         self.tenants = Tenants(self.context)
         self.calendars = Calendars(self.context)
+        self.selections = Selections(self.context, self.schedules, self.controls, self.runs)
 
     create_schedule = Offered("schedules", Schedules.create_schedule)
     create_schedules = Offered("schedules", Schedules.create_schedules)
@@ -128,6 +130,7 @@ class ScheduleService:
     pause_schedule = Offered("controls", Controls.pause_schedule)
     resume_schedule = Offered("controls", Controls.resume_schedule)
     backfill_schedule = Offered("controls", Controls.backfill_schedule)
+    act_on_selection = Offered("selections", Selections.act)
     register_job = Offered("jobs", Jobs.register_job)
     get_job = Offered("jobs", Jobs.get_job)
     list_jobs = Offered("jobs", Jobs.list_jobs)

@@ -10,8 +10,9 @@ let a dispatcher wake before its planned sleep ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -223,6 +224,17 @@ def check_revision(row: Schedule, revision: int | None) -> None:
         )
 
 
+# An action by selector (service.selections) names itself in the event of each row it
+# changes through the single-row use cases: set around each call, read here.
+ACTING_ON: ContextVar[Mapping[str, Any] | None] = ContextVar("cronplane_acting_on", default=None)
+
+
+def with_selection(detail: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An event's detail with the selection acting on its row (ACTING_ON), if any."""
+    acting = ACTING_ON.get()
+    return detail if not acting else {**(detail or {}), **acting}
+
+
 def change_event(
     tx: Transaction,
     code: Code,
@@ -242,7 +254,7 @@ def change_event(
         actor=actor,
         message=f"schedule {schedule.name} {verb} by {actor}",
         now=tx.now,
-        detail={"revision": schedule.revision, **(detail or {})},
+        detail={"revision": schedule.revision, **(with_selection(detail) or {})},
     )
 
 

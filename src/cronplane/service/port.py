@@ -19,6 +19,7 @@ from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
+from cronplane.core.selections import SelectionAction, SelectionReport
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service.controls import BackfillReport
@@ -84,6 +85,20 @@ class ControlPlane(Protocol):
         dry_run: bool = False,
         allow_overlap: bool = False,
     ) -> BackfillReport: ...
+
+    def act_on_selection(
+        self,
+        tenant: str,
+        action: SelectionAction,
+        query: ScheduleQuery,
+        *,
+        actor: str,
+        dry_run: bool = False,
+        confirm: bool = False,
+        until: str | None = None,
+        note: str | None = None,
+        missed: Missed = "skip",
+    ) -> SelectionReport: ...
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None

@@ -28,7 +28,7 @@ from cronplane.errors import (
     QueueItemNotFound,
     ScheduleNotFound,
 )
-from cronplane.service.base import Context, ServiceBase, active_job
+from cronplane.service.base import Context, ServiceBase, active_job, with_selection
 from cronplane.service.quotas import room_in_queue, tenant_quota
 from cronplane.store import cancels, queue, summaries
 from cronplane.store.events import append_event
@@ -79,9 +79,9 @@ class RunService(ServiceBase):
                 schedule_timeout=row.timeout,
                 actor=actor,
                 message=f"run now by {actor}" + ("" if payload is None else ", payload overridden"),
-                detail=None
-                if payload is None
-                else {"payload_overridden": True, "payload": payload},
+                detail=with_selection(
+                    None if payload is None else {"payload_overridden": True, "payload": payload}
+                ),
             )
         if self.on_enqueue is not None:
             self.on_enqueue()

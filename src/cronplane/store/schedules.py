@@ -19,13 +19,13 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, not_, or_, select, tuple_, update
-from sqlalchemy.sql import ColumnElement, Select
+from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy.sql import Select
 
 from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
 from cronplane.core.queries import ScheduleQuery
-from cronplane.store import dialects
+from cronplane.store import dialects, label_index, schedule_filters
 from cronplane.store.tables import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -91,6 +91,7 @@ def insert_rows(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         split = [split_values(row) for row in rows]
         conn.execute(schedules.insert(), [main for main, _state in split])
         conn.execute(schedule_state.insert(), _state_rows(split))
+        label_index.index(conn, rows)
 
 
 def _insert(conn: Connection) -> Any:
@@ -112,6 +113,7 @@ def insert_schedules(conn: Connection, rows: Sequence[Schedule]) -> set[UUID]:
     states = _state_rows(pair for pair in split if pair[0]["id"] in inserted)
     if states:
         conn.execute(schedule_state.insert(), states)
+    label_index.index(conn, (main for main, _ in split if main["id"] in inserted))
     return inserted
 
 
@@ -242,56 +244,17 @@ def list_page(
     """Rows ordered by (name, stack, environment), starting after the keyset `after`.
 
     The order is unique within a tenant. With stack and environment fixed the
-    unique key's index yields it directly; the keyset condition is written
-    as `name >= :name AND NOT (...)` so the index range still applies.
+    unique key's index yields it directly; a selector's page walks a label
+    index range in the same order (store.schedule_filters.listing).
     """
-    conditions: list[ColumnElement[bool]] = [schedules.c.tenant == tenant]
-    if filters.stack is not None:
-        conditions.append(schedules.c.stack == filters.stack)
-    if filters.environment is not None:
-        conditions.append(schedules.c.environment == filters.environment)
-    if filters.source is not None:
-        conditions.append(schedules.c.source == filters.source)
-    if filters.enabled is not None:
-        conditions.append(schedule_state.c.enabled == filters.enabled)
-    if filters.job is not None:
-        conditions.append(schedules.c.job == filters.job)
-    if filters.search:
-        # autoescape: `%` and `_` in the text match themselves, not anything.
-        conditions.append(
-            or_(
-                *(
-                    column.icontains(filters.search, autoescape=True)
-                    for column in (
-                        schedules.c.name,
-                        schedules.c.job,
-                        schedules.c.stack,
-                        schedules.c.environment,
-                    )
-                )
-            )
-        )
-    if after is not None:
-        name, stack, environment = after
-        if filters.stack is not None and filters.environment is not None:
-            conditions.append(schedules.c.name > name)
-        else:
-            conditions.append(schedules.c.name >= name)
-            conditions.append(
-                not_(
-                    and_(
-                        schedules.c.name == name,
-                        tuple_(schedules.c.stack, schedules.c.environment)
-                        <= tuple_(stack, environment),
-                    )
-                )
-            )
-    query = (
-        _rows()
-        .where(*conditions)
-        .order_by(schedules.c.name, schedules.c.stack, schedules.c.environment)
-        .limit(limit)
-    )
+    query = schedule_filters.listing(conn, tenant, filters, after=after, limit=limit)
+    return [schedule_from_row(row) for row in conn.execute(query)]
+
+
+def list_all(conn: Connection, tenant: str, filters: ScheduleQuery) -> list[Schedule]:
+    """Every row `filters` names, not a page, by (name, stack, environment): what an
+    action by selector acts on (`cursor` and `limit` are not read)."""
+    query = schedule_filters.listing(conn, tenant, filters)
     return [schedule_from_row(row) for row in conn.execute(query)]
 
 
@@ -316,6 +279,8 @@ def update_schedule(
         query = query.values(**main) if main else query.values(revision=schedules.c.revision)
         if conn.execute(query).rowcount != 1:
             return False
+        if "labels" in main:
+            label_index.reindex(conn, schedule_id, main["labels"])
     if not state:
         return True
     query = update(schedule_state).where(schedule_state.c.id == schedule_id).values(**state)
@@ -354,6 +319,7 @@ def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
         chunk = ids[start : start + 500]
         # The state explicitly: no foreign key cascades (SQLite's are off).
         conn.execute(delete(schedule_state).where(schedule_state.c.id.in_(chunk)))
+        label_index.forget(conn, chunk)
         deleted += conn.execute(delete(schedules).where(schedules.c.id.in_(chunk))).rowcount
     return deleted
 

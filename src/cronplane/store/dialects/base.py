@@ -130,6 +130,10 @@ class Dialect:
     def notify(self, conn: Connection, channel: str) -> None:
         """Wake listeners of `channel` at commit."""
 
+    def serial(self, conn: Connection) -> None:
+        """Plan this transaction's queries without parallel workers (a page of a few
+        index entries: starting workers costs more than it saves)."""
+
     def clock(self, database: Database) -> Clock:
         """The clock every part of a node reads on this database."""
         raise NotImplementedError

@@ -33,6 +33,7 @@ MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
 _LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _LOCK_MIGRATIONS = text("SELECT pg_advisory_xact_lock(:key)")
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
+_SERIAL = text("SET LOCAL max_parallel_workers_per_gather = 0")
 
 # cronplane's own URL option (libpq does not know it, so it is removed before
 # connecting): the URL goes through a transaction-pooling PgBouncer.
@@ -101,6 +102,9 @@ class PostgreSQL(Dialect):
     def notify(self, conn: Connection, channel: str) -> None:
         # Delivered at commit; nothing if the transaction rolls back.
         conn.execute(_NOTIFY, {"channel": channel})
+
+    def serial(self, conn: Connection) -> None:
+        conn.execute(_SERIAL)
 
     def clock(self, database: Database) -> Clock:
         # Nodes with skewed clocks agree on due rows, leases and availability.

@@ -17,6 +17,7 @@ from cronplane.store.tables.alerts import (
 )
 from cronplane.store.tables.base import NAMING, EventId, metadata
 from cronplane.store.tables.calendars import calendars
+from cronplane.store.tables.labels import schedule_labels
 from cronplane.store.tables.schedules import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -46,6 +47,7 @@ __all__ = [
     "leases",
     "metadata",
     "queue_items",
+    "schedule_labels",
     "schedule_state",
     "schedules",
     "tenant_quotas",

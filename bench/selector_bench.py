@@ -1,0 +1,131 @@
+"""Label selectors over 1,000,000 schedules (issue 37): p50/p99 of a listing page.
+
+Run by hand (not part of the test suite)::
+
+    .venv/bin/python bench/selector_bench.py sqlite:////tmp/selectors.db
+    .venv/bin/python bench/selector_bench.py postgresql+psycopg://postgres@127.0.0.1/cp_sel
+
+The database must exist (an empty SQLite file path or an empty PostgreSQL
+database); it is migrated, emptied and seeded in SQL: 1,000,000 schedules in
+ONE tenant (a selector is always within a tenant, so one tenant holding every
+row is the worst case: spread over tenants, each query sees fewer), each with
+the labels team (20 values), tier (3), env (2), region (5), and `legacy` on
+1 in 100. The label index is filled as migration 0017 fills it. Then, per
+selector shape, the store's `list_page` (the API's and the CLI's listing: a
+page of 100, rows ordered by name) is timed `--runs` times in process, and
+the whole selection (`list_all`: what an action by selector reads) once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from datetime import UTC, datetime
+
+from sqlalchemy import text
+
+from cronplane.core.queries import ScheduleQuery
+from cronplane.store.database import Database
+from cronplane.store.schedules import list_all, list_page
+from dispatch_bench import reset, seed
+
+# The fill's SQL of migration 0017 (its module name starts with a digit).
+fill = importlib.import_module("cronplane.store.migrations.versions.0017_label_index")
+
+SHAPES = {
+    "one value (5 %)": "team=team-7",
+    "set and not-equal (7 %)": "team in (team-1,team-2),tier!=batch",
+    "three equals (3.3 %)": "env=prod,region=eu-west,tier=critical",
+    "rare label (1 %)": "legacy",
+    "rare and value (0.14 %)": "legacy,region=ap-south",
+    "no such value (0 rows)": "team=nobody",
+    "does not exist + value (5 %)": "!legacy,team=team-3",
+    "notin only (60 %)": "region notin (eu-west,us-east)",
+}
+# Labels from the row's number n (name `s<n>`), the same SQL shape on both databases.
+LABELS = {
+    "team": "'team-' || (n % 20)",
+    "tier": "CASE (n / 20) % 3 WHEN 0 THEN 'web' WHEN 1 THEN 'batch' ELSE 'critical' END",
+    "env": "CASE (n / 60) % 2 WHEN 0 THEN 'prod' ELSE 'staging' END",
+    "region": "CASE (n / 7) % 5 WHEN 0 THEN 'eu-west' WHEN 1 THEN 'us-east' WHEN 2 "
+    "THEN 'us-west' WHEN 3 THEN 'ap-south' ELSE 'eu-north' END",
+}
+
+
+def label_rows(database: Database, rows: int) -> None:
+    """Give every seeded row its labels, then fill the index as migration 0017 does."""
+    sqlite = database.dialect == "sqlite"
+    build = "json_object" if sqlite else "jsonb_build_object"
+    pairs = ", ".join(f"'{key}', {value}" for key, value in LABELS.items())
+    n = "CAST(substr(name, 2) AS INTEGER)"
+    with database.begin() as conn:
+        conn.execute(
+            text(
+                f"UPDATE schedules SET labels = (SELECT CASE WHEN n % 100 = 0 "
+                f"THEN {build}({pairs}, 'legacy', '') ELSE {build}({pairs}) END "
+                f"FROM (SELECT {n} AS n) AS number)"
+            )
+        )
+        conn.execute(text("DELETE FROM schedule_labels"))
+        conn.execute(
+            text(
+                "INSERT INTO schedule_labels "
+                "(schedule_id, tenant, key, value, name, stack, environment) "
+                + fill.FILL[database.dialect]
+            )
+        )
+    if not sqlite:
+        with database.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+            conn.exec_driver_sql("VACUUM ANALYZE schedules")
+            conn.exec_driver_sql("VACUUM ANALYZE schedule_labels")
+            conn.exec_driver_sql("VACUUM ANALYZE schedule_state")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--keep", action="store_true", help="Reuse a seeded database.")
+    args = parser.parse_args()
+    database = Database(args.url)
+    database.upgrade()
+    if not args.keep:
+        started = time.perf_counter()
+        reset(database)
+        seed(database, 0, args.rows, datetime(2026, 1, 5, 12, 0, tzinfo=UTC), "s")
+        label_rows(database, args.rows)
+        print(f"seeded {args.rows:,} rows in {time.perf_counter() - started:.0f} s")
+    print(f"{database.dialect}, {args.rows:,} schedules in one tenant, {args.runs} pages each")
+    print("| shape | selector | rows selected | page p50 ms | page p99 ms | whole selection ms |")
+    print("|---|---|---|---|---|---|")
+    for name, selector in SHAPES.items():
+        query = ScheduleQuery(selector=selector).checked()
+        times = []
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            with database.read() as conn:
+                page = list_page(conn, "bench", query, limit=101)
+            times.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        with database.read() as conn:
+            ids = list_all(conn, "bench", query)  # what an action by selector reads
+        whole = (time.perf_counter() - started) * 1000
+        assert len(page) == min(101, len(ids)), (name, len(page), len(ids))
+        print(
+            f"| {name} | `{selector}` | {len(ids):,} | {percentile(times, 50):.1f} | "
+            f"{percentile(times, 99):.1f} | {whole:.0f} |"
+        )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

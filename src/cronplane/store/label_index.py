@@ -1,0 +1,150 @@
+"""The label index's writes and the selector's SQL (issue 37; tables.labels says why).
+
+    index(conn, [row values, ...])                    pairs of new rows
+    reindex(conn, schedule_id, labels)                a row whose labels changed
+    forget(conn, ids)                                 rows deleted
+    selected(tenant, selector) -> [condition, ...]    a selector as SQL on `schedules`
+    driver(conn, tenant, selector) -> Requirement?    the term a listing page walks
+    value_contains(text) -> condition                 search over label values
+
+store.schedules calls the first three from each statement that writes
+`schedules.labels` (insert, update, delete), so the index never lags the
+column (tests/store/test_label_index.py writes through every path and
+compares). Each requirement is an EXISTS or NOT EXISTS on the index, a
+probe of the key per row. A listing page walks, instead of `schedules` by
+name, the index range of its rarest single-value term (`driver`): that range
+is in the listing's order already, so the page is its first matching entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from uuid import UUID
+
+from sqlalchemy import Connection, delete, exists, func, select
+from sqlalchemy.sql import ColumnElement
+
+from cronplane.core.selectors import Requirement, Selector
+from cronplane.store.bulk_rows import insert_dicts
+from cronplane.store.tables import schedule_labels, schedules
+
+_CHUNK: Final = 500  # ids per IN list: under SQLite's bound-parameter limit
+# A driver's range is counted up to this many entries (an index-only scan): a range
+# under it is small enough to sort on the index alone; never a count of a million.
+COUNT_CAP: Final = 16384
+_KEYED: Final = ("tenant", "name", "stack", "environment")
+
+
+def index(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Index the labels of new schedules, given as column values (one bulk statement)."""
+    pairs = [
+        {
+            "schedule_id": row["id"],
+            **{column: row[column] for column in _KEYED},
+            "key": key,
+            "value": value,
+        }
+        for row in rows
+        for key, value in (row.get("labels") or {}).items()
+    ]
+    insert_dicts(conn, schedule_labels, pairs)
+
+
+def forget(conn: Connection, ids: Iterable[UUID]) -> None:
+    """Drop the index rows of these schedules."""
+    ids = list(ids)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        conn.execute(delete(schedule_labels).where(schedule_labels.c.schedule_id.in_(chunk)))
+
+
+def reindex(conn: Connection, schedule_id: UUID, labels: Mapping[str, str]) -> None:
+    """Replace one schedule's index rows with `labels` (its key read from the row)."""
+    forget(conn, [schedule_id])
+    keyed = conn.execute(
+        select(*(schedules.c[column] for column in _KEYED)).where(schedules.c.id == schedule_id)
+    ).first()
+    if keyed is not None:
+        index(conn, [{"id": schedule_id, **keyed._mapping, "labels": labels}])
+
+
+def _term(tenant: str, requirement: Requirement, ids: Any) -> ColumnElement[bool]:
+    found = select(schedule_labels.c.schedule_id).where(
+        schedule_labels.c.tenant == tenant,
+        schedule_labels.c.key == requirement.key,
+        schedule_labels.c.schedule_id == ids,
+    )
+    if requirement.op in ("=", "!="):
+        found = found.where(schedule_labels.c.value == requirement.values[0])
+    elif requirement.op in ("in", "notin"):
+        found = found.where(schedule_labels.c.value.in_(requirement.values))
+    present = exists(found)
+    return present if requirement.op in ("=", "in", "exists") else ~present
+
+
+def selected(
+    tenant: str, selector: Selector, *, but: Requirement | None = None, ids: Any = None
+) -> list[ColumnElement[bool]]:
+    """Conditions on `schedules` (all must hold) that keep the rows `selector` selects
+    (`but`: a term the caller holds otherwise, as a page's driver; `ids`: the schedule
+    id column to probe by, `schedules.id` unless a walked index range has it)."""
+    ids = schedules.c.id if ids is None else ids
+    return [_term(tenant, term, ids) for term in selector.requirements if term != but]
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """The term a listing page reads the index range of: `ordered` when that range is
+    in the listing's order (one value), else it is small enough to sort."""
+
+    term: Requirement
+    ordered: bool
+
+
+def range_of(walked: Any, tenant: str, term: Requirement) -> list[ColumnElement[bool]]:
+    """Conditions on an alias of schedule_labels: the index range of a positive term."""
+    found = [walked.c.tenant == tenant, walked.c.key == term.key]
+    if term.op != "exists":
+        found.append(walked.c.value.in_(term.values))
+    return found
+
+
+def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
+    """What a page of `selector` walks: its positive term with the fewest rows (each
+    counted up to COUNT_CAP in the index, in one statement) when that is under the
+    cap, else its rarest single-value term in order, else None (the page walks
+    `schedules` by name)."""
+    terms = [term for term in selector.requirements if term.op in ("=", "in", "exists")]
+    if not terms:
+        return None
+    counts = [
+        select(func.count())
+        .select_from(
+            select(schedule_labels.c.name)
+            .where(*range_of(schedule_labels, tenant, term))
+            .limit(COUNT_CAP)
+            .subquery()
+        )
+        .scalar_subquery()
+        for term in terms
+    ]
+    counted = list(zip(conn.execute(select(*counts)).one(), terms, strict=True))
+    single = [(n, term) for n, term in counted if term.op != "exists" and len(term.values) == 1]
+    fewest, term = min(counted, key=lambda pair: pair[0])
+    if fewest < COUNT_CAP:
+        return Walk(term, ordered=any(term == other for _, other in single))
+    if single:
+        return Walk(min(single, key=lambda pair: pair[0])[1], ordered=True)
+    return None
+
+
+def value_contains(text: str) -> ColumnElement[bool]:
+    """Rows with a label value containing `text` (any case; `%` and `_` match themselves)."""
+    return exists(
+        select(schedule_labels.c.schedule_id).where(
+            schedule_labels.c.schedule_id == schedules.c.id,
+            schedule_labels.c.value.icontains(text, autoescape=True),
+        )
+    )
