@@ -24,6 +24,7 @@ from cronplane.ui import (
     jobs,
     listing,
     runs,
+    selection,
     signin,
     tenants,
 )
@@ -34,7 +35,7 @@ __all__ = ["mount"]
 
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
-    pages = (signin, listing, editor, controls, runs, feedback, jobs, alerts, tenants, calendars)
-    for module in pages:
+    first = (signin, listing, selection, editor, controls, runs, feedback, jobs, alerts)
+    for module in (*first, tenants, calendars):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

@@ -29,6 +29,7 @@ from cronplane.service import ScheduleService
 from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
+from cronplane.ui.selection import with_label
 from cronplane.ui.session import Reader, Session, Toggler
 
 router = page_router()
@@ -49,11 +50,17 @@ class Filters:
     status: str = ""
     q: str = ""
     cursor: str = ""
+    selector: str = ""
 
     @property
     def active(self) -> bool:
         """True when any filter or search is set."""
-        return any((self.stack, self.environment, self.source, self.status, self.q))
+        return any((self.stack, self.environment, self.source, self.status, self.q, self.selector))
+
+    @property
+    def selects(self) -> bool:
+        """True when a selector or a search names rows an action may take (ui.selection)."""
+        return bool(self.selector or self.q)
 
     def link(self, **changes: str) -> str:
         """The listing URL for these filters with `changes` applied (empty values dropped)."""
@@ -71,6 +78,7 @@ def find_page(
         source=filters.source or None,
         enabled={"active": True, "inactive": False}.get(filters.status),
         search=filters.q or None,
+        selector=filters.selector or None,
         cursor=filters.cursor or None,
         limit=limit,
     )
@@ -88,12 +96,15 @@ def listing(
     status: Annotated[str, Query(pattern="^(|active|inactive)$")] = "",
     q: Text = "",
     cursor: Annotated[str, Query(max_length=1024)] = "",
+    selector: Annotated[str, Query(max_length=1024)] = "",
     notice: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
     refused: Annotated[str, Query(max_length=MAX_NOTICE)] = "",
 ) -> Response:
     """The tenant's schedules, filtered, searched and paged."""
     ctx = context_of(request)
-    filters = Filters(stack.strip(), environment.strip(), source, status, q.strip(), cursor)
+    filters = Filters(
+        stack.strip(), environment.strip(), source, status, q.strip(), cursor, selector.strip()
+    )
     error = None
     rows: list[Schedule] = []
     next_cursor = None
@@ -123,6 +134,7 @@ def listing(
             "alert_counts": ctx.service.alerts.open_counts(session.tenant, ids),
             "item_tone": item_tone,
             "row_key": row_key,
+            "with_label": with_label,
         },
         status_code=error.status if error else 200,
     )

@@ -1,0 +1,93 @@
+"""The listing's selection: label chips, a selector filter, and actions over every row a
+selector or search names (not just the page), as `schedule pause -l …` does.
+
+Routes (each one service call, each guarded by its action):
+
+    POST /schedules/selection    Toggler; pause and resume need Updater's permission too
+                                 Selections.act over the listing's selector and search
+
+A chip (`team=payments` under a row's name) adds its label to the listing's
+selector; the selection bar shows when a selector or a search is set.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+from urllib.parse import urlencode
+
+from fastapi import Request
+from starlette.responses import RedirectResponse, Response
+
+from cronplane.api.context import context_of
+from cronplane.core.access import Action
+from cronplane.core.queries import ScheduleQuery
+from cronplane.core.selections import SelectionReport
+from cronplane.errors import CronplaneError, Forbidden
+from cronplane.ui.route import page_router
+from cronplane.ui.session import Toggler
+
+router = page_router()
+# Which permission each of the bar's actions needs (as its single-row twin).
+NEEDS: Final = {
+    "pause": Action.UPDATE,
+    "resume": Action.UPDATE,
+    "enable": Action.TOGGLE,
+    "disable": Action.TOGGLE,
+}
+PAST: Final = {"pause": "Paused", "resume": "Resumed", "enable": "Enabled", "disable": "Disabled"}
+MAX_FIELD: Final = 512
+
+
+def with_label(selector: str, key: str, value: str) -> str:
+    """`selector` with `key=value` added (as a chip adds it), unless already there."""
+    term = f"{key}={value}"
+    terms = [part.strip() for part in selector.split(",") if part.strip()]
+    return ",".join(terms if term in terms else [*terms, term])
+
+
+def summary(report: SelectionReport) -> str:
+    """The notice after an action: how many changed, were already so, were refused."""
+    done = report.count("changed")
+    text = f"{PAST[report.action]} {done} schedule{'s' if done != 1 else ''}"
+    already = report.count("already")
+    if already:
+        text += f"; {already} already {PAST[report.action].lower()}"
+    return text + "."
+
+
+@router.post("/schedules/selection")
+async def act(request: Request, session: Toggler) -> Response:
+    """Pause, resume, enable or disable every row the listing's selector and search name."""
+    form = await request.form()
+    fields = {k: v.strip()[:MAX_FIELD] for k, v in form.items() if isinstance(v, str)}
+    action = fields.get("action", "")
+    back = fields.get("back", "/?")
+    back = back if back.startswith("/?") else "/?"
+    query = ScheduleQuery(
+        stack=fields.get("stack") or None,
+        environment=fields.get("environment") or None,
+        search=fields.get("q") or None,
+        selector=fields.get("selector") or None,
+    )
+    answer: dict[str, str] = {}
+    try:
+        if action not in NEEDS or not session.can(NEEDS[action]):
+            raise Forbidden(f"role {session.principal.role.value} may not {action or 'act'} here")
+        report = context_of(request).service.act_on_selection(
+            session.tenant,
+            action,  # type: ignore[arg-type]  # one of NEEDS, checked above
+            query,
+            actor=session.principal.actor,
+            confirm=fields.get("confirm") == "on",
+        )
+        answer["notice"] = summary(report)
+        refused = [row for row in report.rows if row.outcome == "refused"]
+        if refused:
+            answer["refused"] = "Refused: " + "; ".join(
+                f"{row.name}: {row.code} {row.message}" for row in refused[:10]
+            )
+    except CronplaneError as error:
+        answer["refused"] = f"{error.code.text}: {error.message}"
+    separator = "" if back.endswith("?") else "&"
+    shown = {key: value[:500] for key, value in answer.items()}
+    return RedirectResponse(back + separator + urlencode(shown), status_code=303)
