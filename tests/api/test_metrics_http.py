@@ -75,3 +75,15 @@ def test_metrics_stay_public_without_the_setting(
 ) -> None:
     monkeypatch.delenv("CRONPLANE_METRICS_TOKEN", raising=False)
     assert make_api(sqlite_database).client.get("/metrics").status_code == 200
+
+
+def test_every_skip_outcome_has_its_own_reason_series() -> None:
+    """A new way to skip (a business calendar's day, issue 36) is counted under its own
+    reason, not lumped into `other`."""
+    from cronplane.api.metrics import SKIP_REASONS
+    from cronplane.core.firing import Outcome
+    from cronplane.processes.node import _SKIP_REASONS
+
+    assert set(_SKIP_REASONS) == set(Outcome) - {Outcome.FIRE}
+    assert set(_SKIP_REASONS.values()) <= set(SKIP_REASONS)
+    assert _SKIP_REASONS[Outcome.SKIPPED_EXCLUDED] == "excluded"

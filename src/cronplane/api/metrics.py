@@ -36,7 +36,15 @@ if TYPE_CHECKING:
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)
 
-SKIP_REASONS: Final = ("overlap", "misfire", "paused", "job_missing", "next_run_failed", "quota")
+SKIP_REASONS: Final = (
+    "overlap",
+    "misfire",
+    "paused",
+    "job_missing",
+    "next_run_failed",
+    "quota",
+    "excluded",  # a business calendar's day (core.excluded)
+)
 WORKER_OUTCOMES: Final = ("succeeded", "failed", "retry", "expired")
 LATENESS_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600)
 

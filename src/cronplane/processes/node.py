@@ -180,6 +180,7 @@ _SKIP_REASONS = {
     Outcome.JOB_MISSING: "job_missing",
     Outcome.CALC_FAILED: "next_run_failed",
     Outcome.SKIPPED_QUOTA: "quota",
+    Outcome.SKIPPED_EXCLUDED: "excluded",
 }
 
 
