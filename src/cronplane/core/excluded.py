@@ -35,6 +35,7 @@ from cronplane.errors import InvalidRequest
 
 NextAfter = Callable[[datetime], "datetime | None"]
 MAX_RUN_DAYS: Final = 31
+MAX_SKIPPED_DAYS: Final = 366
 _DAY: Final = timedelta(days=1)
 _TICK: Final = timedelta(microseconds=1)
 
@@ -94,9 +95,13 @@ class Exclusion:
 
         def business(after: datetime) -> datetime | None:
             found = raw(after)
-            while found is not None and self.excluded(found) is not None:
-                found = raw(found)
-            return found
+            # An excluded day is passed whole (one step a day, not one an occurrence);
+            # a year with no occurrence on a business day is none at all.
+            for _ in range(MAX_SKIPPED_DAYS):
+                if found is None or self.excluded(found) is None:
+                    return found
+                found = raw(self._midnight(self._day(found) + _DAY) - _TICK)
+            return None
 
         return business
 

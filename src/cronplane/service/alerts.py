@@ -52,6 +52,7 @@ from cronplane.errors import (
 )
 from cronplane.manifest import AppAlert
 from cronplane.service.base import ServiceBase, Transaction
+from cronplane.service.calendars import row_exclusion
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store.events import append_event
@@ -64,13 +65,21 @@ def _occurrences(cron: str, timezone: str, dst: DstPolicy) -> Callable[[datetime
     return lambda after: expression.next_after(after, zone, dst)
 
 
-def absent_due(row: Any, threshold: int, after: datetime) -> datetime | None:
+def absent_due(
+    row: Any, threshold: int, after: datetime, conn: Connection | None = None
+) -> datetime | None:
     """The deadline of an `absent` watch: the schedule's next occurrence after
-    `after`, plus the threshold; None when it has none (or cannot compute it)."""
+    `after` that runs (a business calendar's day moved or left out: read through
+    `conn`), plus the threshold; None when it has none (or cannot compute it)."""
     try:
         dst = DstPolicy(row.dst_gap, row.dst_repeat)
-        expected = _occurrences(row.cron, row.timezone, dst)(after)
-    except CronplaneError:
+        occurrences = _occurrences(row.cron, row.timezone, dst)
+        if conn is not None and getattr(row, "exclude", None):
+            exclusion = row_exclusion(conn, row.tenant, row.exclude, row.on_excluded, row.timezone)
+            if exclusion is not None:
+                occurrences = exclusion.running(occurrences)
+        expected = occurrences(after)
+    except (CronplaneError, ValueError):
         return None
     return None if expected is None else expected + timedelta(seconds=threshold)
 
@@ -81,7 +90,7 @@ def watch_rows(conn: Connection, rule: AlertRule, now: datetime) -> list[dict[st
         return []
     rows = []
     for head in store.schedules_watched(conn, rule):
-        due = absent_due(head, rule.threshold, now)
+        due = absent_due(head, rule.threshold, now, conn)
         if due is not None:
             rows.append(
                 {"rule_id": rule.id, "schedule_id": head.id, "tenant": rule.tenant, "due_at": due}

@@ -54,6 +54,8 @@ SCHEDULE_HEAD = (
     schedules.c.timezone,
     schedules.c.dst_gap,
     schedules.c.dst_repeat,
+    schedules.c.exclude,
+    schedules.c.on_excluded,
     schedule_state.c.enabled,
 )
 
