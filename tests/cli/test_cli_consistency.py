@@ -62,3 +62,15 @@ def test_queue_ls_has_a_header_and_info_shows_no_python_reprs(cronplane: Cronpla
     info = cronplane("queue", "info", item_id)
     assert info.code == 0 and "None" not in info.stdout and "False" in info.stdout
     assert "Scheduled for" in info.stdout and " UTC" in info.stdout
+
+
+def test_a_mistyped_job_or_schedule_name_gets_a_did_you_mean(cronplane: Cronplane) -> None:
+    assert cronplane("job", "add", "report", "--target", "python:app.jobs:report").code == 0
+    typo = cronplane("schedule", "add", "nightly", "--job", "reprot", "--cron", "@daily")
+    assert typo.code == 3 and typo.stderr.startswith("X404903JOBNFD")
+    assert "did you mean 'report'?" in typo.stderr
+    assert cronplane("schedule", "add", "nightly", "--job", "report", "--cron", "@daily").code == 0
+    missing = cronplane("schedule", "info", "nigthly")
+    assert missing.code == 3 and "did you mean 'nightly'?" in missing.stderr
+    unrelated = cronplane("schedule", "info", "zzzzzz")
+    assert unrelated.code == 3 and "did you mean" not in unrelated.stderr

@@ -6,16 +6,18 @@ with the listing every surface has, locally or with --url.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from cronplane.core.cron_zones import legacy_zone_note
 from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
-from cronplane.errors import ScheduleNotFound
+from cronplane.errors import JobNotFound, ScheduleNotFound
 
 if TYPE_CHECKING:
     from cronplane.service.port import ControlPlane
@@ -63,13 +65,44 @@ def empty_listing(
 
 
 def missing_name(plane: ControlPlane, tenant: str, name: str) -> str | None:
-    """Where NAME exists in the tenant, for a not-found message, or None."""
+    """Where NAME exists in the tenant, or the names it is likely a typo of, for a
+    not-found message; None when neither."""
     found, _ = scopes(plane, tenant, name)
     if not found:
-        return None
+        return did_you_mean(name, _names(plane, tenant))
     return f"{name!r} exists in " + ", ".join(
         f"--stack {scope.split('/')[0]} --env {scope.split('/')[1]}" for scope in sorted(found)
     )
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    """`did you mean 'x'?` for the known names closest to a mistyped one, or None."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=3)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(repr(found) for found in close) + "?"
+
+
+def _names(plane: ControlPlane, tenant: str) -> set[str]:
+    """The tenant's schedule names (up to MAX_PAGES pages)."""
+    names: set[str] = set()
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = plane.list_schedules(tenant, ScheduleQuery(cursor=cursor, limit=PAGE))
+        names.update(row.name for row in page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return names
+
+
+def missing_job(plane: ControlPlane, tenant: str, stack: str, error: JobNotFound) -> NoReturn:
+    """Raise `error` again, with the stack's job names it is likely a typo of."""
+    job = str((error.detail or {}).get("job", ""))
+    hint = did_you_mean(job, (j.name for j in plane.list_jobs(tenant, stack))) if job else None
+    if hint is None:
+        raise error
+    raise JobNotFound(f"{error.message}; {hint}", error.detail) from error
 
 
 def existing_schedule(plane: ControlPlane, scope: Scope, name: str) -> Schedule:

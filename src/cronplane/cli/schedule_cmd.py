@@ -22,7 +22,7 @@ from cronplane.core.cron import parse
 from cronplane.core.explain import explain
 from cronplane.core.inputs import ScheduleSpec
 from cronplane.core.queries import ScheduleQuery
-from cronplane.errors import CronplaneError, ScheduleNotFound
+from cronplane.errors import CronplaneError, JobNotFound, ScheduleNotFound
 from cronplane.processes.node import clock_for
 
 REVISION = schedule_when_cmd.REVISION
@@ -53,7 +53,11 @@ def add(ctx: click.Context, /, name: str, as_json: bool, **fields: Any) -> None:
     # The options are core.fields' rows, named after ScheduleSpec's fields.
     spec = ScheduleSpec(name=name, **spec_values(fields))
     s = settings(ctx)
-    created = client(ctx, writes=True).create_schedule(s.scope, spec, actor=s.actor)
+    plane = client(ctx, writes=True)
+    try:
+        created = plane.create_schedule(s.scope, spec, actor=s.actor)
+    except JobNotFound as error:
+        hints.missing_job(plane, s.tenant, s.stack, error)
     hints.legacy_zone(created.timezone)
     render.schedule(created, as_json, parse(created.cron).describe())
 
