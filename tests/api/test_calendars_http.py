@@ -8,6 +8,8 @@ Europe/London, 2027: Monday 31 May is the Spring Bank Holiday; 31 July a Saturda
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from api_support import Api
 
 C = "/tenants/acme/calendars"
@@ -116,3 +118,27 @@ def test_a_manifest_excludes_calendars_and_a_second_sync_writes_nothing(seeded: 
     missing = dict(manifest, crons={"close": {"cron": "0 18 L * *", "exclude": ["nope"]}})
     refused = seeded.call("POST", "/tenants/acme/apps", json={"manifest": missing})
     assert refused.status_code == 400 and "nope" in refused.text
+
+
+def test_a_calendar_with_no_business_day_near_is_refused_with_a_code_never_a_500(
+    seeded: Api,
+) -> None:
+    """A shift looks through 31 excluded days at most: a schedule that would find no
+    business day is refused (X400001CRNINV, field exclude), a calendar change that would
+    leave one so is refused, and a preview says why instead of failing."""
+    today = seeded.clock.now().date()
+    closed = [(today + timedelta(days=n)).isoformat() for n in range(60)]
+    assert seeded.call("PUT", C + "/closed", json={"dates": closed}).status_code == 200
+    body = {"job": "report", "cron": "0 9 * * *", "name": "daily", "stack": "billing",
+            "exclude": ["closed"], "on_excluded": "next"}  # fmt: skip
+    refused = seeded.call("POST", S, json=body)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["code"] == "X400001CRNINV"
+    assert refused.json()["detail"]["field"] == "exclude"
+    assert seeded.call("PUT", C + "/closed", json={"dates": closed[:3]}).status_code == 200
+    assert seeded.call("POST", S, json=body).status_code == 201
+    widened = seeded.call("PUT", C + "/closed", json={"dates": closed})
+    assert widened.status_code == 400 and widened.json()["code"] == "X400001CRNINV"
+    assert seeded.call("GET", C + "/closed").json()["dates"] == closed[:3]  # unchanged
+    preview = seeded.call("GET", S + "/billing/default/daily/preview", params={"count": 3})
+    assert preview.status_code == 200, preview.text

@@ -126,7 +126,10 @@ class Exclusion:
         found: list[datetime] = []
         notes: list[str] = []
         step = raw if self.policy == "skip" else self.shifted(raw)
-        at = step(after)
+        try:
+            at = step(after)
+        except ValueError as error:  # no business day near: nothing runs, say why
+            return found, [str(error)]
         # A skip policy may pass many excluded occurrences: bounded, as a preview is.
         for _ in range(count * 64):
             if at is None or len(found) >= count:
@@ -145,7 +148,11 @@ class Exclusion:
                         f"{self._shown(origin)} is excluded by {calendar} ({reason}): "
                         f"runs {self._shown(at)} ({self.policy} business day)"
                     )
-            at = step(at)
+            try:
+                at = step(at)
+            except ValueError as error:
+                notes.append(str(error))
+                break
         return found, notes
 
     def _shown(self, instant: datetime) -> str:

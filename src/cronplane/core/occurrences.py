@@ -59,9 +59,14 @@ def next_run(
         step = exclusion.shifted(raw)
     if start_at is not None and start_at > after:
         after = start_at - _SECOND  # so an occurrence at start_at itself counts
-    found = step(after)
-    while found is not None and start_at is not None and found < start_at:
-        found = step(found)  # start_at had a fraction of a second
+    try:
+        found = step(after)
+        while found is not None and start_at is not None and found < start_at:
+            found = step(found)  # start_at had a fraction of a second
+    except ValueError as error:  # a calendar with no business day near (core.excluded)
+        if exclusion is None:
+            raise
+        raise CronRejected(str(error), {"field": "exclude", "cron": cron}) from None
     if found is None or (end_at is not None and found > end_at):
         return None
     return found
@@ -86,8 +91,6 @@ def first_run(
         unbounded = found if found is not None else next_run(cron, timezone, now, dst=dst)
     except ScheduleSyntax as error:
         raise cron_rejected(cron, error) from error
-    except ValueError as error:  # a calendar with no business day near (core.excluded)
-        raise CronRejected(str(error), {"field": "exclude", "cron": cron}) from None
     if found is not None and found - now <= FIRST_RUN_HORIZON:
         return found
     detail = {"field": "cron", "cron": cron}

@@ -46,7 +46,7 @@ from cronplane.core.controls import Missed
 from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS, Schedule, Scope
 from cronplane.core.occurrences import next_run_function
-from cronplane.errors import BackfillOverlap, StaleRevision
+from cronplane.errors import BackfillOverlap, CronRejected, StaleRevision
 from cronplane.service.base import (
     Context,
     ServiceBase,
@@ -327,10 +327,13 @@ def _planned(
     exclusion = row_exclusion(conn, row.tenant, row.exclude, row.on_excluded, row.timezone)
     if exclusion is not None:  # what runs: an excluded day's occurrence moved, or none
         occurrences = exclusion.running(occurrences)
-    if latest_only:
-        found = controls.latest_occurrence(occurrences, first, last)
-    else:
-        found = controls.backfill_occurrences(occurrences, first, last)
+    try:
+        if latest_only:
+            found = controls.latest_occurrence(occurrences, first, last)
+        else:
+            found = controls.backfill_occurrences(occurrences, first, last)
+    except ValueError as error:  # a calendar with no business day near (core.excluded)
+        raise CronRejected(str(error), {"field": "exclude", "cron": row.cron}) from None
     job = active_job(conn, row.scope, row.job)
     nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
     ours = [at for at in found if nominal_next is None or at < nominal_next]
