@@ -100,8 +100,8 @@ def list_schedules(
     keeps the rows a label selector selects (`team=payments,env in (prod,staging)`).
     """
     filters = ScheduleQuery(**query.model_dump())
-    if q is not None and filters.search is None:
-        filters = replace(filters, search=q)
+    if q is not None and not (filters.search or "").strip():
+        filters = replace(filters, search=q)  # a blank `search` says nothing: `q` does
     page = ctx.service.list_schedules(tenant, filters)
     return json_answer(
         {"items": [schedule_json(row) for row in page.items], "next_cursor": page.next_cursor}

@@ -104,7 +104,8 @@ def _act(
     query = ScheduleQuery(
         stack=body.stack,
         environment=body.environment,
-        search=body.search if body.search is not None else body.q,
+        # A blank `search` (after trimming) says nothing: `q` then names the rows.
+        search=body.search if (body.search or "").strip() else body.q,
         selector=body.selector,
     )
     report = ctx.service.act_on_selection(
