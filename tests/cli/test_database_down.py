@@ -4,6 +4,7 @@ that only reads never creates a SQLite file or folder."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,11 @@ def _assert_down(args: tuple[str, ...], url: str, shown: str, tmp_path: Path) ->
     )
     assert out.code == 7, (args, out.stderr)
     lines = out.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("X503001DBDOWN: "), (args, out.stderr)
+    assert len(lines) == 1, (args, out.stderr)
+    if "--json" in args:  # the refusal is the JSON body (code, message, detail)
+        assert json.loads(lines[0])["code"] == "X503001DBDOWN", (args, out.stderr)
+    else:
+        assert lines[0].startswith("X503001DBDOWN: "), (args, out.stderr)
     assert shown in lines[0] and "secret" not in out.stderr, (args, lines[0])
     assert out.stdout == ""
 

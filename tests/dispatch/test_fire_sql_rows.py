@@ -142,9 +142,11 @@ def test_many_decisions_in_one_batch_each_row_as_decided_alone(database: Databas
             assert stored.last_run == START - timedelta(hours=1)
     assert sorted(report.batches[0].fired_for) == sorted(fired_for)
     assert report.fired == len(fired_for) and 0 < report.fired < 200
-    # Every outcome but a tenant quota's (none is set here: tests/dispatch/test_fire_quotas.py).
+    # Every outcome but a tenant quota's and an excluded day's (no quota and no calendar
+    # here: tests/dispatch/test_fire_quotas.py, tests/dispatch/test_calendar_fires.py).
     assert {outcome for outcome, count in report.counts.items() if count} == set(Outcome) - {
-        Outcome.SKIPPED_QUOTA
+        Outcome.SKIPPED_QUOTA,
+        Outcome.SKIPPED_EXCLUDED,
     }
 
 

@@ -19,6 +19,7 @@ from sqlalchemy import (
     cast,
     func,
     literal,
+    literal_column,
     null,
     select,
     text,
@@ -92,10 +93,12 @@ def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
         "row_key": cast(state.c.id, Text),
         "next_run": type_coerce(state.c.next_run, String),
         "runs_left": main.c.max_runs - state.c.run_count,
+        # Constants as SQL text, not parameters: the statement stays one text (and
+        # its plan one plan) whatever the batch.
         "exclusion": case(
-            (cast(main.c.exclude, Text) == "[]", null()),
+            (cast(main.c.exclude, Text) == literal_column("'[]'"), null()),
             else_=func.concat_ws(
-                " ", main.c.tenant, main.c.on_excluded, cast(main.c.exclude, Text)
+                literal_column("' '"), main.c.tenant, main.c.on_excluded, cast(main.c.exclude, Text)
             ),
         ),
     }
