@@ -35,15 +35,15 @@ def _labelled(world: World, name: str, **labels: str) -> None:
 def test_a_chip_filters_by_label_and_pause_all_pauses_the_selection(
     page: Any, world: World
 ) -> None:
-    _labelled(world, "zz-pay-a", team="payments", tier="batch")
-    _labelled(world, "zz-pay-b", team="payments")
-    _labelled(world, "zz-ops", team="ops")
+    _labelled(world, "zz-pay-a", team="zz-sel-pay", tier="batch")
+    _labelled(world, "zz-pay-b", team="zz-sel-pay")
+    _labelled(world, "zz-ops", team="zz-sel-ops")
     sign_in(page, world, Role.EDITOR)
     page.goto("/?q=zz-")
     row = page.locator("#schedules tr[data-name='zz-pay-a']")
-    row.get_by_role("link", name="team=payments").click()
-    expect(page).to_have_url(re.compile(r"selector=team%3Dpayments"))
-    expect(page.get_by_label("Labels")).to_have_value("team=payments")
+    row.get_by_role("link", name="team=zz-sel-pay").click()
+    expect(page).to_have_url(re.compile(r"selector=team%3Dzz-sel-pay"))
+    expect(page.get_by_label("Labels")).to_have_value("team=zz-sel-pay")
     names = page.locator("#schedules tbody tr[data-name]")
     expect(names).to_have_count(2)
     expect(page.locator("#schedules tr[data-name='zz-ops']")).to_have_count(0)
@@ -61,15 +61,15 @@ def test_a_chip_filters_by_label_and_pause_all_pauses_the_selection(
     # Each row is its own change, its event carrying the selector.
     events = service.schedule_history(SCOPE, "zz-pay-b", limit=5)
     paused = next(e for e in events if e.code == "V200101SCHPAU")
-    assert paused.detail.get("selector") == "team=payments"
+    assert paused.detail.get("selector") == "team=zz-sel-pay"
 
     page.get_by_role("button", name="Pause all").click()  # again: all were paused already
     expect(page.get_by_role("status")).to_have_text("Paused 0 schedules; 2 already paused.")
 
 
 def test_a_viewer_filters_by_chip_but_has_no_selection_actions(page: Any, world: World) -> None:
-    _labelled(world, "zz-viewed", team="data")
+    _labelled(world, "zz-viewed", team="zz-sel-data")
     sign_in(page, world, Role.VIEWER)
-    page.goto("/?selector=team%3Ddata")
+    page.goto("/?selector=team%3Dzz-sel-data")
     expect(page.locator("#schedules tbody tr[data-name]")).to_have_count(1)
     expect(page.get_by_role("button", name="Pause all")).to_have_count(0)
