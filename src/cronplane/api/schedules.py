@@ -30,7 +30,7 @@ from cronplane.api.schemas import NO_NUL, EventPage, NameSegment, Preview, Sched
 from cronplane.core.codec import field_names, nullable_fields
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Schedule, Scope
-from cronplane.core.queries import MAX_SEARCH, ScheduleQuery
+from cronplane.core.queries import MAX_SEARCH, ScheduleQuery, either_search
 from cronplane.service import NewSchedule
 from cronplane.service.calendars import shown_exclusion
 
@@ -100,8 +100,7 @@ def list_schedules(
     keeps the rows a label selector selects (`team=payments,env in (prod,staging)`).
     """
     filters = ScheduleQuery(**query.model_dump())
-    if q is not None and not (filters.search or "").strip():
-        filters = replace(filters, search=q)  # a blank `search` says nothing: `q` does
+    filters = replace(filters, search=either_search(filters.search, q))
     page = ctx.service.list_schedules(tenant, filters)
     return json_answer(
         {"items": [schedule_json(row) for row in page.items], "next_cursor": page.next_cursor}

@@ -20,7 +20,7 @@ from cronplane.api.context import ApiContext, current_context
 from cronplane.api.schemas import MAX_TEXT, NUL_FREE, NameFilter, NameSegment, Request
 from cronplane.api.schemas import Response as Answer
 from cronplane.core.controls import Missed
-from cronplane.core.queries import MAX_SEARCH, ScheduleQuery
+from cronplane.core.queries import MAX_SEARCH, ScheduleQuery, either_search
 from cronplane.core.selections import SelectionAction
 from cronplane.core.selectors import MAX_TEXT as MAX_SELECTOR
 from cronplane.core.selectors import REQUIREMENTS_REGEX, SELECTOR_REGEX
@@ -104,8 +104,7 @@ def _act(
     query = ScheduleQuery(
         stack=body.stack,
         environment=body.environment,
-        # A blank `search` (after trimming) says nothing: `q` then names the rows.
-        search=body.search if (body.search or "").strip() else body.q,
+        search=either_search(body.search, body.q),
         selector=body.selector,
     )
     report = ctx.service.act_on_selection(

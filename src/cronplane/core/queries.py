@@ -26,6 +26,12 @@ def check_limit(limit: int) -> None:
         raise InvalidRequest(f"limit {limit} is out of range 1..{MAX_PAGE}", {"field": "limit"})
 
 
+def either_search(search: str | None, q: str | None) -> str | None:
+    """The search a request gives as `search` or by its short name `q`: a blank `search`
+    says nothing, so `q` names it then (the listing and actions by selector alike)."""
+    return search if (search or "").strip() else q
+
+
 @dataclass(frozen=True, slots=True)
 class ScheduleQuery:
     """Filters (None: any) and the page: rows ordered by (name, stack, environment).
