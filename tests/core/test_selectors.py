@@ -282,3 +282,12 @@ def test_the_documented_pattern_admits_only_what_parses(text: str) -> None:
 @pytest.mark.parametrize("text", [t for t, _ in K8S_PARSED] + K8S_GOOD)
 def test_the_pattern_admits_kubernetes_examples_but_odd_whitespace(text: str) -> None:
     assert bool(re.fullmatch(SELECTOR_REGEX, text)) is (not re.search(r"[\r\n]", text))
+
+
+def test_a_chip_adds_its_label_to_the_selector_once() -> None:
+    from cronplane.core.selectors import with_label
+
+    assert with_label("", "team", "pay") == "team=pay"
+    assert with_label("tier in (a, b)", "team", "pay") == "team=pay,tier in (a,b)"
+    assert with_label("team=pay", "team", "pay") == "team=pay"
+    assert with_label("team=(", "team", "pay") == "team=pay"  # unparsable: the chip alone

@@ -13,16 +13,13 @@ from rich.table import Table
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, scope_options, settings
+from cronplane.core.validation import comma_list
 
 
 @click.group()
 @scope_options
 def calendar() -> None:
     """Business calendars: the days a schedule that excludes one does not run on."""
-
-
-def _split(text: str | None) -> list[str]:
-    return [part.strip() for part in (text or "").split(",") if part.strip()]
 
 
 def _show(rows: Sequence[dict[str, Any]], as_json: bool, *, one: bool = False) -> None:
@@ -77,8 +74,8 @@ def add(
     saved = client(ctx, writes=True).save_calendar(
         s.tenant,
         name,
-        weekly=_split(weekly),
-        dates=_split(dates),
+        weekly=comma_list(weekly),
+        dates=comma_list(dates),
         holidays=holidays,
         description=description,
         revision=revision,

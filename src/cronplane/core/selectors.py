@@ -108,6 +108,16 @@ class Selector:
         return ",".join(str(requirement) for requirement in self.requirements)
 
 
+def with_label(text: str, key: str, value: str) -> str:
+    """The selector `text` with `key=value` added (a console chip's link), canonical; a
+    `text` that does not parse gives way to the requirement alone."""
+    try:
+        selector = parse_selector(text)
+    except InvalidRequest:
+        selector = Selector()
+    return str(Selector((*selector.requirements, Requirement(key, "=", (value,)))))
+
+
 @dataclass(frozen=True, slots=True)
 class _Token:
     text: str  # a word, one of the special tokens, or _END

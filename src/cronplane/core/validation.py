@@ -70,6 +70,12 @@ def validate_name(value: object, what: str = "name") -> str:
     return value
 
 
+def comma_list(text: str | None) -> list[str]:
+    """The items of a list a person typed, separated by commas or new lines: trimmed,
+    blanks dropped (the console's and the CLI's calendar names, weekdays and dates)."""
+    return [item.strip() for item in (text or "").replace("\n", ",").split(",") if item.strip()]
+
+
 def storable_text(value: str) -> bool:
     """Whether both databases can store `value`: valid UTF-8 (no lone surrogate), no NUL."""
     # PostgreSQL refuses NUL in text and jsonb; SQLite would keep it: refuse it on both.

@@ -20,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
 from cronplane.core.calendars import ON_EXCLUDED_NOTES, WEEKDAYS
+from cronplane.core.validation import comma_list
 from cronplane.errors import CronplaneError
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
@@ -88,13 +89,12 @@ def calendars(
 @router.post("/calendars")
 def save(request: Request, session: Updater, fields: Fields) -> Response:
     """Create a calendar, or replace the one of that name whole."""
-    dates = [d for d in fields.get("dates", "").replace("\n", ",").split(",") if d.strip()]
     try:
         saved = context_of(request).service.save_calendar(
             session.tenant,
             fields.get("name", ""),
             weekly=fields["weekly"],
-            dates=dates,
+            dates=comma_list(fields.get("dates")),
             holidays=fields.get("holidays") or None,
             description=fields.get("description") or None,
             actor=session.principal.actor,

@@ -19,6 +19,7 @@ from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.labels import labels_text, parse_text
 from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
+from cronplane.core.validation import comma_list
 from cronplane.errors import InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
@@ -135,7 +136,7 @@ class ScheduleForm:
         if row.kind == "labels":
             return parse_text(text)
         if row.kind == "names":
-            return [name.strip() for name in text.split(",") if name.strip()]
+            return comma_list(text)
         if row.kind == "instant":  # checked (and resolved in the zone) by the service
             return text.strip() or None
         if row.choices:  # a choice: anything else is its default, or the first

@@ -24,12 +24,12 @@ from cronplane.api.context import context_of
 from cronplane.core.access import Action
 from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
+from cronplane.core.selectors import with_label
 from cronplane.errors import CronplaneError, InvalidRequest
 from cronplane.service import ScheduleService
 from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
-from cronplane.ui.selection import with_label
 from cronplane.ui.session import Reader, Session, Toggler
 
 router = page_router()

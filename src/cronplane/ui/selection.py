@@ -7,7 +7,8 @@ Routes (each one service call, each guarded by its action):
                                  Selections.act over the listing's selector and search
 
 A chip (`team=payments` under a row's name) adds its label to the listing's
-selector; the selection bar shows when a selector or a search is set.
+selector (core.selectors.with_label); the selection bar shows when a selector or a
+search is set.
 """
 
 from __future__ import annotations
@@ -36,13 +37,6 @@ NEEDS: Final = {
 }
 PAST: Final = {"pause": "Paused", "resume": "Resumed", "enable": "Enabled", "disable": "Disabled"}
 MAX_FIELD: Final = 512
-
-
-def with_label(selector: str, key: str, value: str) -> str:
-    """`selector` with `key=value` added (as a chip adds it), unless already there."""
-    term = f"{key}={value}"
-    terms = [part.strip() for part in selector.split(",") if part.strip()]
-    return ",".join(terms if term in terms else [*terms, term])
 
 
 def summary(report: SelectionReport) -> str:
