@@ -26,33 +26,35 @@ PAGE = 1000
 MAX_PAGES = 10  # a hint is not worth reading more than 10 000 rows
 
 
-def scopes(
-    plane: ControlPlane,
-    tenant: str,
-    name: str | None = None,
-    filters: ScheduleQuery | None = None,
-) -> tuple[Counter[str], bool]:
-    """Rows per `stack/environment` in the tenant (only NAME's, when given), and
-    whether the count stopped at MAX_PAGES."""
-    found: Counter[str] = Counter()
+def _walk(
+    plane: ControlPlane, tenant: str, filters: ScheduleQuery | None = None
+) -> tuple[list[Schedule], bool]:
+    """The tenant's rows (up to MAX_PAGES pages), and whether the walk stopped there."""
+    rows: list[Schedule] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         query = replace(filters or ScheduleQuery(), cursor=cursor, limit=PAGE)
         page = plane.list_schedules(tenant, query)
-        for row in page.items:
-            if name is None or row.name == name:
-                found[f"{row.stack}/{row.environment}"] += 1
+        rows.extend(page.items)
         cursor = page.next_cursor
         if cursor is None:
-            return found, False
-    return found, True
+            return rows, False
+    return rows, True
+
+
+def _scopes(rows: Iterable[Schedule], name: str | None = None) -> Counter[str]:
+    """Rows per `stack/environment` (only NAME's, when given)."""
+    return Counter(
+        f"{row.stack}/{row.environment}" for row in rows if name is None or row.name == name
+    )
 
 
 def empty_listing(
     plane: ControlPlane, tenant: str, here: str, filters: ScheduleQuery
 ) -> str | None:
     """What to say when the scope `here` (stack/env) listed nothing, or None."""
-    found, more = scopes(plane, tenant, filters=filters)
+    rows, more = _walk(plane, tenant, filters)
+    found = _scopes(rows)
     found.pop(here, None)
     if not found:
         return None
@@ -67,9 +69,10 @@ def empty_listing(
 def missing_name(plane: ControlPlane, tenant: str, name: str) -> str | None:
     """Where NAME exists in the tenant, or the names it is likely a typo of, for a
     not-found message; None when neither."""
-    found, _ = scopes(plane, tenant, name)
+    rows, _ = _walk(plane, tenant)  # one read serves both answers
+    found = _scopes(rows, name)
     if not found:
-        return did_you_mean(name, _names(plane, tenant))
+        return did_you_mean(name, (row.name for row in rows))
     return f"{name!r} exists in " + ", ".join(
         f"--stack {scope.split('/')[0]} --env {scope.split('/')[1]}" for scope in sorted(found)
     )
@@ -81,19 +84,6 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(found) for found in close) + "?"
-
-
-def _names(plane: ControlPlane, tenant: str) -> set[str]:
-    """The tenant's schedule names (up to MAX_PAGES pages)."""
-    names: set[str] = set()
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = plane.list_schedules(tenant, ScheduleQuery(cursor=cursor, limit=PAGE))
-        names.update(row.name for row in page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return names
 
 
 def missing_job(plane: ControlPlane, tenant: str, stack: str, error: JobNotFound) -> NoReturn:

@@ -22,7 +22,7 @@ from cronplane.core.cron import parse
 from cronplane.core.explain import explain
 from cronplane.core.inputs import ScheduleSpec
 from cronplane.core.queries import ScheduleQuery
-from cronplane.errors import CronplaneError, JobNotFound, ScheduleNotFound
+from cronplane.errors import CronplaneError, JobNotFound
 from cronplane.processes.node import clock_for
 
 REVISION = schedule_when_cmd.REVISION
@@ -129,13 +129,7 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
     """Show one schedule, its description and its next runs."""
     s = settings(ctx)
     plane = client(ctx)
-    try:
-        row = plane.get_schedule(s.scope, name)
-    except ScheduleNotFound as error:
-        hint = hints.missing_name(plane, s.tenant, name)
-        if hint is None:
-            raise
-        raise ScheduleNotFound(f"{error.message}; {hint}", error.detail) from error
+    row = hints.existing_schedule(plane, s.scope, name)
     try:
         cron = parse(row.cron)
     except CronplaneError as error:
