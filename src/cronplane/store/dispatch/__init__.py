@@ -114,7 +114,7 @@ def fire_batch(
         fencing.term,
         Occurrences(occurrences),
         quotas,
-        lambda tenant, names: calendar_store.calendars_named(conn, tenant, names),
+        lambda tenant: calendar_store.tenant_calendars(conn, tenant),
     )
     return _FIRE_PATHS[type(dialect)](conn, planner, limit, fairness)
 

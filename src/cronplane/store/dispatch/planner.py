@@ -7,16 +7,15 @@ the planner once per input rather than once per row.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
 from cronplane.core.calendars import Calendar
-from cronplane.core.cron import known_zone
 from cronplane.core.dst import DstPolicy
-from cronplane.core.excluded import Exclusion
+from cronplane.core.excluded import Exclusion, exclusion_of
 from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
@@ -34,7 +33,8 @@ from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 
-CalendarLoader = Callable[[str, Sequence[str]], dict[str, Calendar]]
+# A tenant's calendars by name (store.calendars.tenant_calendars on the batch's connection).
+CalendarLoader = Callable[[str], Mapping[str, Calendar]]
 _WHEN = len(DueWhen._fields)
 _MILLISECOND = timedelta(milliseconds=1)
 _INPUTS = len(INPUT_FIELDS)
@@ -195,7 +195,7 @@ class Planner:
         # A tenant's calendars by name, read once per batch for the rows that exclude any.
         self._calendars = calendars
         self._exclusions: dict[tuple[str, str], Exclusion | None] = {}
-        self._loaded: dict[str, dict[str, Calendar]] = {}
+        self._loaded: dict[str, Mapping[str, Calendar]] = {}
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
         self.plans: dict[tuple[Any, ...], Plan] = {}
@@ -303,17 +303,12 @@ class Planner:
         return plan
 
     def preload(self, exclusions: Iterable[str | None]) -> None:
-        """Read the calendars the batch's rows exclude, one query per tenant, before the
-        PostgreSQL path streams its COPY (no other statement may run on the connection
-        while it does)."""
-        wanted: dict[str, set[str]] = {}
+        """Read the calendars of the tenants whose rows in the batch exclude any, one query
+        a tenant, before the PostgreSQL path streams its COPY (no other statement may run
+        on the connection while it does)."""
         for text in set(exclusions):
             if text is not None:
-                tenant, _, names_json = text.split(" ", 2)
-                wanted.setdefault(tenant, set()).update(json.loads(names_json))
-        for tenant, names in wanted.items():
-            if self._calendars is not None and tenant not in self._loaded:
-                self._loaded[tenant] = self._calendars(tenant, sorted(names))
+                self._tenant_calendars(_exclusion_parts(text)[0])
 
     def exclusion(self, when: DueWhen) -> Exclusion | None:
         """The row's excluded days (core.excluded), or None when it excludes none."""
@@ -321,19 +316,22 @@ class Planner:
             return None
         key = (when.exclusion, when.timezone)
         if key not in self._exclusions:
-            tenant, policy, names_json = when.exclusion.split(" ", 2)
-            names = tuple(json.loads(names_json))
-            found = self._loaded.get(tenant)
-            if found is None:
-                found = self._calendars(tenant, names)
-            # A calendar is never removed while a row excludes it (service.calendars).
-            chosen = tuple(found[name] for name in names if name in found)
+            tenant, policy, names = _exclusion_parts(when.exclusion)
             try:
-                zone = known_zone(when.timezone)
-            except CronplaneError:  # the occurrence function fails too: the row is disabled
-                chosen = ()
-            self._exclusions[key] = Exclusion(chosen, policy, zone) if chosen else None
+                found = exclusion_of(names, policy, when.timezone, self._tenant_calendars(tenant))
+            except CronplaneError:
+                # An unknown zone: the occurrence function fails too and the row is
+                # disabled. (A calendar is never removed while a row excludes it.)
+                found = None
+            self._exclusions[key] = found
         return self._exclusions[key]
+
+    def _tenant_calendars(self, tenant: str) -> Mapping[str, Calendar]:
+        found = self._loaded.get(tenant)
+        if found is None:
+            loader = self._calendars
+            found = self._loaded[tenant] = {} if loader is None else loader(tenant)
+        return found
 
     def job_plan(
         self, key: tuple[str, str, str], options: dict[str, Any]
@@ -377,3 +375,9 @@ def _instant(raw: Any) -> datetime:
     """A next_run as read (text on SQLite, datetime on PostgreSQL) as aware UTC."""
     parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _exclusion_parts(text: str) -> tuple[str, str, tuple[str, ...]]:
+    """A due row's `exclusion` input (reads.DueWhen): tenant, on_excluded, calendar names."""
+    tenant, policy, names_json = text.split(" ", 2)
+    return tenant, policy, tuple(json.loads(names_json))
