@@ -77,6 +77,16 @@ class Calendars(ServiceBase):
         with self._read() as conn:
             return calendar_store.list_calendars(conn, tenant)
 
+    def calendar_users(self, tenant: str) -> dict[str, list[str]]:
+        """Each calendar's excluding schedules (`stack/environment/name`), from one read
+        (the console's Calendars page)."""
+        users: dict[str, list[str]] = {}
+        with self._read() as conn:
+            for row in calendar_store.excluding(conn, tenant):
+                for name in row.exclude:
+                    users.setdefault(name, []).append(_key(row))
+        return users
+
     def get_calendar(self, tenant: str, name: str) -> dict[str, Any]:
         """One calendar, with the schedules that exclude it; CalendarNotFound."""
         with self._read() as conn:
@@ -161,11 +171,12 @@ class Calendars(ServiceBase):
         """Recompute the next run of the rows that move their excluded occurrences (a
         `skip` row's next run is its expression's: the decision skips it)."""
         moved = 0
+        calendars = calendar_store.tenant_calendars(conn, tenant)  # once, for every row
         for key in calendar_store.excluding(conn, tenant, name):
             row = schedule_store.get_by_id(conn, tenant, key.id)
             if row is None or row.on_excluded == "skip" or row.next_run is None:
                 continue
-            exclusion = row_exclusion(conn, tenant, row.exclude, row.on_excluded, row.timezone)
+            exclusion = exclusion_of(row.exclude, row.on_excluded, row.timezone, calendars)
             following = resumed(row, max(row.last_run or now, now), exclusion)
             if following != row.next_run:
                 schedule_store.update_schedule(conn, row.id, {"next_run": following})

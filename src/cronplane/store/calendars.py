@@ -103,10 +103,10 @@ def delete_calendar(conn: Connection, tenant: str, name: str) -> None:
     conn.execute(calendars.delete().where(calendars.c.tenant == tenant, calendars.c.name == name))
 
 
-def excluding(conn: Connection, tenant: str, name: str) -> list[Any]:
-    """The tenant's schedule rows whose `exclude` names the calendar: (id, stack,
-    environment, name). Read whole and filtered here: `exclude` is a short JSON list
-    on both databases, and a calendar change is rare."""
+def excluding(conn: Connection, tenant: str, name: str | None = None) -> list[Any]:
+    """The tenant's schedule rows whose `exclude` names the calendar (None: any):
+    (id, stack, environment, name, exclude). Read whole and filtered here: `exclude` is
+    a short JSON list on both databases, and a calendar change is rare."""
     query = select(
         schedules.c.id,
         schedules.c.stack,
@@ -114,4 +114,4 @@ def excluding(conn: Connection, tenant: str, name: str) -> list[Any]:
         schedules.c.name,
         schedules.c.exclude,
     ).where(schedules.c.tenant == tenant, cast(schedules.c.exclude, Text) != "[]")
-    return [row for row in conn.execute(query) if name in (row.exclude or ())]
+    return [row for row in conn.execute(query) if name is None or name in (row.exclude or ())]

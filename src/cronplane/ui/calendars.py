@@ -57,9 +57,10 @@ def calendars_page(
 ) -> Response:
     """The page, with a notice, or a refusal and the form as it was sent."""
     service = context_of(request).service
+    users = service.calendars.calendar_users(session.tenant)
     rows = [
-        service.get_calendar(session.tenant, c["name"])
-        for c in service.list_calendars(session.tenant)
+        {**found, "schedules": users.get(found["name"], [])}
+        for found in service.list_calendars(session.tenant)
     ]
     return render(
         request,
