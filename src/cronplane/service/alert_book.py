@@ -27,6 +27,7 @@ from cronplane.core.alerts import (
     watches,
 )
 from cronplane.service.alerts import head_watched
+from cronplane.service.calendars import Exclusions
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 
@@ -59,6 +60,11 @@ class Book:
     # Conditions whose open alerts are all in `open` already (no per-schedule read).
     complete: set[str] = field(default_factory=set)
     job_written: bool = False
+    # The schedules' excluded days (absent deadlines), each tenant's calendars read once.
+    exclusions: Exclusions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.exclusions = Exclusions(self.conn)
 
     def flush(self) -> None:
         """Write the alerts and deadlines this pass changed."""

@@ -195,7 +195,7 @@ class AlertEvaluator:
             after = row.scheduled_for or row.created_at
             for rule in rules:
                 if rule.condition == Condition.ABSENT and rule.threshold is not None:
-                    due = absent_due(head, rule.threshold, after, book.conn)
+                    due = absent_due(head, rule.threshold, after, book.exclusions)
                     if due is not None:
                         book.moves[(rule.id, head.id)] = due
         else:  # a schedule created: the absent rules that cover it start watching
@@ -206,7 +206,8 @@ class AlertEvaluator:
                     for r in rules
                     if r.condition == Condition.ABSENT
                     and r.threshold is not None
-                    and (due := absent_due(head, r.threshold, book.now, book.conn)) is not None
+                    and (due := absent_due(head, r.threshold, book.now, book.exclusions))
+                    is not None
                 ],
             )
 
@@ -300,7 +301,7 @@ class AlertEvaluator:
             if rule is None or head is None or rule.threshold is None:
                 store.drop_watch(conn, watch.rule_id, watch.schedule_id)
                 continue
-            following = absent_due(head, rule.threshold, book.now, conn)
+            following = absent_due(head, rule.threshold, book.now, book.exclusions)
             if following is None:
                 store.drop_watch(conn, rule.id, head.id)
             else:

@@ -52,7 +52,7 @@ from cronplane.errors import (
 )
 from cronplane.manifest import AppAlert
 from cronplane.service.base import ServiceBase, Transaction
-from cronplane.service.calendars import row_exclusion
+from cronplane.service.calendars import Exclusions
 from cronplane.store import alert_rules as rules_store
 from cronplane.store import alerts as store
 from cronplane.store.events import append_event
@@ -66,18 +66,17 @@ def _occurrences(cron: str, timezone: str, dst: DstPolicy) -> Callable[[datetime
 
 
 def absent_due(
-    row: Any, threshold: int, after: datetime, conn: Connection | None = None
+    row: Any, threshold: int, after: datetime, exclusions: Exclusions
 ) -> datetime | None:
     """The deadline of an `absent` watch: the schedule's next occurrence after
-    `after` that runs (a business calendar's day moved or left out: read through
-    `conn`), plus the threshold; None when it has none (or cannot compute it)."""
+    `after` that runs (a business calendar's day moved or left out), plus the
+    threshold; None when it has none (or cannot compute it)."""
     try:
         dst = DstPolicy(row.dst_gap, row.dst_repeat)
         occurrences = _occurrences(row.cron, row.timezone, dst)
-        if conn is not None and getattr(row, "exclude", None):
-            exclusion = row_exclusion(conn, row.tenant, row.exclude, row.on_excluded, row.timezone)
-            if exclusion is not None:
-                occurrences = exclusion.running(occurrences)
+        exclusion = exclusions.of(row)
+        if exclusion is not None:
+            occurrences = exclusion.running(occurrences)
         expected = occurrences(after)
     except (CronplaneError, ValueError):
         return None
@@ -89,8 +88,9 @@ def watch_rows(conn: Connection, rule: AlertRule, now: datetime) -> list[dict[st
     if rule.condition != Condition.ABSENT or rule.threshold is None:
         return []
     rows = []
+    exclusions = Exclusions(conn)
     for head in store.schedules_watched(conn, rule):
-        due = absent_due(head, rule.threshold, now, conn)
+        due = absent_due(head, rule.threshold, now, exclusions)
         if due is not None:
             rows.append(
                 {"rule_id": rule.id, "schedule_id": head.id, "tenant": rule.tenant, "due_at": due}

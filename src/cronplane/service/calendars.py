@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 
 from cronplane import events as ev
 from cronplane.core import controls, validation
-from cronplane.core.calendars import calendar_from
+from cronplane.core.calendars import Calendar, calendar_from
 from cronplane.core.excluded import Exclusion, exclusion_of
 from cronplane.core.model import Schedule
 from cronplane.core.occurrences import row_next_run
@@ -38,6 +38,26 @@ def row_exclusion(
         return None
     found = calendar_store.calendars_named(conn, tenant, names)
     return exclusion_of(names, on_excluded, timezone, found)
+
+
+class Exclusions:
+    """Rows' excluded days read through one connection, each tenant's calendars once
+    (an alert pass asks for many rows; a calendar change for every row it moves)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._tenants: dict[str, dict[str, Calendar]] = {}
+
+    def of(self, row: Any) -> Exclusion | None:
+        """The row's Exclusion (it has `tenant`, `exclude`, `on_excluded`, `timezone`)."""
+        if not row.exclude:
+            return None
+        calendars = self._tenants.get(row.tenant)
+        if calendars is None:
+            calendars = self._tenants[row.tenant] = calendar_store.tenant_calendars(
+                self.conn, row.tenant
+            )
+        return exclusion_of(row.exclude, row.on_excluded, row.timezone, calendars)
 
 
 class CalendarSource(Protocol):
@@ -171,13 +191,12 @@ class Calendars(ServiceBase):
         """Recompute the next run of the rows that move their excluded occurrences (a
         `skip` row's next run is its expression's: the decision skips it)."""
         moved = 0
-        calendars = calendar_store.tenant_calendars(conn, tenant)  # once, for every row
+        exclusions = Exclusions(conn)
         for key in calendar_store.excluding(conn, tenant, name):
             row = schedule_store.get_by_id(conn, tenant, key.id)
             if row is None or row.on_excluded == "skip" or row.next_run is None:
                 continue
-            exclusion = exclusion_of(row.exclude, row.on_excluded, row.timezone, calendars)
-            following = resumed(row, max(row.last_run or now, now), exclusion)
+            following = resumed(row, max(row.last_run or now, now), exclusions.of(row))
             if following != row.next_run:
                 schedule_store.update_schedule(conn, row.id, {"next_run": following})
                 moved += 1
