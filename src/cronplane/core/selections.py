@@ -14,11 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from cronplane.core.access import Action
 from cronplane.core.model import Schedule
 from cronplane.errors import InvalidRequest
 
 SelectionAction = Literal["pause", "resume", "enable", "disable", "run"]
 ACTIONS: Final[tuple[SelectionAction, ...]] = ("pause", "resume", "enable", "disable", "run")
+# The permission each action needs: its single-row twin's (the API's routes declare
+# the same; the console's selection bar reads this).
+NEEDS: Final[dict[SelectionAction, Action]] = {
+    "pause": Action.UPDATE,
+    "resume": Action.UPDATE,
+    "enable": Action.TOGGLE,
+    "disable": Action.TOGGLE,
+    "run": Action.RUN,
+}
 MAX_UNCONFIRMED: Final = 1000
 Outcome = Literal["changed", "already", "refused"]
 

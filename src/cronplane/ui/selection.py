@@ -20,22 +20,20 @@ from fastapi import Request
 from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
-from cronplane.core.access import Action
 from cronplane.core.queries import ScheduleQuery
-from cronplane.core.selections import SelectionReport
+from cronplane.core.selections import NEEDS, SelectionAction, SelectionReport
 from cronplane.errors import CronplaneError, Forbidden
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Toggler
 
 router = page_router()
-# Which permission each of the bar's actions needs (as its single-row twin).
-NEEDS: Final = {
-    "pause": Action.UPDATE,
-    "resume": Action.UPDATE,
-    "enable": Action.TOGGLE,
-    "disable": Action.TOGGLE,
+# The bar's four actions, and how the notice says each was done.
+PAST: Final[dict[SelectionAction, str]] = {
+    "pause": "Paused",
+    "resume": "Resumed",
+    "enable": "Enabled",
+    "disable": "Disabled",
 }
-PAST: Final = {"pause": "Paused", "resume": "Resumed", "enable": "Enabled", "disable": "Disabled"}
 MAX_FIELD: Final = 512
 
 
@@ -54,7 +52,7 @@ async def act(request: Request, session: Toggler) -> Response:
     """Pause, resume, enable or disable every row the listing's selector and search name."""
     form = await request.form()
     fields = {k: v.strip()[:MAX_FIELD] for k, v in form.items() if isinstance(v, str)}
-    action = fields.get("action", "")
+    action = next((known for known in PAST if known == fields.get("action")), None)
     back = fields.get("back", "/?")
     back = back if back.startswith("/?") else "/?"
     query = ScheduleQuery(
@@ -65,11 +63,11 @@ async def act(request: Request, session: Toggler) -> Response:
     )
     answer: dict[str, str] = {}
     try:
-        if action not in NEEDS or not session.can(NEEDS[action]):
+        if action is None or not session.can(NEEDS[action]):
             raise Forbidden(f"role {session.principal.role.value} may not {action or 'act'} here")
         report = context_of(request).service.act_on_selection(
             session.tenant,
-            action,  # type: ignore[arg-type]  # one of NEEDS, checked above
+            action,
             query,
             actor=session.principal.actor,
             confirm=fields.get("confirm") == "on",
