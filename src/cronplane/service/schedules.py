@@ -266,13 +266,16 @@ class Schedules(ScheduleCreates):
         values = dict(changes)
         if {"cron", "jitter"} & set(changes):
             controls.check_jitter(updated.cron, updated.jitter)
-        exclusion = row_exclusion(
-            tx.conn, row.tenant, updated.exclude, updated.on_excluded, updated.timezone
-        )
-        if {"cron", "timezone", "exclude", "on_excluded"} & set(changes):
-            # The expression itself must fire within five years (a past one-off does not).
-            first_run(updated.cron, updated.timezone, tx.now, dst=updated.dst, exclusion=exclusion)
         if WHEN_FIELDS & set(changes):
+            # Only a change to when it runs reads its calendars (a label change reads none).
+            exclusion = row_exclusion(
+                tx.conn, row.tenant, updated.exclude, updated.on_excluded, updated.timezone
+            )
+            if {"cron", "timezone", "exclude", "on_excluded"} & set(changes):
+                # The expression must fire within five years (a past one-off does not).
+                first_run(
+                    updated.cron, updated.timezone, tx.now, dst=updated.dst, exclusion=exclusion
+                )
             offset = controls.jitter_offset(row.id, updated.jitter)
             values["jitter_offset"] = offset
             # After the last run, but never in the past: no back-fill.
