@@ -112,6 +112,22 @@ def test_a_late_dispatcher_backfills_up_to_until_and_coalesces_the_rest(
     assert _resumes(service)[0]["as_of"] == late.isoformat()
 
 
+def test_firing_ahead_ends_the_pause_as_of_its_instant(
+    service: ScheduleService, database: Database, clock: FakeClock
+) -> None:
+    _paused(service, "once")
+    dispatcher = Dispatcher(database, clock, holder="a", fire_ahead=0.25)
+    for at in PASSED:
+        clock.set(at + timedelta(seconds=1))
+        dispatcher.tick()
+    clock.set(ENDS_AT - timedelta(seconds=0.2))  # committed before the instant, as of it
+    dispatcher.tick()
+    assert _items(service) == [(PASSED[-1], "backfill"), (ENDS_AT, "schedule")]
+    (backfill,) = [i for i in service.list_items("acme") if i.source == "backfill"]
+    assert backfill.available_at >= ENDS_AT  # claimable from the instant, not before
+    assert _resumes(service)[0]["as_of"] == ENDS_AT.isoformat()
+
+
 def test_racing_dispatchers_end_the_pause_once(
     service: ScheduleService, database: Database, clock: FakeClock
 ) -> None:
