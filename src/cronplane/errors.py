@@ -19,7 +19,7 @@
     │   ├── IntervalTooShort             X400010INTMIN  fires more often than the minimum allows
     │   ├── InvalidJitter                X400100JITINV  jitter not whole seconds >= 0
     │   ├── JitterTooLong                X400101JITLNG  jitter >= the cron's shortest interval
-    │   ├── InvalidUntil                 X400102UNTINV  pause until unparsable or not future
+    │   ├── InvalidUntil                 X400102UNTINV  pause until unparsable, not future, or none for missed
     │   ├── InvalidBackfill              X400103BKFRNG  backfill range unparsable or to <= from
     │   ├── BackfillTooLarge             X400104BKFCAP  backfill range over the cap
     │   ├── InvalidWindow                X400150WININV  start_at/end_at not an instant, or end before start
@@ -217,9 +217,9 @@ class JitterTooLong(InvalidInput):
 
 
 class InvalidUntil(InvalidInput):
-    """A pause's `until` that is unparsable or not in the future."""
+    """A pause's `until` unparsable, not in the future, or absent while `missed` is given."""
 
-    code = _code("X400102UNTINV", "pause until invalid: unparsable, or not in the future")
+    code = _code("X400102UNTINV", "pause until invalid: unparsable, past, or missing for missed")
 
 
 class InvalidBackfill(InvalidInput):

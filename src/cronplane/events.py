@@ -53,8 +53,10 @@ SCHEDULE_REMOVED = _event("V200003SCHDEL", "schedule removed")
 SCHEDULE_ENABLED = _event("V200004SCHENA", "schedule enabled")
 SCHEDULE_DISABLED = _event("V200005SCHDIS", "schedule disabled")
 SCHEDULE_RESET = _event("V200006SCHRST", "app schedule reset to its manifest")
-SCHEDULE_PAUSED = _event("V200101SCHPAU", "schedule paused (detail: note, until)")
-SCHEDULE_RESUMED = _event("V200102SCHRES", "schedule resumed by an operator")
+SCHEDULE_PAUSED = _event("V200101SCHPAU", "schedule paused (detail: note, until, missed)")
+SCHEDULE_RESUMED = _event(
+    "V200102SCHRES", "schedule resumed by an operator, or at its until with a missed policy"
+)
 BACKFILL_ENQUEUED = _event(
     "V202103BKFENQ", "backfill: items enqueued for past occurrences (detail: counts)"
 )

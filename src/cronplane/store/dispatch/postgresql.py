@@ -7,10 +7,12 @@ insert; the per-row loop (`_Rows.add`) is kept flat for that reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from operator import itemgetter
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import Connection
 
@@ -135,6 +137,13 @@ def fire_postgresql(
     with pg_bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
         write("".join(ledger_text))
     crash_point("after_events")
+    # The rare pauses ended with a policy: one per row of their plans (keys are ids).
+    result.ended_pauses = [
+        replace(plan.ended_pause, schedule_id=UUID(key))
+        for plan in planner.plans.values()
+        if plan.ended_pause is not None
+        for key in plan.keys
+    ]
     return result
 
 
