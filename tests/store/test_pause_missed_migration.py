@@ -1,4 +1,4 @@
-"""Migration 0020_pause_missed (issue 36): schedules.paused_missed, added and dropped."""
+"""Migration 0019 (pause_missed) (issue 36): schedules.paused_missed, added and dropped."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _columns(database: Database) -> set[str]:
     return {column["name"] for column in inspect(database.engine).get_columns("schedules")}
 
 
-def test_0020_adds_paused_missed_and_back(tmp_path: Path) -> None:
+def test_0019_adds_paused_missed_and_back(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'pause.db'}")
     database.upgrade("0018")
     assert "paused_missed" not in _columns(database)
@@ -24,4 +24,4 @@ def test_0020_adds_paused_missed_and_back(tmp_path: Path) -> None:
         command.downgrade(alembic_config(conn), "0018")
     assert "paused_missed" not in _columns(database) and "paused_by" in _columns(database)
     database.upgrade()
-    assert database.current_revision() == "0020_pause_missed" == database.head_revision()
+    assert database.current_revision() == "0019" == database.head_revision()

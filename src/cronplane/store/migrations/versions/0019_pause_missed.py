@@ -4,7 +4,7 @@
 the fire transaction that ends the pause at `paused_until` applies it. A plain
 nullable ADD COLUMN on both databases: every existing pause keeps skipping.
 
-Revision ID: 0020_pause_missed
+Revision ID: 0019
 Revises: 0018
 Create Date: 2026-12-06
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0020_pause_missed"
+revision: str = "0019"
 # 0019 is being added alongside: whoever merges second re-chains this onto it.
 down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
