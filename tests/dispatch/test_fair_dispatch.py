@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
-from cronplane.processes.dispatcher import FAIR_HEAD_ROWS, Dispatcher
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.fire_rounds import FAIR_HEAD_ROWS
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import Fairness, Fencing, fire_batch, reads

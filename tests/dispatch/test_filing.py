@@ -20,8 +20,9 @@ from sqlalchemy import Connection, select, update
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
-from cronplane.processes import dispatcher as dispatcher_module
-from cronplane.processes.dispatcher import FILING_MIN_ROOM, Dispatcher
+from cronplane.processes import fire_rounds as rounds_module
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.fire_rounds import FILING_MIN_ROOM
 from cronplane.store import cancels, summaries
 from cronplane.store.database import Database
 from cronplane.store.events import list_events
@@ -222,7 +223,7 @@ def test_the_sleep_after_filing_still_ends_at_the_next_fire(
         clock.advance(0.3)
         return file_some(conn, limit)
 
-    monkeypatch.setattr(dispatcher_module, "file_some", slow_filing)
+    monkeypatch.setattr(rounds_module, "file_some", slow_filing)
     report = d.tick()
     assert report.filed == 1
     # Two seconds to the fire, of which the filing took 0.3: it sleeps the rest.
@@ -271,7 +272,7 @@ def test_a_slow_filing_makes_the_next_chunk_smaller_and_the_fire_stays_on_time(
         clock.advance(filed / 1_000)  # a machine filing 1,000 rows a second
         return filed
 
-    monkeypatch.setattr(dispatcher_module, "file_some", slow_filing)
+    monkeypatch.setattr(rounds_module, "file_some", slow_filing)
     reports = []
     while clock.now() < fire and (not reports or reports[-1].sleep == 0):
         reports.append(d.tick())

@@ -22,7 +22,8 @@ from cronplane.clock import FakeClock
 from cronplane.core.cron import parse
 from cronplane.core.lead import ASSUMED_ROW_SECONDS, MAX_LEAD, fire_lead
 from cronplane.processes import fire_lanes
-from cronplane.processes.dispatcher import Dispatcher, TickReport
+from cronplane.processes.dispatch_reports import TickReport
+from cronplane.processes.dispatcher import Dispatcher
 from cronplane.store.database import Database
 from cronplane.store.dispatch import BatchResult, fire_batch
 from firing_support import (

@@ -211,7 +211,7 @@ def test_sqlite_checkpoints_once_after_a_burst(
     sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fire transactions defer SQLite's checkpoint; the dispatcher runs it after the burst."""
-    import cronplane.processes.dispatcher as dispatcher_module
+    import cronplane.processes.fire_rounds as rounds_module
     from cronplane.store import dispatch
 
     calls: list[str] = []
@@ -220,7 +220,7 @@ def test_sqlite_checkpoints_once_after_a_burst(
         calls.append("checkpoint")
         dispatch.checkpoint(conn)
 
-    monkeypatch.setattr(dispatcher_module, "checkpoint", checkpoint)
+    monkeypatch.setattr(rounds_module, "checkpoint", checkpoint)
     clock = FakeClock(START)
     add_job(sqlite_database)
     add_schedules(
@@ -237,7 +237,7 @@ def test_sqlite_checkpoints_once_after_a_burst(
     def failing(conn: Connection) -> None:
         raise OperationalError("PRAGMA wal_checkpoint", None, Exception("busy"))
 
-    monkeypatch.setattr(dispatcher_module, "checkpoint", failing)
+    monkeypatch.setattr(rounds_module, "checkpoint", failing)
     clock.advance(60)
     report = leader.tick()
     assert report.fired == 25 and report.error is None  # housekeeping, not a tick failure

@@ -126,7 +126,7 @@ def test_notify_wakes_a_listener(pg_database: Database, pg_session_direct_url: s
 
 
 def test_run_survives_a_crashing_tick_and_releases_the_lease(sqlite_database: Database) -> None:
-    from cronplane.processes.dispatcher import TickReport
+    from cronplane.processes.dispatch_reports import TickReport
     from cronplane.store import lease
 
     clock = FakeClock(START)

@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cronplane.clock import Clock
 from cronplane.core.backoff import outage_delay
-from cronplane.processes.dispatcher import default_holder
+from cronplane.processes.dispatch_reports import default_holder
 from cronplane.service.alert_book import EvaluationReport
 from cronplane.service.alerting import AlertEvaluator
 from cronplane.store import lease

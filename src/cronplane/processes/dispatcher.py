@@ -1,40 +1,30 @@
 """The dispatcher: hold the lease, fire due schedules, sleep until the next one.
 
-:meth:`Dispatcher.tick` is one step; :meth:`Dispatcher.run` repeats it.
-A tick:
+:meth:`Dispatcher.tick` is one step; :meth:`Dispatcher.run` repeats it. A tick:
 
 1. acquires or renews the lease when it is time (a third of the TTL), in its
    own transaction; a takeover starts a new term and records `LEADER_ACQUIRED`;
 2. as a follower, returns how long to sleep (until the lease could expire);
 3. as the leader, reads the earliest next_run (one index lookup); when a row
-   is due, runs fire transactions (:func:`store.dispatch.fire_batch`) of up
-   to `batch_size` rows until none is left, renewing the lease between
-   rounds; a fenced transaction (our term is gone) commits nothing and we
-   become a follower; on SQLite, a PASSIVE WAL checkpoint once the burst is
-   committed (the fire transactions defer it);
-   When the due rows are more than a round takes, its batches are shared
-   across tenants (store.dispatch.fair) instead of taken in next_run order;
-4. on SQLite, when the next fire is at least `FILING_MIN_ROOM` away, files
-   a chunk of the rows fires wrote unfiled (store.filing), sized to take at
-   most half of that room at the rate the last chunk went, and ticks again
-   at once while a chunk was full, so their index pages are written between
-   bursts and never delay one;
-5. returns how long to sleep: until the earliest next_run (less the lead,
-   see below), capped by `max_sleep` and by the next renewal.
+   is due, runs rounds of fire transactions (:func:`store.dispatch.fire_batch`,
+   sized by `fire_rounds.round_limits`: shared across tenants when a round
+   cannot take every due row) until none is left, renewing the lease between
+   rounds; a fenced transaction commits nothing and we become a follower; on
+   SQLite, a PASSIVE WAL checkpoint once the burst is committed;
+4. on SQLite, files a chunk of the rows fires wrote unfiled, sized to the room
+   before the next fire (`fire_rounds.file_between_bursts`), so their index
+   pages are written between bursts and never delay one;
+5. returns how long to sleep: until the earliest next_run (less the lead),
+   capped by `max_sleep` and by the next renewal.
 
-**Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), the rows
-due at the earliest next_run are fired ahead of it as of their instant:
-decided, queued (claimable from the instant) and recorded exactly as at it,
-committed before it, so a burst's commit time is not its lateness
-(docs/cron.md). How far ahead is `fire_ahead` plus the time the instant's
-due rows should take at the pace recent bursts went, at most
-core.lead.MAX_LEAD (`_lead`).
+**Firing ahead.** With `fire_ahead` (a node's default: 0.25 s), the rows due
+at the earliest next_run are decided, queued (claimable from the instant) and
+recorded exactly as at it, committed before it, so a burst's commit time is
+not its lateness (docs/cron.md); how far ahead is `fire_lead.FireLead`'s.
 
 **Lanes.** On PostgreSQL a round of a large burst is several fire
-transactions at once (`fire_lanes`). A new term with nothing due yet readies
-its lanes (an empty fire transaction each, and the occurrence functions
-loaded once), so its first burst does not open connections or read the zone
-list.
+transactions at once (`fire_lanes`); a new term with nothing due yet readies
+them (connections, statements, the occurrence functions loaded once).
 
 `run` sleeps through the clock, woken early by :meth:`wake` (the service's
 `on_change` hook) and, on PostgreSQL, by LISTEN/NOTIFY. A database error is
@@ -45,12 +35,8 @@ the missed occurrences coalesce into one fire when the database is back.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -59,10 +45,21 @@ from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import OccurrenceLoader, Outcome
-from cronplane.core.lead import MAX_LEAD, BurstPace, fire_lead, rows_that_fill
 from cronplane.core.occurrences import next_run_function
 from cronplane.core.quotas import Quota
-from cronplane.processes.fire_lanes import FireLanes, lane_plan
+from cronplane.processes.dispatch_reports import (
+    BatchReport,
+    TickReport,
+    default_holder,
+    equal_shares,
+)
+from cronplane.processes.fire_lanes import FireLanes
+from cronplane.processes.fire_lead import FireLead
+from cronplane.processes.fire_rounds import (
+    checkpoint_after_burst,
+    file_between_bursts,
+    round_limits,
+)
 from cronplane.service.housekeeping import SYSTEM_TENANT
 from cronplane.settings import quota_defaults
 from cronplane.store import lease
@@ -70,12 +67,9 @@ from cronplane.store.database import Database
 from cronplane.store.dispatch import (
     Fairness,
     Fencing,
-    checkpoint,
-    count_due,
     earliest_next_run,
 )
 from cronplane.store.events import append_event
-from cronplane.store.filing import FILING_MIN_CHUNK, chunk_for, file_some
 
 log = logging.getLogger(__name__)
 
@@ -86,64 +80,11 @@ DEFAULT_TTL = 10.0
 # databases. A batch holds SQLite's write lock for about a quarter second.
 DEFAULT_BATCH = 5000
 DEFAULT_MAX_SLEEP = 1.0
-# A burst's first shared round (store.dispatch.fair) is one transaction of at
-# most this many rows: it holds every small tenant's rows (their fair share
-# is all they have) and commits in a fraction of a full batch's time, so
-# their items are queued, and claimed, ahead of the big tenant's bulk.
-FAIR_HEAD_ROWS = 1000
 # Firing ahead: a node's dispatcher commits an instant's rows at least this
 # long before it, as of the instant (`Dispatcher.fire_ahead`; a burst starts
 # earlier by the time it should take, core.lead), so a burst's commit time is
 # not its lateness. Below the shortest interval a schedule may have (1 s).
 DEFAULT_FIRE_AHEAD = 0.25
-# SQLite files a fire's rows (store.filing) a chunk at a time, sized to the
-# room before the next fire (filing.chunk_for); with less room than this, none.
-FILING_MIN_ROOM = 0.1
-
-
-def equal_shares(now: datetime) -> Fairness:
-    """Every tenant the same share of a batch (no weights, no caps)."""
-    return Fairness()
-
-
-def default_holder() -> str:
-    """A holder name unique to this process instance: host, pid and a nonce."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-@dataclass(frozen=True, slots=True)
-class BatchReport:
-    """One committed fire transaction."""
-
-    selected: int
-    fired: int
-    fired_for: tuple[datetime, ...]
-    committed_at: datetime
-    coalesced: int = 0  # missed occurrences folded into these fires
-    # (tenant, outcome) → rows, computed when asked (the per-tenant metrics).
-    by_tenant: Callable[[], dict[tuple[str, Outcome], int]] = dict
-    # The instant it was decided as of: its items are claimable from then.
-    decided_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TickReport:
-    """What one tick did and how long to sleep before the next."""
-
-    leader: bool
-    term: int | None
-    sleep: float
-    counts: dict[Outcome, int] = field(default_factory=dict)
-    batches: tuple[BatchReport, ...] = ()
-    fenced: bool = False
-    error: str | None = None
-    # Rows filed by schedule in this tick (SQLite, store.filing).
-    filed: int = 0
-
-    @property
-    def fired(self) -> int:
-        """Queue items enqueued in this tick."""
-        return self.counts.get(Outcome.FIRE, 0)
 
 
 class Dispatcher:
@@ -181,10 +122,8 @@ class Dispatcher:
         self.fire_ahead = timedelta(seconds=fire_ahead)
         # The term whose lanes are ready (connections open, statements prepared).
         self._ready_term: int | None = None
-        # How fast recent bursts fired, and the rows due at the next instant
-        # (counted once per instant): the lead before it (core.lead).
-        self._pace = BurstPace()
-        self._counted: tuple[datetime, int] | None = None
+        # How long before an instant its rows are fired (core.lead).
+        self._leads = FireLead(database, self.fire_ahead, max_sleep)
         # Rows filed per second by the last chunk (store.filing); None until one is timed.
         self._filing_rate: float | None = None
         # The fire transactions, with what each decides by: the occurrence
@@ -278,25 +217,29 @@ class Dispatcher:
             # A read first: when nothing is due (most ticks) no write
             # transaction, and so no lock or commit, is needed at all.
             now, earliest = self._earliest()
-            lead = self._lead(now, earliest)
+            lead = self._leads.before(now, earliest)
             if earliest is not None and earliest <= now + lead:
                 started = self.clock.monotonic()
                 try:
                     fenced = self._fire_all(counts, batches, not_before=earliest)
                 finally:
                     if batches:
-                        self._checkpoint()
+                        checkpoint_after_burst(self.database)
                 if fenced:
                     self._failures = 0
                     return TickReport(False, None, 0.0, counts, tuple(batches), fenced=True)
-                self._pace.record(
+                self._leads.record(
                     sum(b.selected for b in batches), self.clock.monotonic() - started
                 )
                 now, earliest = self._earliest()
-                lead = self._lead(now, earliest)
+                lead = self._leads.before(now, earliest)
             elif self.lanes > 1 and self._ready_term != self.term:
                 self._ready_lanes(now)
-            filed, sleep = self._file(now, earliest, lead, self._leader_sleep(now, earliest, lead))
+            sleep = self._leader_sleep(now, earliest, lead)
+            room = self.max_sleep if earliest is None else (earliest - lead - now).total_seconds()
+            filed, sleep, self._filing_rate = file_between_bursts(
+                self.database, self.clock, room, sleep, self._filing_rate
+            )
         except (DBAPIError, SQLAlchemyError, OSError) as error:
             self._failures += 1
             delay = outage_delay(self._failures)
@@ -309,29 +252,6 @@ class Dispatcher:
             summary = ", ".join(f"{o.value}={n}" for o, n in counts.items() if n)
             log.info("term %d: %s", self.term, summary)
         return TickReport(True, self.term, sleep, counts, tuple(batches), filed=filed)
-
-    def _file(
-        self, now: datetime, earliest: datetime | None, lead: timedelta, sleep: float
-    ) -> tuple[int, float]:
-        """File a chunk of unfiled rows sized to the room before the next fire
-        (SQLite); the rows filed, and the sleep left after filing."""
-        if not self.database.backend.files_later:
-            return 0, sleep
-        room = self.max_sleep if earliest is None else (earliest - lead - now).total_seconds()
-        if room < FILING_MIN_ROOM:
-            return 0, sleep
-        limit = chunk_for(room, self._filing_rate)
-        started = self.clock.monotonic()
-        with self.database.begin() as conn:
-            filed = file_some(conn, limit)
-        spent = self.clock.monotonic() - started
-        if filed >= FILING_MIN_CHUNK and spent > 0:
-            # The next chunk is sized by how fast this one went: the filing
-            # slows as the history grows, and with the machine's load.
-            self._filing_rate = filed / spent
-        # After a full chunk more may wait: the next tick files on, or fires
-        # what came due. Else the sleep, counted from before, less the filing.
-        return filed, 0.0 if filed >= limit else max(0.0, sleep - spent)
 
     def _fire_all(
         self, counts: dict[Outcome, int], batches: list[BatchReport], *, not_before: datetime
@@ -351,7 +271,9 @@ class Dispatcher:
             assert self.term is not None
             fencing = Fencing(self.group, self.holder, self.term)
             now = max(self.clock.now(), not_before)
-            limits, fairness = self._round_limits(now, head=head)
+            limits, fairness = round_limits(
+                self.database, now, self.lanes, self.batch_size, self.fairness, head=head
+            )
             head = False
             full, fenced = False, False
             failure: Exception | None = None
@@ -410,66 +332,11 @@ class Dispatcher:
             if isinstance(outcome, Exception):
                 log.debug("readying the fire lanes failed: %s", outcome)
 
-    def _round_limits(
-        self, now: datetime, *, head: bool = False
-    ) -> tuple[list[int], Fairness | None]:
-        """This round's fire transactions' row limits (one per lane) and how they share rows.
-
-        The due rows are counted no further than one past what the round
-        takes: when the round takes them all (the common case), the batch is
-        the plain range scan in next_run order; when it cannot, the rows are
-        shared across tenants (store.dispatch.fair), so one tenant's burst
-        does not fill the batch, and the burst's first (`head`) round is one
-        small transaction (FAIR_HEAD_ROWS).
-        """
-        if self.lanes == 1 and self.fairness is None:
-            return [self.batch_size], None
-        with self.database.read() as conn:
-            due = count_due(conn, now, cap=self.lanes * self.batch_size + 1)
-        limits = lane_plan(due, lanes=self.lanes, batch_size=self.batch_size)
-        if self.lanes == 1:
-            limits = [self.batch_size]
-        if self.fairness is None or due <= sum(limits):
-            return limits, None
-        if head:
-            limits = [min(self.batch_size, FAIR_HEAD_ROWS)]
-        return limits, self.fairness(now)
-
-    def _checkpoint(self) -> None:
-        """Once a burst is committed, the SQLite checkpoint its batches deferred."""
-        if not self.database.backend.defers_checkpoint:
-            return
-        try:
-            with self.database.read() as conn:
-                checkpoint(conn)
-        except SQLAlchemyError as error:  # housekeeping: the next commit checkpoints anyway
-            log.warning("WAL checkpoint after a burst failed: %s", error)
-
     def _earliest(self) -> tuple[datetime, datetime | None]:
         """(now, the earliest next_run of an enabled schedule)."""
         now = self.clock.now()
         with self.database.read() as conn:
             return now, earliest_next_run(conn)
-
-    def _lead(self, now: datetime, earliest: datetime | None) -> timedelta:
-        """How long before `earliest` its rows are fired (core.lead): the margin
-        plus the time they should take, when their instant is close enough for
-        the next tick to be the one that fires them; else the margin alone."""
-        cap = rows_that_fill(self.fire_ahead.total_seconds(), self._pace.row_seconds)
-        if earliest is None or cap is None:
-            return self.fire_ahead
-        ahead = earliest - now
-        if ahead <= self.fire_ahead or ahead.total_seconds() > self.max_sleep + MAX_LEAD:
-            # Due within the margin (fired now, however long it takes), or
-            # far enough that a later tick will count it.
-            return self.fire_ahead
-        if self._counted is None or self._counted[0] != earliest:
-            with self.database.read() as conn:
-                self._counted = (earliest, count_due(conn, earliest, cap=cap))
-        seconds = fire_lead(
-            self.fire_ahead.total_seconds(), self._counted[1], self._pace.row_seconds
-        )
-        return timedelta(seconds=seconds)
 
     def _leader_sleep(self, now: datetime, earliest: datetime | None, lead: timedelta) -> float:
         sleep = self.max_sleep

@@ -18,13 +18,12 @@ from typing import Any
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
 from cronplane.processes.alert_loop import AlertLoop
+from cronplane.processes.dispatch_reports import BatchReport, TickReport
 from cronplane.processes.dispatcher import (
     DEFAULT_BATCH,
     DEFAULT_FIRE_AHEAD,
     DEFAULT_TTL,
-    BatchReport,
     Dispatcher,
-    TickReport,
 )
 from cronplane.processes.worker import DEFAULT_CLAIM_BATCH, Worker
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
