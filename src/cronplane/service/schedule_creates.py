@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from cronplane import events
 from cronplane.core import controls, validation
@@ -201,7 +202,15 @@ class ScheduleCreates(ServiceBase):
                         rows.append((index, item, row))
                     except CronplaneError as error:
                         results[index] = error
-                inserted = schedule_store.insert_schedules(tx.conn, [row for _, _, row in rows])
+                # Each row's version names the actor of its request.
+                actors: dict[str, list[Schedule]] = {}
+                for _, item, row in rows:
+                    actors.setdefault(item.request.actor, []).append(row)
+                inserted: set[UUID] = set()
+                for actor, group in actors.items():
+                    inserted |= schedule_store.insert_schedules(
+                        tx.conn, group, change=tx.change(actor)
+                    )
                 created: list[Mapping[str, Any]] = []
                 for index, item, schedule in rows:
                     if schedule.id in inserted:
