@@ -112,7 +112,8 @@ def remote(ctx: click.Context) -> RemoteService | None:
 
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, RemoteService):
-        service = RemoteService(url, flags.get("token") or os.environ.get("CRONPLANE_TOKEN"))
+        token = flags.get("token") or os.environ.get("CRONPLANE_TOKEN")
+        service = RemoteService(url, token, via="cli")
         ctx.call_on_close(service.close)
         ctx.meta[_SERVICE] = service
     return service
@@ -170,6 +171,7 @@ def client(
             opened,
             SystemClock() if clock is None else clock(opened),
             min_interval=settings(ctx).min_interval,
+            via="cli",
         )
         ctx.meta[_SERVICE] = service
     local: ControlPlane = service

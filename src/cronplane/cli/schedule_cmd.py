@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from cronplane.cli import hints, render, schedule_when_cmd
+from cronplane.cli import hints, render, schedule_when_cmd, version_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.cli.selection_cmd import by_selection
@@ -40,6 +40,8 @@ def schedule() -> None:
 
 schedule.add_command(schedule_when_cmd.window)
 schedule.add_command(schedule_when_cmd.dst)
+for _command in (version_cmd.versions, version_cmd.diff, version_cmd.rollback, version_cmd.restore):
+    schedule.add_command(_command)
 
 
 @schedule.command("add")

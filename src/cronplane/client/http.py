@@ -74,9 +74,13 @@ class RemoteHTTP:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
         clock: Clock | None = None,
+        via: str | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         headers = {"Accept": "application/json"}
+        if via:
+            # How the changes it makes came (api.origin): the remote CLI says `cli`.
+            headers["X-Cronplane-Via"] = via
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.url = url.rstrip("/")

@@ -1,0 +1,46 @@
+"""The public client's version methods (issue 38) against a real server over each
+database: the answers decode to the same records the service returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from api_support import make_api
+from live_server import serving
+
+from cronplane.client import Client
+from cronplane.core.access import Role
+from cronplane.store.database import Database
+from cronplane.version_errors import NothingToRestore, VersionNotFound
+
+TARGET = "python:billing.jobs:report"
+
+
+@pytest.fixture
+def served(database: Database) -> Iterator[tuple[str, str]]:
+    api = make_api(database)
+    token = api.token("acme", Role.ADMIN)
+    with serving(database) as url:
+        yield url, token
+
+
+def test_versions_through_the_client(served: tuple[str, str]) -> None:
+    url, token = served
+    with Client(url, token, tenant="acme") as client:
+        client.jobs.register("report", TARGET)
+        client.schedules.create("report", "0 * * * *", name="hourly")
+        client.schedules.update("hourly", cron="15 * * * *")
+        versions = client.schedules.versions("hourly")
+        assert [v.number for v in versions] == [2, 1] and versions[0].via == "api"
+        shown = client.schedules.diff("hourly")
+        assert [c.field for c in shown.changes] == ["cron"] and len(shown.runs[1]) == 5
+        assert all(run.minute == 15 for run in shown.runs[1])
+        done = client.schedules.rollback("hourly", to=1, reason="revert")
+        assert not done.dry_run and done.schedule.cron == "0 * * * *" and done.to == 1
+        with pytest.raises(VersionNotFound):
+            client.schedules.rollback("hourly", to=99)
+        client.schedules.remove("hourly")
+        assert client.schedules.restore("hourly", reason="oops").cron == "0 * * * *"
+        with pytest.raises(NothingToRestore):
+            client.schedules.restore("never")
