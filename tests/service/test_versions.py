@@ -8,6 +8,7 @@ import pytest
 from cronplane.clock import FakeClock
 from cronplane.core.inputs import CronDeclaration, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Scope
+from cronplane.core.queries import ScheduleQuery
 from cronplane.core.versions import ROLLBACK_FIELDS, definition_of
 from cronplane.errors import AppOwned, StaleRevision
 from cronplane.service import ScheduleService, housekeeping
@@ -193,3 +194,37 @@ def test_prune_keeps_each_live_rows_last_twenty(service: ScheduleService, clock:
     assert _numbers(service, "nightly") == list(range(31, 11, -1))
     service.update_schedule(PROD, "nightly", SchedulePatch(cron="0 9 * * *"), actor="b")
     assert _numbers(service, "nightly")[0] == 32
+
+
+def test_selection_reset_and_housekeeping_changes_write_versions(
+    service: ScheduleService, clock: FakeClock
+) -> None:
+    """The other paths that change a definition: an action by selector (through the
+    single-row use cases), a reset to the manifest, housekeeping's own rows."""
+    service.create_schedule(
+        PROD, ScheduleSpec(job="report", cron="0 2 * * *", name="a", labels={"t": "x"}), actor="a"
+    )
+    report = service.act_on_selection(
+        "acme", "pause", ScheduleQuery(selector="t=x"), actor="sel", confirm=True
+    )
+    assert report is not None
+    latest = service.list_versions(PROD, "a")[0]
+    assert (latest.number, latest.actor, latest.definition["paused_at"]) == (
+        2, "sel", clock.now().isoformat()
+    )  # fmt: skip
+    service.sync(PROD, {"h": CronDeclaration(cron="0 * * * *", job="report")}, actor="d")
+    service.update_schedule(PROD, "h", SchedulePatch(cron="9 * * * *"), actor="ops")
+    service.reset_to_manifest(PROD, "h", actor="ops")
+    reset = service.list_versions(PROD, "h")[0]
+    assert (reset.number, reset.definition["cron"], reset.definition["overrides"]) == (
+        3, "0 * * * *", []
+    )  # fmt: skip
+    housekeeping.ensure_system_schedules(service.database, clock, retention_days=30)
+    housekeeping.ensure_system_schedules(service.database, clock, retention_days=7)
+    system = Scope("_system", "cronplane", "default")
+    prune = service.list_versions(system, "prune-history")
+    assert [(v.number, v.via, v.actor) for v in prune] == [
+        (2, "system", "system"),
+        (1, "system", "system"),
+    ]
+    assert prune[0].definition["payload"] == {"retention_days": 7}
