@@ -18,16 +18,17 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Row, and_, delete, exists, func, select
 
+from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
 from cronplane.core.versions import KEEP_LAST, Change, Version, definition_of
 from cronplane.store.tables import schedule_versions, schedules
 
-_COLUMNS = tuple(schedule_versions.c)
+# In the order of Version's fields, so a row maps by position (a listing maps thousands).
+_COLUMNS = tuple(schedule_versions.c[name] for name in field_names(Version))
 
 
 def _version(row: Row[Any]) -> Version:
-    m = row._mapping
-    return Version(**{column.name: m[column.name] for column in _COLUMNS})
+    return Version(*row)  # type: ignore[call-arg]  # the columns are its fields, in order
 
 
 def latest_numbers(conn: Connection, ids: Sequence[UUID]) -> dict[UUID, int]:
