@@ -172,7 +172,11 @@ class Versions(ServiceBase):
                 tx.conn, row.tenant, row.exclude, row.on_excluded, row.timezone
             )
             row = replace(row, next_run=resumed(row, tx.now, exclusion))
-            schedule_store.insert_schedules(tx.conn, [row], change=tx.change(actor))
+            if not schedule_store.insert_schedules(tx.conn, [row], change=tx.change(actor)):
+                # A concurrent create or restore took the name first (the key refused ours).
+                raise RestoreNameTaken(
+                    f"schedule {name!r} exists: nothing to restore", {"name": name}
+                )
             schedule_event(
                 tx, events.SCHEDULE_RESTORED, row, actor, "restored", {"version": last.number}
             )
