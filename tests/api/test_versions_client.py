@@ -4,9 +4,11 @@ database: the answers decode to the same records the service returns."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from api_support import make_api
+from cli_process import run_cronplane
 from live_server import serving
 
 from cronplane.client import Client
@@ -44,3 +46,21 @@ def test_versions_through_the_client(served: tuple[str, str]) -> None:
         assert client.schedules.restore("hourly", reason="oops").cron == "0 * * * *"
         with pytest.raises(NothingToRestore):
             client.schedules.restore("never")
+
+
+def test_the_remote_cli_stamps_cli_and_its_reason(served: tuple[str, str], tmp_path: Path) -> None:
+    """`cronplane --url … schedule window … --reason` (the installed command, remote):
+    its version says `via: cli` and carries the reason, UTF-8 included."""
+    url, token = served
+    with Client(url, token, tenant="acme") as client:
+        client.jobs.register("report", TARGET)
+        client.schedules.create("report", "0 * * * *", name="hourly")
+    env = {"CRONPLANE_URL": url, "CRONPLANE_TOKEN": token, "CRONPLANE_TENANT": "acme"}
+    done = run_cronplane(
+        "schedule", "window", "hourly", "--max-runs", "4", "--reason", "café rush",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    with Client(url, token, tenant="acme") as client:
+        latest = client.schedules.versions("hourly")[0]
+    assert (latest.number, latest.via, latest.reason) == (2, "cli", "café rush")

@@ -26,10 +26,13 @@ def test_versions_diff_rollback_restore(cronplane: Cronplane) -> None:
     assert cronplane("job", "add", "flush", "--target", "python:app.jobs:flush").code == 0
     add = ("schedule", "add", "nightly", "--job", "flush", "--cron", "0 2 * * *")
     assert cronplane(*add).code == 0
-    assert cronplane("schedule", "window", "nightly", "--max-runs", "7").code == 0
+    assert (
+        cronplane("schedule", "window", "nightly", "--max-runs", "7", "--reason", "cap").code == 0
+    )
     listed = _json(cronplane("schedule", "versions", "nightly", "--json"))
     assert [v["number"] for v in listed] == [2, 1]
     assert {v["via"] for v in listed} == {"cli"} and listed[0]["actor"] == "cli:test"
+    assert (listed[0]["reason"], listed[1]["reason"]) == ("cap", None)
     table = cronplane("schedule", "versions", "nightly")
     assert table.code == 0 and "0 2 * * *" in table.stdout and "cli:test" in table.stdout
 

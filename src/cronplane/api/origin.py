@@ -2,7 +2,8 @@
 
 A pure ASGI middleware around every request: the console's pages change
 `via: console`, the API's routes `via: api` (`cli` when the remote CLI says
-so in `X-Cronplane-Via`), with the `X-Cronplane-Reason` header as the reason.
+so in `X-Cronplane-Via`), with the `X-Cronplane-Reason` header (UTF-8,
+percent-encoded) as the reason.
 It sets `service.base.changes_via` for the request; FastAPI runs a sync route
 in a worker thread with a copy of this context, so the route's transaction
 reads it.
@@ -11,6 +12,7 @@ reads it.
 from __future__ import annotations
 
 from typing import Final
+from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,6 +38,6 @@ class ChangeOrigin:
         if via == "api" and headers.get(b"x-cronplane-via", b"").lower() == b"cli":
             via = "cli"
         raw = headers.get(b"x-cronplane-reason")
-        reason = raw.decode("latin-1")[:MAX_REASON] if raw else None
+        reason = unquote(raw.decode("latin-1"))[:MAX_REASON] if raw else None
         with changes_via(via, reason):
             await self.app(scope, receive, send)

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from cronplane.cli import hints, render, schedule_when_cmd, version_cmd
+from cronplane.cli import hints, options, render, schedule_when_cmd, version_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.cli.selection_cmd import by_selection
@@ -45,6 +45,7 @@ for _command in (version_cmd.versions, version_cmd.diff, version_cmd.rollback, v
 
 
 @schedule.command("add")
+@options.reason_option
 @click.argument("name")
 @spec_options
 @json_option
@@ -165,6 +166,7 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
 
 
 @schedule.command("enable")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("enable")
 @REVISION
@@ -181,6 +183,7 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
 
 
 @schedule.command("disable")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("disable")
 @REVISION
@@ -198,6 +201,7 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
 
 # `none` clears a bound or the limit; an omitted option leaves it as it is.
 @schedule.command("rm")
+@options.reason_option
 @click.argument("name")
 @REVISION
 @json_option
@@ -216,6 +220,7 @@ def rm(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> No
 
 
 @schedule.command("reset")
+@options.reason_option
 @click.argument("name")
 @REVISION
 @json_option
@@ -290,6 +295,7 @@ def schedule_run(
 
 
 @schedule.command("pause")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("pause")
 @click.option(
@@ -322,6 +328,7 @@ def pause(
 
 
 @schedule.command("resume")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("resume")
 @click.option(
