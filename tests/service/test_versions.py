@@ -10,7 +10,7 @@ from cronplane.core.inputs import CronDeclaration, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.versions import ROLLBACK_FIELDS, definition_of
-from cronplane.errors import AppOwned, StaleRevision
+from cronplane.errors import AppOwned, ScheduleQuotaExceeded, StaleRevision
 from cronplane.service import ScheduleService, housekeeping
 from cronplane.service.base import changes_via
 from cronplane.store import versions as version_store
@@ -228,3 +228,14 @@ def test_selection_reset_and_housekeeping_changes_write_versions(
         (1, "system", "system"),
     ]
     assert prune[0].definition["payload"] == {"retention_days": 7}
+
+
+def test_a_restore_fits_the_tenants_quota(service: ScheduleService) -> None:
+    _create(service)
+    service.remove_schedule(PROD, "nightly", actor="bob")
+    _create(service, "other")
+    service.set_quota("acme", {"max_schedules": 1}, actor="admin")
+    before = counts(service.database)
+    with pytest.raises(ScheduleQuotaExceeded):
+        service.restore_schedule(PROD, "nightly", actor="cy")
+    assert counts(service.database) == before and _numbers(service, "other") == [1]

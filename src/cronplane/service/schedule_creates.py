@@ -236,6 +236,12 @@ class ScheduleCreates(ServiceBase):
 
     # -- quotas ----------------------------------------------------------------
 
+    def check_new_row(self, tx: Transaction, tenant: str, cron: str) -> None:
+        """The quotas a row made other than by a create must fit too (a restore): the
+        tenant's max_schedules and the shortest interval, in the caller's transaction."""
+        room = self._room(tx, {}, tenant)
+        quotas.check_interval(cron, room.quota, self.context.min_interval, tenant)
+
     def _room(self, tx: Transaction, tenants: dict[str, _TenantRoom], tenant: str) -> _TenantRoom:
         """The tenant's quota and free schedules in this transaction, read once per tenant."""
         room = tenants.get(tenant)

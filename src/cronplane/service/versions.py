@@ -12,7 +12,8 @@ this part reads them and acts on them:
   writes nothing;
 - a restore recreates a deleted row (same id, so its versions go on) from its
   last version, when that deletion is within the retention
-  (CRONPLANE_VERSION_RETENTION); its next run is computed forward from now.
+  (CRONPLANE_VERSION_RETENTION); its next run is computed forward from now,
+  and it must fit the tenant's quotas like a create (max_schedules, interval).
   An app row comes back as a `user` row: its manifest no longer declares it.
 """
 
@@ -168,6 +169,7 @@ class Versions(ServiceBase):
                 )
             row = _restored(last, tx.now)
             _check_job(tx.conn, row, last)
+            self.schedules.check_new_row(tx, row.tenant, row.cron)
             exclusion = row_exclusion(
                 tx.conn, row.tenant, row.exclude, row.on_excluded, row.timezone
             )
