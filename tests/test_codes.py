@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 import cronplane.errors as errors
-import cronplane.events
-import cronplane.version_errors  # noqa: F401  (declares the version codes)
+import cronplane.events  # noqa: F401  (declares the event codes)
 from cronplane.codes import CODE_PATTERN, REGISTRY, declare, parse_code, render_markdown
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "codes.md"

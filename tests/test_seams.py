@@ -6,6 +6,8 @@
   by name belongs to a Dialect's attribute);
 - SQL only in `store/` (and in the one importer that reads another product's
   database);
+- PostgreSQL-only SQL (its functions, COPY, arrays, casts, session settings)
+  only in `store/dialects/` and the modules named for it (`postgresql.py`);
 - no module over MAX_LINES.
 
 Where main does not hold yet, a ratchet lists the offenders with their size
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,18 +37,23 @@ BACKENDS = {"sqlite", "postgresql", "postgres", "mysql", "mariadb"}
 # Building statements and running them: the store's vocabulary.
 SQL_NAMES = {"select", "insert", "update", "delete", "text"}
 SQL_CALLS = {"execute", "exec_driver_sql", "scalar", "scalars"}
+# What only PostgreSQL reads, in a string (docstrings aside).
+POSTGRES_ONLY = re.compile(
+    r"\bpg_[a-z_]+\s*\(|\bCOPY\b.*\bFROM STDIN\b|\bunnest\s*\(|=\s*ANY\s*\("
+    r"|\bset_config\s*\(|\bclock_timestamp\s*\(|\bhashtextextended\s*\("
+    r"|\bFILTER\s*\(\s*WHERE|\bSKIP LOCKED\b|\bSET LOCAL\b|\bLISTEN\s+\w"
+    r"|::(?:text|uuid|int[248]?|bigint|timestamptz|jsonb?|bool(?:ean)?|regclass)\b",
+    re.IGNORECASE,
+)
 
 # What main holds today and may not make worse (issue 34 takes them down).
 LONG_MODULES = {
-    "core/cron_forms.py": 454,
     "processes/dispatcher.py": 532,
-    "errors.py": 528,  # the exit codes went to exits.py; waits for its split by noun
-    "importers/django_celery_beat.py": 407,
     "processes/worker.py": 632,  # the claim records moved to processes/claimed.py
 }
 SQL_ELSEWHERE = {
     # Reads another product's database (django-celery-beat's tables), not ours.
-    "importers/django_celery_beat.py",
+    "importers/django_celery_beat_source.py",
 }
 
 
@@ -101,6 +109,32 @@ def sql_uses(source: str) -> list[int]:
     return found
 
 
+def postgres_sql(source: str) -> list[int]:
+    """Lines of strings (docstrings aside) written in SQL only PostgreSQL reads."""
+    tree = ast.parse(source)
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, documented) and node.body and isinstance(node.body[0], ast.Expr)
+    }
+
+    def text_of(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return None if id(node) in docstrings else node.value
+        if isinstance(node, ast.JoinedStr):  # an f-string: its literal parts around {…}
+            return "{}".join(v.value if isinstance(v, ast.Constant) else "" for v in node.values)
+        return None
+
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(tree)
+            if (found := text_of(node)) is not None and POSTGRES_ONLY.search(found)
+        }
+    )
+
+
 def test_the_detectors_find_their_planted_examples() -> None:
     planted = textwrap.dedent(
         """
@@ -118,6 +152,18 @@ def test_the_detectors_find_their_planted_examples() -> None:
     assert sql_uses(planted) == [2, 9]
     clean = "x = {'postgresql_where': 1}\nvariant = JSON().with_variant(JSONB(), 'postgresql')\n"
     assert backend_comparisons(clean) == [] and sql_uses(clean) == []
+    postgres = textwrap.dedent(
+        '''
+        """A docstring may say pg_terminate_backend(pid) and COPY t FROM STDIN."""
+        a = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        b = f"COPY {name} (a, b) FROM STDIN"
+        c = "UPDATE t SET x = v.x FROM unnest(%s) AS v(x)"
+        d = "SELECT id::text FROM t WHERE id = ANY(%s)"
+        net = "::ffff:0:0/96"
+        e = "SELECT 1 FROM t WHERE a = :a"
+        '''
+    )
+    assert postgres_sql(postgres) == [3, 4, 5, 6]
 
 
 # -- the rules -------------------------------------------------------------------
@@ -143,6 +189,17 @@ def test_sql_lives_in_the_store() -> None:
     assert offenders <= SQL_ELSEWHERE, f"SQL outside store/: {sorted(offenders - SQL_ELSEWHERE)}"
     gone = SQL_ELSEWHERE - offenders
     assert not gone, f"moved into store/: take {sorted(gone)} off SQL_ELSEWHERE"
+
+
+def test_postgresql_only_sql_lives_with_its_dialect() -> None:
+    offenders = {
+        _name(path): lines
+        for path in _modules()
+        if not _name(path).startswith(("store/dialects/", "store/migrations/"))
+        and path.name != "postgresql.py"
+        and (lines := postgres_sql(path.read_text()))
+    }
+    assert offenders == {}, f"PostgreSQL's SQL belongs to store/dialects/: {offenders}"
 
 
 def test_no_module_grows_past_the_limit() -> None:

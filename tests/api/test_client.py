@@ -126,6 +126,10 @@ def test_controls(served: tuple[str, str, str]) -> None:
         assert paused.state == "paused" and paused.paused_note == "maintenance"
         assert paused.paused_until is not None
         assert abs((paused.paused_until - until).total_seconds()) < 1
+        assert paused.paused_missed is None
+        # What the pause's own end does with what it passed (issue 36).
+        again = client.schedules.pause("hourly", until=until, missed="once")
+        assert again.paused_missed == "once" and again.paused_at == paused.paused_at
         resumed = client.schedules.resume("hourly")
         assert resumed.state == "active" and resumed.paused_at is None
         assert client.schedules.disable("hourly").state == "inactive"

@@ -79,6 +79,13 @@ def test_explain_tries_a_policy_before_it_is_saved(seeded: Api) -> None:
     assert queried["next"] == explained["next"] and queried["notes"] == explained["notes"]
     utc = seeded.call("POST", "/cron/explain", json={"expression": "30 1 * * *"}).json()
     assert utc["notes"] == []
+    later = dict(body, dst_gap="later", dst_repeat="first", after="2027-03-27T12:00:00Z")
+    moved = seeded.call("POST", "/cron/explain", json=later).json()
+    assert moved["next"][0] == "2027-03-28T01:30:00Z"  # 02:30 BST, as beat reads 01:30
+    assert moved["notes"][0] == (
+        "01:30 does not exist on 2027-03-28 in Europe/London; "
+        "this schedule runs at 02:30 that day (dst gap: later)"
+    )
 
 
 def test_a_manifest_declares_the_policy_and_a_second_sync_writes_nothing(seeded: Api) -> None:
@@ -99,6 +106,6 @@ def test_a_manifest_declares_the_policy_and_a_second_sync_writes_nothing(seeded:
     assert (row["dst_gap"], row["dst_repeat"]) == ("skip", "first")
     again = seeded.call("POST", "/tenants/acme/apps", json={"manifest": manifest}).json()
     assert again["plan"]["unchanged"] == ["close"] and again["plan"]["updated"] == []
-    bad = dict(manifest, crons={"close": {"cron": "30 1 * * *", "dst": {"gap": "later"}}})
+    bad = dict(manifest, crons={"close": {"cron": "30 1 * * *", "dst": {"gap": "sideways"}}})
     refused = seeded.call("POST", "/tenants/acme/apps", json={"manifest": bad})
     assert refused.status_code == 400 and "dst_gap" in refused.text

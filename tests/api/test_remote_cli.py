@@ -99,6 +99,9 @@ SCENARIO: list[tuple[str, ...]] = [
     ("schedule", "enable", "hourly", "--revision", "2", "--json", *SCOPE),
     ("schedule", "pause", "hourly", "--note", "freeze", "--until", "2099-01-01T00:00", *SCOPE),
     ("schedule", "pause", "hourly", "--until", "yesterday", *SCOPE),
+    ("schedule", "pause", "hourly", "--missed", "all", *SCOPE),
+    ("schedule", "pause", "hourly", "--until", "2099-01-01T00:00", "--missed", "all", *SCOPE),
+    ("schedule", "pause", "hourly", "--until", "2099-01-01T00:00", "--missed", "once", *SCOPE),
     ("schedule", "info", "hourly", "--json", *SCOPE),
     ("schedule", "resume", "hourly", "--json", *SCOPE),
     (

@@ -13,8 +13,8 @@ from live_server import serving
 
 from cronplane.client import Client
 from cronplane.core.access import Role
+from cronplane.errors import NothingToRestore, VersionNotFound
 from cronplane.store.database import Database
-from cronplane.version_errors import NothingToRestore, VersionNotFound
 
 TARGET = "python:billing.jobs:report"
 

@@ -6,8 +6,10 @@ commands, which work on the database only, say so when only a server is named.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from cli_process import Cronplane
+from test_alert_cli import SEALED
 
 
 def test_a_legacy_zone_is_accepted_with_a_warning(cronplane: Cronplane) -> None:
@@ -74,3 +76,34 @@ def test_a_mistyped_job_or_schedule_name_gets_a_did_you_mean(cronplane: Cronplan
     assert missing.code == 3 and "did you mean 'nightly'?" in missing.stderr
     unrelated = cronplane("schedule", "info", "zzzzzz")
     assert unrelated.code == 3 and "did you mean" not in unrelated.stderr
+
+
+def test_a_mistyped_rule_or_app_name_gets_a_did_you_mean(
+    cronplane: Cronplane, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "name: billing\njobs:\n  sweep: {target: 'python:app.jobs:sweep'}\n"
+        "crons:\n  nightly: {job: sweep, cron: '0 2 * * *'}\n"
+    )
+    assert cronplane("app", "install", str(manifest)).code == 0
+    typo = cronplane("app", "uninstall", "biling")
+    assert typo.code == 0 and "warning: the tenant acme has no app 'biling'" in typo.stderr
+    assert "did you mean 'billing'?" in typo.stderr
+    listed = cronplane("schedule", "ls", "--all", "--json")
+    assert [row["name"] for row in listed.json()] == ["nightly"]  # nothing removed
+    channel = cronplane(
+        "alert", "channel", "add", "ops", "--kind", "webhook",
+        "--endpoint", "https://hooks.example.com/cron", "--secret", SEALED,
+    )  # fmt: skip
+    assert channel.code == 0, channel.stderr
+    rule = cronplane(
+        "alert", "rule", "add", "sweep-failed", "--condition", "failed", "--channel", "ops"
+    )
+    assert rule.code == 0, rule.stderr
+    missing = cronplane("alert", "rule", "rm", "sweep-faild")
+    assert missing.code == 3 and missing.stderr.startswith("X404311ALRNFD")
+    assert "did you mean 'sweep-failed'?" in missing.stderr
+    assert cronplane("alert", "rule", "rm", "sweep-failed").code == 0
+    gone = cronplane("app", "uninstall", "billing")
+    assert gone.code == 0 and "warning" not in gone.stderr

@@ -10,8 +10,10 @@ zoneinfo and applies SPEC §3 literally:
   jumped forward into it over a matching wall minute.
 
 A DST policy (`core.dst.DstPolicy`) replaces the rules' choices, read just as
-literally: `gap="skip"` drops the jump's fire, `repeat` names the passes
-(fold=0 first, fold=1 second) a repeated wall minute fires on.
+literally: `gap="skip"` drops the jump's fire, `gap="later"` fires the first
+matching skipped wall minute where zoneinfo reads it (fold=0: the offset before
+the jump) and nothing before that instant, `repeat` names the passes (fold=0
+first, fold=1 second) a repeated wall minute fires on.
 
 Day matching re-implements L, W, # and Vixie's OR with the `calendar` module,
 independently of the engine's precomputed day tables. Days whose wall dates
@@ -100,8 +102,9 @@ def fires(
     instant = after.astimezone(UTC).replace(second=0, microsecond=0) + MINUTE
     previous_wall = _wall(instant - MINUTE, zone)
     out = []
+    held: datetime | None = None  # gap="later": the moved fire, nothing before it
     while instant <= until:
-        if instant.hour == 0 and instant.minute == 0:
+        if held is None and instant.hour == 0 and instant.minute == 0:
             day_end = instant + timedelta(days=1) - MINUTE
             first_date = previous_wall.date()
             last_date = _wall(day_end, zone).date()
@@ -119,9 +122,19 @@ def fires(
             while skipped < wall:
                 jumped_over_match |= wall_matches(expr, skipped)
                 skipped += MINUTE
+        if dst.gap == "later" and wall > previous_wall + MINUTE:
+            skipped = previous_wall + MINUTE
+            while skipped < wall and not wall_matches(expr, skipped):
+                skipped += MINUTE
+            if skipped < wall:
+                held = skipped.replace(tzinfo=zone, fold=0).astimezone(UTC)
         fire = jumped_over_match or (
             wall_matches(expr, wall) and _on_pass(wall, instant, zone, passes)
         )
+        if held is not None:
+            fire = instant == held
+            if fire:
+                held = None
         if fire:
             out.append(instant)
         previous_wall = wall

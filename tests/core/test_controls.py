@@ -5,12 +5,19 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronplane.core.controls import backfill_occurrences, jitter_offset
+from cronplane.core.controls import (
+    backfill_occurrences,
+    check_pause_missed,
+    jitter_offset,
+    missed_range,
+)
 from cronplane.core.firing import NO_PREVIOUS, DueRow, Outcome, decide
 from cronplane.core.occurrences import next_run_function
+from cronplane.errors import InvalidRequest, InvalidUntil
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 EVERY_TEN = next_run_function("*/10 * * * *", "UTC")
@@ -87,3 +94,37 @@ def test_backfill_occurrences_are_exactly_those_in_the_range(start: int, length:
         if first <= T0 + timedelta(minutes=m) < last
     ]
     assert found == expected
+
+
+@given(
+    until=st.one_of(st.none(), st.integers(0, 7_200)),
+    late=st.integers(0, 7_200),
+    policy=st.sampled_from([None, "skip", "once", "all"]),
+)
+def test_the_decision_that_ends_a_pause_carries_a_policy_that_enqueues(
+    until: int | None, late: int, policy: str | None
+) -> None:
+    paused_until = None if until is None else T0 + timedelta(seconds=until)
+    row = DueRow(T0, None, "allow", paused_at=T0, paused_until=paused_until, paused_missed=policy)
+    decision = decide(
+        row, now=T0 + timedelta(seconds=late), next_after=EVERY_TEN, job_active=True,
+        previous=NO_PREVIOUS,
+    )  # fmt: skip
+    enqueues = decision.resumes and policy in ("once", "all")
+    assert decision.missed == (policy if enqueues else None)
+    if decision.resumes and paused_until is not None:
+        # As of the occurrence that ends it: never past until, which that occurrence is at or after.
+        first, last = missed_range(T0, paused_until, decision.scheduled_for)
+        assert (first, last) == (T0, paused_until) and last <= decision.scheduled_for
+
+
+def test_a_resume_range_runs_to_now_inclusive_and_a_policy_needs_until() -> None:
+    now = T0 + timedelta(hours=1)
+    assert missed_range(T0, None, now) == (T0, now + timedelta(microseconds=1))
+    assert missed_range(T0, now + timedelta(hours=1), now) == (T0, now + timedelta(microseconds=1))
+    assert check_pause_missed(None, None) is None
+    assert check_pause_missed("all", now) == "all"
+    with pytest.raises(InvalidUntil):
+        check_pause_missed("skip", None)
+    with pytest.raises(InvalidRequest):
+        check_pause_missed("most", now)

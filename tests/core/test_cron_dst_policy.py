@@ -112,3 +112,24 @@ def test_a_skipped_fixed_time_shifts_or_is_skipped() -> None:
     assert parse("30 1 * * *").next_after(before, "Europe/London") == jump
     skipped = parse("30 1 * * *").next_after(before, "Europe/London", DstPolicy(gap="skip"))
     assert skipped == datetime(2027, 3, 29, 0, 30, tzinfo=UTC)  # the next day, 01:30 BST
+
+
+def test_later_moves_the_first_skipped_time_by_the_gap_and_goes_on_from_there() -> None:
+    # 2027-03-28, London skips 01:00-01:59: read with GMT, 01:30 is 02:30 BST (01:30Z).
+    before = datetime(2027, 3, 27, 22, tzinfo=UTC)
+    later = DstPolicy(gap="later")
+    assert parse("30 1 * * *").next_after(before, "Europe/London", later) == datetime(
+        2027, 3, 28, 1, 30, tzinfo=UTC
+    )
+    # Every minute of 01:xx: the first, 01:00, runs at 02:00 BST, and the rest of the gap
+    # is behind that wall time, so the next is the following night's 01:00 BST.
+    assert parse("* 1 * * *").upcoming(before, 2, "Europe/London", later) == [
+        datetime(2027, 3, 28, 1, 0, tzinfo=UTC),
+        datetime(2027, 3, 29, 0, 0, tzinfo=UTC),
+    ]
+    # 01:10 moves to 02:10 BST; the real 02:30 still fires, the skipped 01:30 does not.
+    assert parse("10,30 1,2 * * *").upcoming(before, 3, "Europe/London", later) == [
+        datetime(2027, 3, 28, 1, 10, tzinfo=UTC),
+        datetime(2027, 3, 28, 1, 30, tzinfo=UTC),
+        datetime(2027, 3, 29, 0, 10, tzinfo=UTC),
+    ]

@@ -18,8 +18,8 @@ from sqlalchemy.exc import OperationalError
 from cronplane import events as ev
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
-from cronplane.store import bulk
 from cronplane.store.database import Database
+from cronplane.store.dialects import pg_bulk
 from cronplane.store.tables import queue_items, schedule_state
 from firing_support import (
     START,
@@ -181,8 +181,8 @@ def test_a_changed_row_fails_the_compare_and_set(database: Database) -> None:
     ],
 )
 def test_copy_escape(text: str, field: str) -> None:
-    assert bulk.copy_escape(text) == field
-    assert bulk.needs_copy_escape(text) is (text != field)
+    assert pg_bulk.copy_escape(text) == field
+    assert pg_bulk.needs_copy_escape(text) is (text != field)
 
 
 def test_insert_rows_of_more_than_one_statement(database: Database) -> None:

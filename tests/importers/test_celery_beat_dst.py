@@ -1,15 +1,13 @@
 """Celery beat's own `is_due`, ticking minute by minute through both DST nights of
 Europe/London and America/New_York, against the imported schedule's fires.
 
-The importer writes each zoned crontab with `dst: {repeat: first}` (issue 36), beat's
-reading of the repeated autumn hour (Debian cron's default would run wildcard minutes on
-both passes: `*/15` 4 times more, `hour=1` 60 times). So both autumn nights and New York's
-spring night (whose jump skips 02:00-02:59) agree, fire for fire, over 6 hours.
-
-London's spring night (01:00-01:59 skipped) still differs, and is an expected failure
-(strict, so it is noticed the day it passes): beat runs `hour=1` once at the jump and
-moves the skipped fixed 01:30 by the gap's length to 02:30 BST; no DST policy says that
-(cronplane's `shift` runs 01:30 at the jump, 02:00 BST; a wildcard hour keeps its cadence).
+The importer writes each zoned crontab with `dst: {gap: later, repeat: first}`, beat's
+reading of both nights. Autumn: the repeated hour runs on its first pass (Debian cron's
+default would run wildcard minutes on both: `*/15` 4 times more, `hour=1` 60 times).
+Spring: beat reads a skipped wall time with the offset before the jump, so London's
+fixed 01:30 runs at 02:30 BST, and `hour=1` once, at 02:00 BST (its first minute moved
+by the gap), the rest of the hour being behind that wall time; `later` says exactly
+that. All four nights agree, fire for fire, over 6 hours.
 """
 
 from __future__ import annotations
@@ -36,6 +34,10 @@ ENTRIES = {
     "quarter-hourly": crontab(minute="*/15"),
     "every-minute-of-1": crontab(hour="1"),
     "fixed": crontab(minute="30", hour="1"),
+    "both-hours": crontab(minute="10,30", hour="1,2"),
+    "every-other-hour": crontab(minute="0", hour="*/2"),
+    "early-twenties": crontab(minute="*/20", hour="0-3"),
+    "half-past-two": crontab(minute="30", hour="2"),
 }
 
 
@@ -74,17 +76,10 @@ def cronplane_fires(
     return fired
 
 
-SPRING_LONDON = pytest.mark.xfail(
-    strict=True,
-    reason="beat moves a skipped time by the gap's length and runs a skipped wildcard "
-    "hour once at the jump; no DST policy says that (see the module's docstring)",
-)
-
-
 @pytest.mark.parametrize(
     ("zone", "night"),
     [
-        pytest.param("Europe/London", 0, marks=SPRING_LONDON, id="london-spring"),
+        pytest.param("Europe/London", 0, id="london-spring"),
         pytest.param("Europe/London", 1, id="london-autumn"),
         pytest.param("America/New_York", 0, id="new-york-spring"),
         pytest.param("America/New_York", 1, id="new-york-autumn"),
@@ -100,7 +95,7 @@ def test_imported_crontabs_fire_when_beat_does_across_dst(zone: str, night: int)
     mismatches = []
     for name, schedule in ENTRIES.items():
         declared = translation.document["crons"][name]
-        assert declared["dst"] == {"repeat": "first"}
+        assert declared["dst"] == {"gap": "later", "repeat": "first"}
         beat = beat_fires(schedule, zone, start, 6)
         ours = cronplane_fires(declared, zone, start, 6)
         if beat != ours:

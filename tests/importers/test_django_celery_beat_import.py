@@ -164,7 +164,7 @@ def test_the_source_is_opened_read_only(
 ) -> None:
     from sqlalchemy import text
 
-    from cronplane.importers.django_celery_beat import _read_only, engine_for
+    from cronplane.importers.django_celery_beat_source import _read_only, engine_for
 
     for url in (beat_sqlite["today"], beat_postgres, beat_mysql):
         engine = engine_for(url)
@@ -293,7 +293,7 @@ def test_a_url_without_a_driver_is_a_coded_error_without_its_password() -> None:
     import importlib.util
 
     from cronplane.errors import InvalidRequest
-    from cronplane.importers.django_celery_beat import engine_for
+    from cronplane.importers.django_celery_beat_source import engine_for
 
     if importlib.util.find_spec("pymysql") or importlib.util.find_spec("MySQLdb"):
         url = "nosuchdb://u:secret@h/db"  # a driver is installed here: use a scheme none has

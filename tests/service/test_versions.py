@@ -10,16 +10,18 @@ from cronplane.core.inputs import CronDeclaration, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.versions import ROLLBACK_FIELDS, definition_of
-from cronplane.errors import AppOwned, ScheduleQuotaExceeded, StaleRevision
-from cronplane.service import ScheduleService, housekeeping
-from cronplane.service.base import changes_via
-from cronplane.store import versions as version_store
-from cronplane.version_errors import (
+from cronplane.errors import (
+    AppOwned,
     NothingToRestore,
     RestoreNameTaken,
+    ScheduleQuotaExceeded,
+    StaleRevision,
     VersionJobGone,
     VersionNotFound,
 )
+from cronplane.service import ScheduleService, housekeeping
+from cronplane.service.base import changes_via
+from cronplane.store import versions as version_store
 from service_support import counts
 
 PROD = Scope("acme", "billing", "production")

@@ -1,4 +1,4 @@
-"""Migration 0019 gives every existing row its version 1, equal to what the store
+"""Migration 0020 gives every existing row its version 1, equal to what the store
 would write for it now (so the first diff after the upgrade shows only the edit)."""
 
 from __future__ import annotations
@@ -27,14 +27,15 @@ def a_row(name: str, **changes: object) -> Schedule:
     return replace(row, **changes)  # type: ignore[arg-type]
 
 
-def test_0019_gives_each_row_a_first_version(empty_database: Database) -> None:
+def test_0020_gives_each_row_a_first_version(empty_database: Database) -> None:
     database = empty_database
-    database.upgrade("0018")
+    database.upgrade("0019")
     rows = [
         a_row("plain"),
         a_row(
             "shaped", enabled=False, start_at=AT, end_at=AT.replace(year=2027), max_runs=5,
-            jitter=30, paused_at=AT, paused_note="hold", labels={"team": "pay"},
+            jitter=30, paused_at=AT, paused_note="hold", paused_missed="once",
+            labels={"team": "pay"},
             exclude=["holidays"], dst_repeat="twice", timeout=90,
         ),
     ]  # fmt: skip

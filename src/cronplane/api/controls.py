@@ -38,7 +38,8 @@ def pause_schedule(
     body: Annotated[PauseBody | None, Body()] = None,
 ) -> dict[str, Any]:
     """Pause: each occurrence is recorded skipped-paused until `until` (if given) or a
-    resume. `until` unparsable or not in the future answers 400 X400102UNTINV."""
+    resume. `until` unparsable or not in the future answers 400 X400102UNTINV, as does
+    `missed` without `until`; `missed` all over the backfill cap 400 X400104BKFCAP."""
     body = body or PauseBody()
     schedule = ctx.service.pause_schedule(
         Scope(tenant, stack, environment),
@@ -47,6 +48,7 @@ def pause_schedule(
         until=body.until,
         note=body.note,
         revision=revision,
+        missed=body.missed,
     )
     return render(schedule, response)
 

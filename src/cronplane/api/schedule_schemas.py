@@ -165,6 +165,10 @@ class ScheduleRow(Response):
     paused_until: datetime | None
     paused_note: str | None
     paused_by: str | None
+    paused_missed: Literal["skip", "once", "all"] | None = Field(
+        description="With paused_until: what the pause passed becomes when it ends by "
+        "itself (as resume's `missed`); null: not given (skip)."
+    )
     run_count: int = Field(description="Schedule fires so far (read-only).")
     runs_left: int | None = Field(description="max_runs - run_count; null: no limit.")
     state: Literal["active", "inactive", "paused", "ended", "done"] = Field(

@@ -127,10 +127,13 @@ class ScheduleQueryParams(BaseModel):
 
 
 class PauseBody(Request):
-    """Pause: `until` an ISO 8601 instant (naive: the row's zone) or null; a note for people."""
+    """Pause: `until` an ISO 8601 instant (naive: the row's zone) or null; a note for people;
+    `missed`, only with `until`: what the pause passed becomes when it ends by itself
+    (as resume's; absent: skip; without `until`: 400 X400102UNTINV)."""
 
     until: Annotated[str, Field(max_length=64)] | None = None
     note: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+    missed: Missed | None = None
 
 
 class ResumeBody(Request):

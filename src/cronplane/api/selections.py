@@ -53,7 +53,8 @@ _NAMED: Final[dict[str, Any]] = {
 class SelectionBody(Request):
     """The rows (a selector and/or a search, within a stack and environment if given)
     and how: `dry_run` lists them and changes nothing; `confirm` is needed to change
-    more than 1,000. `until` and `note` are pause's, `missed` resume's."""
+    more than 1,000. `until`, `note` (and `missed` with `until`) are pause's; `missed` is
+    resume's too (absent: skip)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_NAMED)
 
@@ -68,7 +69,7 @@ class SelectionBody(Request):
     confirm: bool = False
     until: Annotated[str, Field(max_length=64)] | None = None
     note: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
-    missed: Missed = "skip"
+    missed: Missed | None = None
 
 
 class SelectedRowOut(Answer):
@@ -125,7 +126,8 @@ def _act(
 def pause_selection(
     ctx: Context, principal: CanUpdate, tenant: Segment, body: SelectionBody
 ) -> dict[str, Any]:
-    """Pause every selected row (`until`, `note` as for one); paused rows are `already`."""
+    """Pause every selected row (`until`, `note`, `missed` as for one); paused rows are
+    `already`."""
     return _act(ctx, tenant, "pause", principal.actor, body)
 
 

@@ -27,7 +27,7 @@ from cronplane.core.alerts import (
     RuleSpec,
     check_rule,
 )
-from cronplane.errors import InvalidRequest, JobNotFound
+from cronplane.errors import AlertRuleNotFound, InvalidRequest, JobNotFound
 
 CONDITIONS = [c.value for c in Condition]
 
@@ -203,7 +203,12 @@ def rule_ls(ctx: click.Context, as_json: bool) -> None:
 def rule_rm(ctx: click.Context, name: str, as_json: bool) -> None:
     """Remove rule NAME (its open alerts close without a notification)."""
     s = settings(ctx)
-    _rules([client(ctx, writes=True).remove_alert_rule(s.tenant, name, actor=s.actor)], as_json)
+    plane = client(ctx, writes=True)
+    try:
+        removed = plane.remove_alert_rule(s.tenant, name, actor=s.actor)
+    except AlertRuleNotFound as error:
+        hints.missing_rule(plane, s.tenant, error)
+    _rules([removed], as_json)
 
 
 # -- channels -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cronplane.cli import render
+from cronplane.cli import hints, render
 from cronplane.cli.options import client, explicit_stack, json_option, scope_options, settings
 from cronplane.core.model import Scope
 from cronplane.manifest import load_manifest
@@ -84,7 +84,12 @@ def sync(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
 def uninstall(ctx: click.Context, stack: str, dry_run: bool, as_json: bool) -> None:
     """Remove the app's schedules from --env; deactivate its jobs when no env has any left."""
     s = settings(ctx)
-    report = client(ctx, writes=not dry_run).uninstall_app(
+    plane = client(ctx, writes=not dry_run)
+    report = plane.uninstall_app(
         Scope(s.tenant, stack, s.environment), actor=s.actor, dry_run=dry_run
     )
     _report(report, as_json)
+    if not (report.plan.removed or report.jobs_deactivated):
+        note = hints.unknown_stack(plane, s.tenant, stack)
+        if note is not None:
+            click.echo(f"warning: {note}", err=True)

@@ -1,6 +1,6 @@
 """Where else to look: what an empty listing or a missing name tells the operator.
 
-Presentation only (no rule): both hints page through the tenant's schedules
+Presentation only (no rule): the hints page through the tenant's schedules
 with the listing every surface has, locally or with --url.
 """
 
@@ -17,7 +17,7 @@ import click
 from cronplane.core.cron_zones import legacy_zone_note
 from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
-from cronplane.errors import JobNotFound, ScheduleNotFound
+from cronplane.errors import AlertRuleNotFound, JobNotFound, ScheduleNotFound
 
 if TYPE_CHECKING:
     from cronplane.service.port import ControlPlane
@@ -93,6 +93,27 @@ def missing_job(plane: ControlPlane, tenant: str, stack: str, error: JobNotFound
     if hint is None:
         raise error
     raise JobNotFound(f"{error.message}; {hint}", error.detail) from error
+
+
+def missing_rule(plane: ControlPlane, tenant: str, error: AlertRuleNotFound) -> NoReturn:
+    """Raise `error` again, with the tenant's rule names it is likely a typo of."""
+    name = str((error.detail or {}).get("name", ""))
+    rules = plane.list_alert_rules(tenant)
+    hint = did_you_mean(name, (rule.name for rule in rules)) if name else None
+    if hint is None:
+        raise error
+    raise AlertRuleNotFound(f"{error.message}; {hint}", error.detail) from error
+
+
+def unknown_stack(plane: ControlPlane, tenant: str, stack: str) -> str | None:
+    """What to say when STACK has no schedule in the tenant: the stacks it is likely a
+    typo of; None when the tenant has rows of that stack (in some environment)."""
+    rows, _ = _walk(plane, tenant)
+    stacks = {row.stack for row in rows}
+    if stack in stacks:
+        return None
+    hint = did_you_mean(stack, stacks)
+    return f"the tenant {tenant} has no app {stack!r}" + (f"; {hint}" if hint else "")
 
 
 def existing_schedule(plane: ControlPlane, scope: Scope, name: str) -> Schedule:

@@ -72,6 +72,8 @@ def pause_text(row: Schedule) -> str:
     """Who paused the row, since when, until when, and why (one line)."""
     parts = [f"by {row.paused_by} since {when(row.paused_at)}"]
     parts.append(f"until {when(row.paused_until)}" if row.paused_until else "until resumed")
+    if row.paused_until and row.paused_missed in ("once", "all"):
+        parts.append(f"missed at its end: {row.paused_missed}")
     if row.paused_note:
         parts.append(f"note: {row.paused_note}")
     return "; ".join(parts)

@@ -38,9 +38,7 @@ def schedule() -> None:
     """Schedules: one row per (tenant, stack, environment, name)."""
 
 
-schedule.add_command(schedule_when_cmd.window)
-schedule.add_command(schedule_when_cmd.dst)
-for _command in (version_cmd.versions, version_cmd.diff, version_cmd.rollback, version_cmd.restore):
+for _command in (schedule_when_cmd.window, schedule_when_cmd.dst, *version_cmd.COMMANDS):
     schedule.add_command(_command)
 
 
@@ -304,6 +302,13 @@ def schedule_run(
     help="Resume by itself at this ISO 8601 instant (naive: the schedule's zone).",
 )
 @click.option("--note", default=None, help="Why (shown in info, the listing and the console).")
+@click.option(
+    "--missed",
+    type=click.Choice(MISSED),
+    default=None,
+    help="With --until: what the pause passed becomes when it ends by itself, as for "
+    "resume --missed (default: skip).",
+)
 @REVISION
 @json_option
 @scope_options
@@ -313,13 +318,15 @@ def pause(
     name: str,
     until: str | None,
     note: str | None,
+    missed: Missed | None,
     revision: int | None,
     as_json: bool,
 ) -> None:
-    """Pause NAME: each occurrence is recorded skipped-paused; no back-fill on resume."""
+    """Pause NAME: each occurrence is recorded skipped-paused; what it passed is skipped,
+    unless resume --missed (or, with --until, pause --missed) says otherwise."""
     s = settings(ctx)
     row = client(ctx, writes=True).pause_schedule(
-        s.scope, name, actor=s.actor, until=until, note=note, revision=revision
+        s.scope, name, actor=s.actor, until=until, note=note, revision=revision, missed=missed
     )
     if as_json:
         render.echo_json(row.to_dict())

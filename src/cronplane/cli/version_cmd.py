@@ -126,6 +126,10 @@ def restore(ctx: click.Context, name: str, reason: str | None, as_json: bool) ->
     render.schedule(row, as_json)
 
 
+# What `cli/schedule_cmd.py` registers on the `schedule` group.
+COMMANDS = (versions, diff, rollback, restore)
+
+
 def _via(row: Version) -> str:
     if row.digest is None:
         return row.via

@@ -119,10 +119,13 @@ class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions):
         until: str | None = None,
         note: str | None = None,
         revision: int | None = None,
+        missed: Missed | None = None,
     ) -> Schedule:
-        """POST …/pause with {until, note}."""
+        """POST …/pause with {until, note} (and `missed` when given)."""
         path = self._schedule(scope, name) + "/pause"
-        body = {"until": until, "note": note}
+        body: dict[str, Any] = {"until": until, "note": note}
+        if missed is not None:
+            body["missed"] = missed
         return from_document(Schedule, self._request("POST", path, body=body, revision=revision))
 
     def resume_schedule(
@@ -166,15 +169,15 @@ class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions):
         confirm: bool = False,
         until: str | None = None,
         note: str | None = None,
-        missed: Missed = "skip",
+        missed: Missed | None = None,
     ) -> SelectionReport:
         """POST …/schedules/actions/ACTION with the query's rows and the options."""
         names = {"selector": query.selector, "search": query.search}
         scope = {"stack": query.stack, "environment": query.environment}
-        options = {"until": until, "note": note} if action == "pause" else {}
+        options = {"until": until, "note": note, "missed": missed} if action == "pause" else {}
         body = {
             **{key: value for key, value in {**names, **scope, **options}.items() if value},
-            **({"missed": missed} if action == "resume" else {}),
+            **({"missed": missed or "skip"} if action == "resume" else {}),
             "dry_run": dry_run,
             "confirm": confirm,
         }

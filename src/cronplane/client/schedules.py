@@ -118,8 +118,11 @@ class Schedules:
         until: datetime | str | None = None,
         note: str | None = None,
         revision: int | None = None,
+        missed: Missed | None = None,
     ) -> Schedule:
-        """Pause: each occurrence is skipped (and recorded) until resumed or `until`."""
+        """Pause: each occurrence is skipped (and recorded) until resumed or `until`;
+        `missed` (with `until` only) is what the pause passed becomes when it ends by
+        itself, as for `resume`."""
         return self._service.pause_schedule(
             self._scope,
             name,
@@ -127,6 +130,7 @@ class Schedules:
             until=None if until is None else instant(until),
             note=note,
             revision=revision,
+            missed=missed,
         )
 
     def resume(

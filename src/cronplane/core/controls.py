@@ -5,7 +5,10 @@
 - pause: `parse_instant` (an ISO 8601 instant, naive = the row's zone),
   `check_until` (strictly in the future), `check_note`;
 - backfill: `backfill_range` (the range checked) and `backfill_occurrences`
-  (the nominal occurrences in [from, to), capped).
+  (the nominal occurrences in [from, to), capped);
+- what a pause passed: `check_missed`, `check_pause_missed` (a pause's policy needs
+  its until) and `missed_range` (the occurrences a resume, or the pause's own end,
+  enqueues).
 
 Pure: every instant is an argument.
 """
@@ -157,6 +160,32 @@ MISSED: Final = ("skip", "once", "all")
 def check_missed(value: object) -> Missed:
     """What a resume does with the occurrences its pause passed; InvalidRequest otherwise."""
     return one_of(value, MISSED, "missed")
+
+
+def check_pause_missed(value: object, until: datetime | None) -> Missed | None:
+    """A pause's policy for its own end: None when not given; InvalidUntil when given
+    without `until` (only a pause that ends by itself has an end to apply it at)."""
+    if value is None:
+        return None
+    missed = check_missed(value)
+    if until is None:
+        raise InvalidUntil(
+            f"missed {missed!r} applies when the pause ends by itself: give until too, "
+            "or choose missed when you resume",
+            {"field": "until", "missed": missed},
+        )
+    return missed
+
+
+def missed_range(
+    paused_at: datetime, until: datetime | None, as_of: datetime
+) -> tuple[datetime, datetime]:
+    """[first, last) of the occurrences a pause passed, as of `as_of`: from `paused_at`
+    up to `as_of` inclusive, and never past `until` (the occurrence at or after it
+    is the one that ends the pause: it fires itself). A resume's `as_of` is its now;
+    the fire that ends a pause by itself decides as of its occurrence."""
+    last = as_of + timedelta(microseconds=1)
+    return paused_at, last if until is None else min(until, last)
 
 
 # Windows tried, smallest first, when looking for the latest occurrence of a range.

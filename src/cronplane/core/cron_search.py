@@ -19,6 +19,10 @@ Time zones follow Debian cron (SPEC §3) unless the schedule's DST policy
   fires once at the first instant after the jump (several skipped matches
   collapse into that one; `gap="skip"`: not at all), and one in a repeated
   interval fires once, on the first pass.
+- `gap="later"`, for any expression: the first matching wall time skipped by
+  a forward jump fires the gap's length later (read with the offset before
+  the jump), and the search goes on from that instant, whose wall reading is
+  past every other skipped match.
 - `repeat` picks the passes of a repeated interval for any expression:
   `first` skips the walls already lived through after a backward jump,
   `second` stops a stretch before the walls its backward jump will repeat.
@@ -139,6 +143,7 @@ def _next_in_zone(
 ) -> int | None:
     line = timeline(zone)
     shift = expr.fixed_time and dst.gap == "shift"
+    later = dst.gap == "later"
     passes = dst.passes(expr.fixed_time)
     low = after + 1  # candidate instants are >= low
     while low < limit:
@@ -152,6 +157,14 @@ def _next_in_zone(
             )
             if skipped is not None:
                 return start
+        if later and before < offset and low == start:
+            # As `shift`, but the first skipped match runs at its wall time read
+            # with the old offset: [start, start + gap), wall reading past the gap.
+            skipped = next_wall_minute(
+                expr, ceil_minute(start + before), ceil_minute(start + offset)
+            )
+            if skipped is not None:
+                return skipped * 60 - before
         if passes == "first" and before > offset:
             # A backward jump at `start`: wall times below start + before were
             # already lived through (the first pass), which alone fires.

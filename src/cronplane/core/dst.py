@@ -7,7 +7,11 @@ repeated autumn hour run (docs/cron.md, "DST policy").
   first instant after the jump (several collapse into that one); `skip` — it
   does not fire that day. A wildcard or stepped minute or hour keeps its
   cadence in real time, so the gap has nothing of it to move: neither policy
-  fires it there.
+  fires it there. `later` — for any expression, the first matching wall time
+  the jump skips fires the gap's length later (the wall time read with the
+  offset before the jump: RFC 5545's reading, Python's fold=0, what Celery
+  beat does), and the schedule goes on from that instant's wall time, so the
+  other skipped matches, and the real ones before it, do not fire.
 - `repeat`: `first`, `second` or `both` passes of a repeated wall time; None
   is Debian's choice by the expression: a fixed time runs on the first pass,
   a wildcard or stepped minute or hour on both.
@@ -19,13 +23,14 @@ from __future__ import annotations
 
 from typing import Final, Literal, NamedTuple
 
-Gap = Literal["shift", "skip"]
+Gap = Literal["shift", "skip", "later"]
 Repeat = Literal["first", "both", "second"]
-GAPS: Final = ("shift", "skip")
+GAPS: Final = ("shift", "skip", "later")
 REPEATS: Final = ("first", "both", "second")
 GAP_NOTES: Final = {
     "shift": "a skipped fixed time runs at the first instant after the jump",
     "skip": "a skipped fixed time does not run that day",
+    "later": "the first skipped wall time runs the gap's length later (as Celery beat)",
 }
 REPEAT_NOTES: Final = {
     "first": "a repeated wall time runs on its first pass only",

@@ -36,6 +36,11 @@ def dst_rule(cron: Cron, dst: DstPolicy) -> str:
     if cron.is_interval:
         return "exact interval from the Unix epoch (zone-independent)"
     repeated = PASSES[dst.passes(cron.fixed_time)]
+    if dst.gap == "later":
+        return (
+            "a skipped time fires the gap's length later (the rest of the gap does not), "
+            f"a repeated one on {repeated}"
+        )
     if cron.fixed_time:
         skipped = "fires after the jump" if dst.gap == "shift" else "does not fire that day"
         return f"fixed time: a skipped time {skipped}, a repeated one on {repeated}"
@@ -78,6 +83,10 @@ def _gap_note(
         return None
     wall = _wall(found)
     head = f"{wall:%H:%M} does not exist on {wall:%Y-%m-%d} in {zone}"
+    if dst.gap == "later":
+        moved = _wall((found * 60 - before + offset) // 60)
+        day = "that day" if moved.date() == wall.date() else f"on {moved:%Y-%m-%d}"
+        return f"{head}; this schedule runs at {moved:%H:%M} {day} (dst gap: later)"
     if not expr.fixed_time:
         return f"{head}; a wildcard or stepped minute or hour keeps its cadence: nothing runs in the gap"
     if dst.gap == "skip":

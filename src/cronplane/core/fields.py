@@ -308,9 +308,10 @@ SCHEDULE_FIELDS: Final = (
         since=True,
         info=str,
         flag="--dst-gap",
-        help="A fixed time the spring jump skips: shift (run after the jump) or skip.",
+        help="A time the spring jump skips: shift (after the jump), skip, or later (by the gap).",
         about="A fixed time a spring-forward jump skips: `shift` runs it at the first "
-        "instant after the jump (Debian cron), `skip` does not run it that day.",
+        "instant after the jump (Debian cron), `skip` does not run it that day; `later` "
+        "runs the first skipped time of any expression the gap's length later (Celery beat).",
         timing=True,
     ),
     ScheduleField(

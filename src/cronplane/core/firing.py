@@ -36,7 +36,10 @@ A paused row (``paused_at`` set) records ``SKIPPED_PAUSED`` for an occurrence
 before ``paused_until`` (or for every one, without an until). The first
 occurrence at or after ``paused_until`` is decided as usual and the decision
 ``resumes``: its transaction clears the pause. Coalescing means a dispatcher
-that reaches the row late fires once, not a burst.
+that reaches the row late fires once, not a burst. A pause that carries a
+policy for what it passed (``paused_missed`` once or all) hands it on as
+``Decision.missed``: the same transaction enqueues those occurrences
+(service.backfills, as a resume ``--missed`` does).
 
 Decision order (first match wins)
 ---------------------------------
@@ -92,6 +95,9 @@ _JUMP_WINDOWS = tuple(
     timedelta(seconds=s) for s in (60, 3600, 86_400, 31 * 86_400, 366 * 86_400, 5 * 366 * 86_400)
 )
 
+# Pause policies that enqueue what the pause passed (core.controls.MISSED less skip).
+_ENQUEUING = ("once", "all")
+
 NextAfter = Callable[[datetime], "datetime | None"]
 """The schedule's occurrence function: the first occurrence strictly after an instant."""
 
@@ -133,6 +139,7 @@ class DueRow:
     paused_until: datetime | None = None
     paused_by: str | None = None
     paused_note: str | None = None
+    paused_missed: str | None = None  # skip | once | all: what the pause's own end enqueues
     end_at: datetime | None = None
     # max_runs - run_count (None: no limit). Derived rather than run_count
     # itself, so rows without a limit still share one decision per instant.
@@ -176,6 +183,9 @@ class Decision:
     offset: int = 0
     # True when the row was paused and this decision ends the pause (until reached).
     resumes: bool = False
+    # With `resumes`: the pause's policy for what it passed when it enqueues any
+    # ("once" or "all"), else None.
+    missed: str | None = None
     # FIRE under `cancel_running` with an item active: stop it (running), cancel it (queued).
     cancels: bool = False
     # Why the row ends: "end_at", "max_runs" or "no_occurrence"; None when it goes on.
@@ -311,6 +321,9 @@ def decide(
             None if following is None else following + offset,
             offset=row.jitter_offset,
             resumes=paused and not held,
+            missed=row.paused_missed
+            if paused and not held and row.paused_missed in _ENQUEUING
+            else None,
             cancels=cancels,
             ended=ended,
         )

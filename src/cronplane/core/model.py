@@ -31,7 +31,7 @@ DEFAULT_SCOPE_PART: Final = "default"
 # overrides: core.fields' table.
 # An operator's pause (docs/controls.md): never declared by a manifest, never
 # touched by sync (like `enabled`); the fire path clears it on auto-resume.
-PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by")
+PAUSE_FIELDS: Final = ("paused_at", "paused_until", "paused_note", "paused_by", "paused_missed")
 
 ScheduleState = Literal["active", "inactive", "paused", "ended", "done"]
 
@@ -81,6 +81,9 @@ class Schedule:
     paused_until: datetime | None = None
     paused_note: str | None = None
     paused_by: str | None = None
+    # What a pause that ends by itself (at `paused_until`) does with what it passed:
+    # skip, once or all (core.controls.MISSED); None when not given (skip).
+    paused_missed: str | None = None
     # Seconds an item of this schedule may run; None: the job's `timeout` option.
     timeout: int | None = None
     # The active window (no fire before start_at or after end_at) and the run

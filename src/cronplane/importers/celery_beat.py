@@ -141,7 +141,7 @@ def translate(
         declared: dict[str, Any] = {"job": job, "cron": cron}
         if zone != "UTC":
             declared["timezone"] = zone
-            declared["dst"] = {"repeat": "first"}
+            declared["dst"] = {"gap": "later", "repeat": "first"}
         if payload:
             declared["payload"] = payload
         crons[entry_cron] = declared

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from cronplane.clock import Clock
 from cronplane.core.firing import OccurrenceLoader
 from cronplane.core.quotas import Quota
+from cronplane.service.backfills import enqueue_passed
 from cronplane.store import lease
 from cronplane.store.database import Database
 from cronplane.store.dispatch import BatchResult, Fairness, Fencing, crash_point, fire_batch
@@ -115,6 +116,10 @@ class FireLanes:
                 quotas=self.quotas,
                 fairness=fairness,
             )
+            if result.ended_pauses:
+                # What those pauses passed, as their policy names: in the fire's own
+                # transaction, so the pause ends and its backfill commits together.
+                enqueue_passed(conn, now, result.ended_pauses, self.quotas)
         crash_point("after_commit")
         return result, started_at + timedelta(seconds=self.clock.monotonic() - started)
 

@@ -4,8 +4,10 @@
 and each is recorded as skipped-paused (V200100SKPPAU, with the note and who
 paused) by the dispatcher. `until` ends the pause by itself: the first
 occurrence at or after it fires normally and its fire transaction clears the
-pause; what the pause passed is not back-filled. Pausing a paused row updates
-its note, until and paused_by (paused_at stays); resuming a row that is not
+pause; what the pause passed is skipped, or (`missed`, given with `until` and
+stored with the pause) enqueued by that same transaction exactly as a resume
+`--missed` would, as of that occurrence (service.backfills.enqueue_passed). Pausing a paused row updates
+its note, until, missed and paused_by (paused_at stays); resuming a row that is not
 paused is a no-op that writes nothing (like enabling an enabled row).
 Resuming says what the pause passed becomes (`missed`): `skip` (nothing, the
 default), `once` (the latest occurrence passed, enqueued) or `all` (each one
@@ -31,59 +33,33 @@ run controls of a fire: the job's max_concurrency, the schedule's timeout
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import replace
 from typing import Any
-from uuid import UUID
-
-from sqlalchemy import Connection
 
 from cronplane import events
 from cronplane.codes import Code
 from cronplane.core import controls
-from cronplane.core.codec import to_document
 from cronplane.core.controls import Missed
-from cronplane.core.items import ItemOptions
 from cronplane.core.model import PAUSE_FIELDS, Schedule, Scope
-from cronplane.core.occurrences import next_run_function
-from cronplane.errors import BackfillOverlap, CronRejected, StaleRevision
+from cronplane.errors import StaleRevision
+from cronplane.service.backfills import (
+    BackfillReport,
+    check_passed_cap,
+    plan_range,
+    planned,
+)
 from cronplane.service.base import (
     Context,
     ServiceBase,
     Transaction,
-    active_job,
     check_revision,
     existing,
     schedule_event,
 )
-from cronplane.service.calendars import row_exclusion
 from cronplane.service.quotas import room_in_queue, tenant_quota
-from cronplane.store import queue
 from cronplane.store import schedules as schedule_store
 
-# Backfill items are claimed in order: each is available this much after the previous.
-BACKFILL_STEP = timedelta(milliseconds=1)
-
-
-@dataclass(frozen=True, slots=True)
-class BackfillReport:
-    """What a backfill did (or, with dry_run, would do)."""
-
-    schedule: str
-    start: datetime
-    end: datetime
-    dry_run: bool
-    # Nominal occurrences in [start, end), in order, and what became of each.
-    occurrences: tuple[datetime, ...]
-    enqueued: tuple[datetime, ...]
-    already_fired: tuple[datetime, ...]
-    # At or after the row's next_run: the dispatcher's to fire, not backfill's.
-    left_to_dispatcher: tuple[datetime, ...]
-    item_ids: tuple[UUID, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (API, CLI `--json`)."""
-        return to_document(self)
+__all__ = ["BackfillReport", "Controls"]
 
 
 class Controls(ServiceBase):
@@ -102,25 +78,36 @@ class Controls(ServiceBase):
         until: str | None = None,
         note: str | None = None,
         revision: int | None = None,
+        missed: Missed | None = None,
     ) -> Schedule:
-        """Pause (or re-pause with a new note/until); InvalidUntil and nothing changes when
-        `until` is unparsable or not in the future (a naive instant is in the row's zone)."""
+        """Pause (or re-pause with a new note/until/missed); InvalidUntil and nothing changes
+        when `until` is unparsable or not in the future (a naive instant is in the row's
+        zone), or when `missed` is given without `until`; BackfillTooLarge when `missed`
+        is all and [paused_at, until) holds more occurrences than a backfill may enqueue."""
         clean_note = controls.check_note(note)
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
             check_revision(row, revision)
             paused_until = controls.check_until(until, row.timezone, tx.now)
+            policy = controls.check_pause_missed(missed, paused_until)
+            paused_at = row.paused_at or tx.now
+            if policy == "all" and paused_until is not None:
+                # Refused now, while someone is there to hear it, not at the pause's end.
+                check_passed_cap(tx.conn, row, paused_at, paused_until)
             values = {
-                "paused_at": row.paused_at or tx.now,
+                "paused_at": paused_at,
                 "paused_until": paused_until,
                 "paused_note": clean_note,
                 "paused_by": actor,
+                "paused_missed": policy,
             }
-            detail = {
+            detail: dict[str, Any] = {
                 "note": clean_note,
                 "until": None if paused_until is None else paused_until.isoformat(),
                 "repause": row.paused,
             }
+            if paused_until is not None:
+                detail["missed"] = policy or "skip"
             return self._save(tx, row, values, actor, events.SCHEDULE_PAUSED, "paused", detail)
 
     def resume_schedule(
@@ -145,10 +132,8 @@ class Controls(ServiceBase):
             if missed != "skip":
                 # Up to now inclusive: what the dispatcher has not passed yet (at or
                 # after next_run) it fires itself, and the plan leaves it out.
-                until = tx.now + timedelta(microseconds=1)
-                plan = _planned(
-                    tx.conn, row, row.paused_at, until, False, latest_only=missed == "once"
-                )
+                first, last = controls.missed_range(row.paused_at, None, tx.now)
+                plan = planned(tx.conn, row, first, last, False, latest_only=missed == "once")
                 quota = tenant_quota(tx.conn, self.context.quotas, scope.tenant)
                 room_in_queue(tx.conn, scope.tenant, quota, len(plan.todo))
             detail = {
@@ -156,6 +141,7 @@ class Controls(ServiceBase):
                 "paused_by": row.paused_by,
                 "paused_at": row.paused_at.isoformat(),
                 "missed": missed,
+                "enqueued": 0 if plan is None else len(plan.todo),
             }
             values: dict[str, Any] = dict.fromkeys(PAUSE_FIELDS)
             resumed = self._save(tx, row, values, actor, events.SCHEDULE_RESUMED, "resumed", detail)
@@ -204,149 +190,13 @@ class Controls(ServiceBase):
         """
         if dry_run:
             with self._read() as conn:
-                plan = _plan(conn, scope, name, start, end, self.clock.now(), allow_overlap)
+                plan = plan_range(conn, scope, name, start, end, self.clock.now(), allow_overlap)
         else:
             with self._write() as tx:
-                plan = _plan(tx.conn, scope, name, start, end, tx.now, allow_overlap)
+                plan = plan_range(tx.conn, scope, name, start, end, tx.now, allow_overlap)
                 quota = tenant_quota(tx.conn, self.context.quotas, scope.tenant)
                 room_in_queue(tx.conn, scope.tenant, quota, len(plan.todo))
                 plan.enqueue(tx, actor)
             if plan.item_ids and self.on_enqueue is not None:
                 self.on_enqueue()
         return plan.report(dry_run)
-
-
-@dataclass(slots=True)
-class _Backfill:
-    """One backfill request, planned against its row."""
-
-    row: Schedule
-    options: ItemOptions
-    start: datetime
-    end: datetime
-    found: list[datetime]
-    ours: list[datetime]
-    taken: set[datetime]
-    allow_overlap: bool
-    item_ids: list[UUID] = field(default_factory=list)
-
-    @property
-    def todo(self) -> list[datetime]:
-        return [at for at in self.ours if at not in self.taken]
-
-    def enqueue(self, tx: Transaction, actor: str) -> None:
-        """Insert the items (claimed in order) and the backfill event."""
-        todo, row = self.todo, self.row
-        if not todo:
-            return
-        rows = []
-        for n, at in enumerate(todo):
-            values = queue.item_values(
-                tenant=row.tenant,
-                stack=row.stack,
-                environment=row.environment,
-                job=row.job,
-                payload=row.payload,
-                source="backfill",
-                now=tx.now,
-                schedule_id=row.id,
-                scheduled_for=at,
-                priority=self.options.priority,
-                expires_at=self.options.expires_at(tx.now),
-                max_attempts=self.options.max_attempts,
-                timeout=self.options.timeout,
-                max_concurrency=self.options.max_concurrency,
-                # Without allow_overlap no worker starts one while another of the
-                # schedule runs (the claim's exclusive rule): they run one by one.
-                exclusive=not self.allow_overlap,
-            )
-            values["available_at"] = tx.now + n * BACKFILL_STEP
-            rows.append(values)
-            self.item_ids.append(values["id"])
-        queue.enqueue_many(tx.conn, rows)
-        schedule_event(
-            tx,
-            events.BACKFILL_ENQUEUED,
-            row,
-            actor,
-            f"backfilled ({len(todo)} items)",
-            {
-                "from": self.start.isoformat(),
-                "to": self.end.isoformat(),
-                "occurrences": len(self.found),
-                "enqueued": len(todo),
-                "already_fired": len(self.taken),
-                "left_to_dispatcher": len(self.found) - len(self.ours),
-                "allow_overlap": self.allow_overlap,
-            },
-        )
-
-    def report(self, dry_run: bool) -> BackfillReport:
-        ours = set(self.ours)
-        return BackfillReport(
-            self.row.name,
-            self.start,
-            self.end,
-            dry_run,
-            tuple(self.found),
-            tuple(self.todo),
-            tuple(at for at in self.ours if at in self.taken),
-            tuple(at for at in self.found if at not in ours),
-            tuple(self.item_ids),
-        )
-
-
-def _plan(
-    conn: Connection,
-    scope: Scope,
-    name: str,
-    start: str,
-    end: str,
-    now: datetime,
-    allow_overlap: bool,
-) -> _Backfill:
-    """Check the request against its row; every refusal is raised before a write."""
-    row = existing(conn, scope, name, for_update=True)
-    first, last = controls.backfill_range(start, end, row.timezone, now)
-    return _planned(conn, row, first, last, allow_overlap)
-
-
-def _planned(
-    conn: Connection,
-    row: Schedule,
-    first: datetime,
-    last: datetime,
-    allow_overlap: bool,
-    *,
-    latest_only: bool = False,
-) -> _Backfill:
-    """The occurrences of [first, last) (`latest_only`: its latest one) the dispatcher
-    will not fire, against the row."""
-    name = row.name
-    occurrences = next_run_function(row.cron, row.timezone, row.dst)
-    exclusion = row_exclusion(conn, row.tenant, row.exclude, row.on_excluded, row.timezone)
-    if exclusion is not None:  # what runs: an excluded day's occurrence moved, or none
-        occurrences = exclusion.running(occurrences)
-    try:
-        if latest_only:
-            found = controls.latest_occurrence(occurrences, first, last)
-        else:
-            found = controls.backfill_occurrences(occurrences, first, last)
-    except ValueError as error:  # a calendar with no business day near (core.excluded)
-        raise CronRejected(str(error), {"field": "exclude", "cron": row.cron}) from None
-    job = active_job(conn, row.scope, row.job)
-    nominal_next = controls.fire_at(row.next_run, -row.jitter_offset)
-    ours = [at for at in found if nominal_next is None or at < nominal_next]
-    plan = _Backfill(
-        row, ItemOptions.scheduled(job.options, row.timeout), first, last, found, ours,
-        queue.fired_at(conn, row.id, ours), allow_overlap,
-    )  # fmt: skip
-    if plan.todo and not allow_overlap and row.overlap == "skip":
-        active = queue.first_active(conn, row.id)
-        if active is not None:
-            raise BackfillOverlap(
-                f"schedule {name!r} has an item {active.status} and its overlap is skip: "
-                "wait for it, or allow overlap",
-                {"item": str(active.id), "status": active.status},
-            )
-    return plan

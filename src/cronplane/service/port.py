@@ -64,6 +64,7 @@ class ControlPlane(Protocol):
         until: str | None = None,
         note: str | None = None,
         revision: int | None = None,
+        missed: Missed | None = None,
     ) -> Schedule: ...
 
     def resume_schedule(
@@ -99,7 +100,7 @@ class ControlPlane(Protocol):
         confirm: bool = False,
         until: str | None = None,
         note: str | None = None,
-        missed: Missed = "skip",
+        missed: Missed | None = None,
     ) -> SelectionReport: ...
 
     def remove_schedule(

@@ -67,7 +67,7 @@ class Selections(ServiceBase):
         confirm: bool = False,
         until: str | None = None,
         note: str | None = None,
-        missed: Missed = "skip",
+        missed: Missed | None = None,
     ) -> SelectionReport:
         """Do `action` to every row `query` names (its selector, search, stack,
         environment and other filters); see the module docstring for the steps."""
@@ -104,7 +104,7 @@ class Selections(ServiceBase):
         actor: str,
         until: str | None,
         note: str | None,
-        missed: Missed,
+        missed: Missed | None,
     ) -> Callable[[Schedule], str | None]:
         """The single-row use case of `action`, at the row's read revision; a run
         answers its item's id."""
@@ -113,11 +113,17 @@ class Selections(ServiceBase):
             scope, name, revision = row.scope, row.name, row.revision
             if action == "pause":
                 self.controls.pause_schedule(
-                    scope, name, actor=actor, until=until, note=note, revision=revision
+                    scope,
+                    name,
+                    actor=actor,
+                    until=until,
+                    note=note,
+                    revision=revision,
+                    missed=missed,
                 )
             elif action == "resume":
                 self.controls.resume_schedule(
-                    scope, name, actor=actor, revision=revision, missed=missed
+                    scope, name, actor=actor, revision=revision, missed=missed or "skip"
                 )
             elif action == "enable":
                 self.schedules.enable_schedule(scope, name, actor=actor, revision=revision)

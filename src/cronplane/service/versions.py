@@ -40,18 +40,18 @@ from cronplane.core.versions import (
     definition_of,
     diff,
 )
+from cronplane.errors import (
+    NothingToRestore,
+    RestoreNameTaken,
+    VersionJobGone,
+    VersionNotFound,
+)
 from cronplane.service.base import ServiceBase, changes_via, existing, schedule_event
 from cronplane.service.calendars import resumed, row_exclusion
 from cronplane.service.schedules import Schedules
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store import versions as version_store
-from cronplane.version_errors import (
-    NothingToRestore,
-    RestoreNameTaken,
-    VersionJobGone,
-    VersionNotFound,
-)
 
 RUNS_SHOWN = 5
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Connection, Float, Integer, Table, Uuid
 
 from cronplane.store import dialects
-from cronplane.store.bulk import RowText
+from cronplane.store.dialects.pg_bulk import RowText
 from cronplane.store.types import UTCDateTime
 
 

@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, or_, select, text, update
+from sqlalchemy import Connection, or_, select, update
 from sqlalchemy.exc import DBAPIError
 
 from cronplane.store import dialects
@@ -82,19 +82,10 @@ def guard(conn: Connection, ttl: timedelta, *, firing: str | None = None) -> Non
     SQLite has no server to end a frozen writer: there other writers time out
     (busy timeout) until it resumes or dies; standby nodes are PostgreSQL's job.
     """
-    if dialects.of(conn).server_sessions:
-        idle = str(max(500, int(ttl.total_seconds() * 1000 / 2)))
-        if firing is None:
-            conn.execute(_BOUND_IDLE, {"idle": idle})
-        else:
-            conn.execute(_BOUND_IDLE_AND_TAG, {"idle": idle, "tag": fire_tag(firing)})
-
-
-_BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
-_BOUND_IDLE_AND_TAG = text(
-    "SELECT set_config('idle_in_transaction_session_timeout', :idle, true), "
-    "set_config('application_name', :tag, true)"
-)
+    dialect = dialects.of(conn)
+    if dialect.server_sessions:
+        idle_ms = max(500, int(ttl.total_seconds() * 1000 / 2))
+        dialect.bound_session(conn, idle_ms, None if firing is None else fire_tag(firing))
 
 
 def fire_tag(group: str) -> str:
@@ -113,15 +104,9 @@ def cut_off(conn: Connection, group: str, wait: timedelta) -> int:
     """
     try:
         with conn.begin_nested():
-            ended = conn.execute(
-                text(
-                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, :wait)) "
-                    "FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND application_name = :tag "
-                    "AND pid <> pg_backend_pid()"
-                ),
-                {"tag": fire_tag(group), "wait": int(wait.total_seconds() * 1000)},
-            ).scalar_one()
+            ended = dialects.of(conn).end_sessions(
+                conn, fire_tag(group), int(wait.total_seconds() * 1000)
+            )
     except DBAPIError as error:
         log.warning("could not end the old holder's fire sessions: %s", error)
         return 0

@@ -169,6 +169,14 @@ def get_by_id(
     return None if row is None else schedule_from_row(row)
 
 
+def by_ids(conn: Connection, ids: Sequence[UUID]) -> list[Schedule]:
+    """The schedules with these ids (any tenant: the fire transaction's, which holds
+    their locks), in no particular order; an id not found is left out."""
+    if not ids:
+        return []
+    return [schedule_from_row(row) for row in conn.execute(_rows().where(schedules.c.id.in_(ids)))]
+
+
 def in_scope(conn: Connection, tenant: str, stack: str, environment: str) -> list[Schedule]:
     """Every row of one (tenant, stack, environment), by name (what sync compares)."""
     query = (

@@ -67,8 +67,11 @@ def pause(
     name: Segment,
     fields: Fields,
 ) -> Response:
-    """Pause with a note and an optional until (a datetime-local value: the row's zone)."""
+    """Pause with a note, an optional until (a datetime-local value: the row's zone) and,
+    with the until, what the pause passed becomes when it ends by itself (`missed`;
+    the select's empty default: not given, skip)."""
     scope = Scope(session.tenant, stack, environment)
+    missed = fields.get("missed") or None
     try:
         done = context_of(request).service.pause_schedule(
             scope,
@@ -77,10 +80,14 @@ def pause(
             until=fields.get("until") or None,
             note=fields.get("note") or None,
             revision=_revision(fields),
+            missed=missed,  # type: ignore[arg-type]  # checked by the service
         )
     except CronplaneError as error:
         return _refused(request, session, scope, name, error)
-    return RedirectResponse(schedule_url(done, notice="Paused."), status_code=303)
+    notice = (
+        "Paused." if missed is None else f"Paused; when it resumes by itself, missed: {missed}."
+    )
+    return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
 
 
 @router.post(KEY + "/resume")

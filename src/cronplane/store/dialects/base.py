@@ -65,8 +65,9 @@ class RowsUpdate(Protocol):
 
 if TYPE_CHECKING:
     from cronplane.clock import Clock
-    from cronplane.store.bulk import Encoder, RowText
+    from cronplane.store.bulk import Encoder
     from cronplane.store.database import Database
+    from cronplane.store.dialects.pg_bulk import RowText
 
 
 class Dialect:
@@ -150,6 +151,14 @@ class Dialect:
     ) -> Listener | None:
         """A started thread calling `on_notify` when another node changes schedules, if any."""
         return None
+
+    def bound_session(self, conn: Connection, idle_ms: int, tag: str | None) -> None:
+        """Let the server end this transaction's session after `idle_ms` idle, and name the
+        session `tag` for `end_sessions` (both until the transaction ends)."""
+
+    def end_sessions(self, conn: Connection, tag: str, wait_ms: int) -> int:
+        """End the other server sessions named `tag`, waiting up to `wait_ms`; how many."""
+        return 0
 
     def after_burst(self, conn: Connection) -> None:
         """Once a burst of fire transactions is committed (see `defers_checkpoint`)."""

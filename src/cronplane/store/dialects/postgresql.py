@@ -20,7 +20,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.sql import Select
 
-from cronplane.store import bulk
+from cronplane.store.dialects import pg_bulk
 from cronplane.store.dialects.base import Dialect, Listener
 
 if TYPE_CHECKING:
@@ -34,6 +34,17 @@ _LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _LOCK_MIGRATIONS = text("SELECT pg_advisory_xact_lock(:key)")
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
 _SERIAL = text("SET LOCAL max_parallel_workers_per_gather = 0")
+_BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
+_BOUND_IDLE_AND_TAG = text(
+    "SELECT set_config('idle_in_transaction_session_timeout', :idle, true), "
+    "set_config('application_name', :tag, true)"
+)
+_END_SESSIONS = text(
+    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, :wait)) "
+    "FROM pg_stat_activity "
+    "WHERE datname = current_database() AND application_name = :tag "
+    "AND pid <> pg_backend_pid()"
+)
 
 # cronplane's own URL option (libpq does not know it, so it is removed before
 # connecting): the URL goes through a transaction-pooling PgBouncer.
@@ -54,8 +65,8 @@ class PostgreSQL(Dialect):
     defers_checkpoint = False
     files_later = False
     true_sql = "{column}"
-    row_encoder = bulk.RowText()  # COPY text
-    params = bulk.PG_VALUES
+    row_encoder = pg_bulk.RowText()  # COPY text
+    params = pg_bulk.PG_VALUES
 
     def pooled(self, url: URL) -> bool:
         values = url.query.get(POOLER_OPTION, ())
@@ -106,6 +117,16 @@ class PostgreSQL(Dialect):
     def serial(self, conn: Connection) -> None:
         conn.execute(_SERIAL)
 
+    def bound_session(self, conn: Connection, idle_ms: int, tag: str | None) -> None:
+        # Transaction-scoped (`true`): nothing outlives it, behind a pooler too.
+        if tag is None:
+            conn.execute(_BOUND_IDLE, {"idle": str(idle_ms)})
+        else:
+            conn.execute(_BOUND_IDLE_AND_TAG, {"idle": str(idle_ms), "tag": tag})
+
+    def end_sessions(self, conn: Connection, tag: str, wait_ms: int) -> int:
+        return int(conn.execute(_END_SESSIONS, {"tag": tag, "wait": wait_ms}).scalar_one())
+
     def clock(self, database: Database) -> Clock:
         # Nodes with skewed clocks agree on due rows, leases and availability.
         from cronplane.store.database import DatabaseClock
@@ -136,6 +157,6 @@ class PostgreSQL(Dialect):
         listener.start()
         return listener
 
-    insert_rows = staticmethod(bulk.pg_copy)
-    update_in = staticmethod(bulk.pg_update_in)
-    update_rows = staticmethod(bulk.pg_update_rows)
+    insert_rows = staticmethod(pg_bulk.pg_copy)
+    update_in = staticmethod(pg_bulk.pg_update_in)
+    update_rows = staticmethod(pg_bulk.pg_update_rows)

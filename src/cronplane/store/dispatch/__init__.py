@@ -21,6 +21,9 @@ fires. Its steps, in order (each followed by a crash point, see
     update    schedule_state: last_run/next_run/run_count, a compare-and-set on the
               next_run read; `schedules` only for rows disabled (revision) or resumed
     events    the occurrence ledger
+    (pauses)  rows whose pause ended with a policy for what it passed (once, all):
+              BatchResult.ended_pauses, which the caller enqueues before it commits
+              (service.backfills.enqueue_passed; processes.fire_lanes)
     commit
 
 The two databases take one path each, after the fence (chosen by store.dialects):
@@ -67,7 +70,7 @@ from cronplane.store.dispatch.planner import Occurrences, Planner
 from cronplane.store.dispatch.postgresql import fire_postgresql
 from cronplane.store.dispatch.reads import count_due, earliest_next_run
 from cronplane.store.dispatch.sqlite import fire_sqlite
-from cronplane.store.dispatch.transaction import BatchResult, Fencing
+from cronplane.store.dispatch.transaction import BatchResult, EndedPause, Fencing
 
 # One fire transaction's select, inserts and updates, per database: chosen here, so the
 # dialects know nothing of dispatch (the import goes one way).
@@ -80,6 +83,7 @@ __all__ = [
     "CRASH_ENV",
     "CRASH_POINTS",
     "BatchResult",
+    "EndedPause",
     "Fairness",
     "Fencing",
     "checkpoint",

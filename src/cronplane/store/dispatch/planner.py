@@ -32,6 +32,7 @@ from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
+from cronplane.store.dispatch.transaction import EndedPause
 
 # A tenant's calendars by name (store.calendars.tenant_calendars on the batch's connection).
 CalendarLoader = Callable[[str], Mapping[str, Calendar]]
@@ -159,6 +160,8 @@ class Plan:
     # When the decision ends its rows: V200150SCHEND's message and detail, encoded.
     end_message: str | None = None
     end_detail: Any = None
+    # When the decision ends a pause whose policy enqueues what it passed.
+    ended_pause: EndedPause | None = None
 
     @property
     def count(self) -> int:
@@ -275,6 +278,8 @@ class Planner:
                 )
         if decision.resumes:
             detail["resumed"] = "pause until reached"
+            if decision.missed is not None:
+                detail["missed"] = decision.missed
         if decision.error is not None:
             detail["error"] = decision.error
         if row.overlap != "skip" and previous and decision.outcome is not Outcome.JOB_MISSING:
@@ -300,6 +305,11 @@ class Planner:
         if decision.ended is not None:
             plan.end_message = _ENDED[decision.ended]
             plan.end_detail = enc.json({"reason": decision.ended, "term": self.term})
+        if decision.missed is not None and row.paused_at is not None:
+            plan.ended_pause = EndedPause(
+                None, row.paused_at, row.paused_until, row.paused_by, row.paused_note,
+                decision.missed, decision.scheduled_for,
+            )  # fmt: skip
         return plan
 
     def preload(self, exclusions: Iterable[str | None]) -> None:

@@ -7,17 +7,20 @@ insert; the per-row loop (`_Rows.add`) is kept flat for that reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from operator import itemgetter
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import Connection
 
 from cronplane import events as ev
 from cronplane.core.firing import Outcome
 from cronplane.ids import time_ordered_hexes
-from cronplane.store import bulk, cancels
+from cronplane.store import cancels
+from cronplane.store.dialects import pg_bulk
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.fair import Fairness
@@ -72,7 +75,7 @@ def fire_postgresql(
     if not rows:
         return result
     options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
-    active = reads.active(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
+    active = active_of(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
     planner.preload(row[_EXCLUSION] for row in rows)
     rows_out = _Rows(planner, len(rows))
     # In schedule-id order: the inserts into the indexes keyed by schedule id
@@ -82,7 +85,7 @@ def fire_postgresql(
     safe = _copy_safe(ordered)
     if safe is not ordered:
         # The rows' names are now COPY text: look their jobs up the same way.
-        escape = bulk.copy_escape
+        escape = pg_bulk.copy_escape
         options = {(escape(t), escape(s), escape(n)): v for (t, s, n), v in options.items()}
     over = quotas.NO_OVER
     limits = quotas.fire_limits(conn, planner.quotas)
@@ -98,15 +101,15 @@ def fire_postgresql(
         safe = [row for row in safe if row[_ID] not in chosen]
     cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=now)
     # The ledger's COPY text is made alongside, sent after the UPDATE.
-    ledger_text = [bulk.copy_text(rows_out.ledger)]
-    with bulk.pg_copy_stream(conn, queue_items, ITEM_COLUMNS) as write:
-        write(bulk.copy_text(rows_out.items))
+    ledger_text = [pg_bulk.copy_text(rows_out.ledger)]
+    with pg_bulk.pg_copy_stream(conn, queue_items, ITEM_COLUMNS) as write:
+        write(pg_bulk.copy_text(rows_out.items))
         # The server inserts one chunk's items while the next chunk is decided.
         for start in range(0, len(safe), _STREAM_CHUNK):
             items, ledger = len(rows_out.items), len(rows_out.ledger)
             rows_out.add(safe[start : start + _STREAM_CHUNK], options, active, over)
-            write(bulk.copy_text(rows_out.items[items:]))
-            ledger_text.append(bulk.copy_text(rows_out.ledger[ledger:]))
+            write(pg_bulk.copy_text(rows_out.items[items:]))
+            ledger_text.append(pg_bulk.copy_text(rows_out.ledger[ledger:]))
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
@@ -115,7 +118,7 @@ def fire_postgresql(
     crash_point("after_insert")
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
-        matched = bulk.pg_update_in(
+        matched = pg_bulk.pg_update_in(
             conn,
             schedule_state,
             set_columns,
@@ -131,9 +134,16 @@ def fire_postgresql(
             raise RuntimeError("schedule rows changed under a fire transaction")
         _update_schedules(conn, planner, plan)
     crash_point("after_update")
-    with bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
+    with pg_bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
         write("".join(ledger_text))
     crash_point("after_events")
+    # The rare pauses ended with a policy: one per row of their plans (keys are ids).
+    result.ended_pauses = [
+        replace(plan.ended_pause, schedule_id=UUID(key))
+        for plan in planner.plans.values()
+        if plan.ended_pause is not None
+        for key in plan.keys
+    ]
     return result
 
 
@@ -149,7 +159,7 @@ def _update_schedules(conn: Connection, planner: Planner, plan: Plan) -> None:
     if plan.decision.disables:
         columns, values = ("updated_at",), (planner.now_param,)
         assignments.append(DISABLE)
-    bulk.pg_update_in(
+    pg_bulk.pg_update_in(
         conn,
         schedules,
         columns,
@@ -202,9 +212,9 @@ def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
     backslash) copies the rows.
     """
     fields = itemgetter(*_WRITTEN_TEXT)
-    if not bulk.needs_copy_escape("".join(chain.from_iterable(map(fields, rows)))):
+    if not pg_bulk.needs_copy_escape("".join(chain.from_iterable(map(fields, rows)))):
         return rows
-    escape = bulk.copy_escape
+    escape = pg_bulk.copy_escape
     return [
         tuple(escape(value) if n in _WRITTEN_TEXT else value for n, value in enumerate(row))
         for row in rows
@@ -295,3 +305,18 @@ class _Rows:
                         plan.end_detail,
                     )
                 )  # fmt: skip
+
+
+def active_of(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """PostgreSQL: of the (text) schedule ids, those with an item queued or running.
+
+    Each maps to planner.QUEUED | planner.RUNNING (1: one waits, 2: one runs).
+    """
+    if not ids:
+        return {}
+    sql = (
+        "SELECT schedule_id::text, bit_or(CASE status WHEN 'queued' THEN 1 ELSE 2 END) "
+        "FROM queue_items WHERE filed IN (false, true) AND status IN ('queued', 'running') "
+        "AND schedule_id = ANY(CAST(%s AS uuid[])) GROUP BY schedule_id"
+    )
+    return {row[0]: int(row[1]) for row in conn.exec_driver_sql(sql, (pg_bulk.pg_array(ids),))}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -30,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cronplane.core.firing import POLICY_FIELDS
-from cronplane.store import bulk, dialects
+from cronplane.store import dialects
 from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.tables import STATE_FIELDS, jobs, schedule_state, schedules
 
@@ -259,21 +258,6 @@ def fair_rows(
 
     fill(limit, tenants, take, fairness)
     return rows
-
-
-def active(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
-    """PostgreSQL: of the (text) schedule ids, those with an item queued or running.
-
-    Each maps to planner.QUEUED | planner.RUNNING (1: one waits, 2: one runs).
-    """
-    if not ids:
-        return {}
-    sql = (
-        "SELECT schedule_id::text, bit_or(CASE status WHEN 'queued' THEN 1 ELSE 2 END) "
-        "FROM queue_items WHERE filed IN (false, true) AND status IN ('queued', 'running') "
-        "AND schedule_id = ANY(CAST(%s AS uuid[])) GROUP BY schedule_id"
-    )
-    return {row[0]: int(row[1]) for row in conn.exec_driver_sql(sql, (bulk.pg_array(ids),))}
 
 
 def job_options(

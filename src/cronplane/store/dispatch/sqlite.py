@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import Connection
 
@@ -29,6 +31,7 @@ from cronplane.store.dispatch.transaction import (
     EXCLUSIVE_OVERLAPS,
     ITEM_COLUMNS,
     BatchResult,
+    EndedPause,
 )
 from cronplane.store.tables import STATE_FIELDS
 
@@ -176,6 +179,22 @@ SELECT :code, s.tenant, s.stack, s.environment, s.id, s.name, NULL, :actor, p.en
 {_ROWS} AND p.ends ORDER BY d.n
 """
 
+# The schedule ids of one plan row's due rows (a pause it ends with a policy).
+_PLAN_ROW_IDS = (
+    "SELECT s.id FROM temp.fire_due AS d CROSS JOIN schedules AS s "
+    "WHERE s.rowid = d.sk AND d.inputs = :inputs ORDER BY d.n"
+)
+
+
+def _ended_pauses(conn: Connection, ended: list[tuple[str, EndedPause]]) -> list[EndedPause]:
+    """One EndedPause per due row of each plan row (its `inputs`) that ends a pause
+    whose policy enqueues what it passed."""
+    return [
+        replace(pause, schedule_id=UUID(str(sid)))
+        for inputs, pause in ended
+        for (sid,) in conn.exec_driver_sql(_PLAN_ROW_IDS, {"inputs": inputs})
+    ]
+
 
 def _mark_over_quota(
     conn: Connection,
@@ -281,6 +300,7 @@ def fire_sqlite(
         groups = conn.exec_driver_sql(_GROUPS).all()
         decoded = [json.loads(inputs.removeprefix(quotas.MARK)) for inputs, _ in groups]
     plan_rows = []
+    pauses: list[tuple[str, EndedPause]] = []
     by_tenant: dict[tuple[str, Outcome], int] = {}
     result.by_tenant = lambda: by_tenant
     for (inputs, count), values in zip(groups, decoded, strict=True):
@@ -302,6 +322,8 @@ def fire_sqlite(
             item_options = planner.job_plan(job_key, job_options)
             result.fired_for.extend([decision.fire_at] * count)
             result.coalesced += (decision.coalesced - 1) * count
+        if plan.ended_pause is not None:
+            pauses.append((inputs, plan.ended_pause))
         priority, expires, attempts, timeout, max_concurrency = item_options
         plan_rows.append(
             (
@@ -332,4 +354,6 @@ def fire_sqlite(
         ended = {"code": ev.SCHEDULE_ENDED.text, "actor": ACTOR, "now": now}
         conn.exec_driver_sql(_INSERT_ENDED, ended)
     crash_point("after_events")
+    if pauses:
+        result.ended_pauses = _ended_pauses(conn, pauses)
     return result

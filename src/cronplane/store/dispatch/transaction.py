@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from uuid import UUID
 
 from cronplane.core.firing import Outcome
 
@@ -37,6 +38,22 @@ class Fencing:
     term: int
 
 
+@dataclass(frozen=True, slots=True)
+class EndedPause:
+    """A pause the batch ended by itself (its until reached) whose policy enqueues what it
+    passed (`missed`: once or all), as of the occurrence that ended it: what the same
+    transaction still owes (service.backfills.enqueue_passed). The batch has cleared
+    the row's pause fields by then, so they travel here."""
+
+    schedule_id: UUID | None  # None on the plan, which stands for all its rows
+    paused_at: datetime
+    paused_until: datetime | None
+    paused_by: str | None
+    paused_note: str | None
+    missed: str
+    as_of: datetime
+
+
 @dataclass(slots=True)
 class BatchResult:
     """What one fire transaction did (counts per outcome, fired occurrences)."""
@@ -49,3 +66,5 @@ class BatchResult:
     # (tenant, outcome) → rows, for the per-tenant metrics: computed when asked
     # (PostgreSQL counts its ledger rows then), so a batch pays nothing without them.
     by_tenant: Callable[[], dict[tuple[str, Outcome], int]] = dict
+    # One per row whose pause ended with a policy that enqueues: rare, usually empty.
+    ended_pauses: list[EndedPause] = field(default_factory=list)

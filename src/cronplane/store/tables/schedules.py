@@ -52,6 +52,8 @@ schedules = Table(
     Column("paused_until", UTCDateTime, nullable=True),
     Column("paused_note", String(500), nullable=True),
     Column("paused_by", String(128), nullable=True),
+    # What the pause's own end (at paused_until) enqueues of what it passed (migration 0020).
+    Column("paused_missed", String(8), nullable=True),
     # The active window and run limit (migration 0006; run_count is in schedule_state).
     Column("start_at", UTCDateTime, nullable=True),
     Column("end_at", UTCDateTime, nullable=True),

@@ -1,4 +1,4 @@
-"""Schedule versions (issue 38; migration 0019): one row per definition change of a row.
+"""Schedule versions (issue 38; migration 0020): one row per definition change of a row.
 
 Keyed by (schedule_id, number): the numbers of a row run 1, 2, 3, … with no
 gap, and the key refuses a duplicate, so two editors can never both write

@@ -6,8 +6,8 @@ by `migration` via `system`, at the row's updated_at: so every row has a
 version to diff and roll back to from the first day (not lazily at its
 first edit). The columns read are the ones this revision knows, frozen here.
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0020
+Revises: 0019
 Create Date: 2026-12-06
 """
 
@@ -22,8 +22,8 @@ from alembic import op
 
 from cronplane.store.types import JSONDocument, UTCDateTime
 
-revision: str = "0019"
-down_revision: str | None = "0018"
+revision: str = "0020"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -32,7 +32,7 @@ _FIELDS = (
     "job", "cron", "timezone", "payload", "misfire_grace", "overlap", "timeout", "jitter",
     "start_at", "end_at", "max_runs", "dst_gap", "dst_repeat", "labels", "exclude",
     "on_excluded", "enabled", "paused_at", "paused_until", "paused_note", "paused_by",
-    "source", "overrides",
+    "paused_missed", "source", "overrides",
 )  # fmt: skip
 _INSTANTS = ("start_at", "end_at", "paused_at", "paused_until")
 _JSON = ("payload", "labels", "exclude", "overrides")
