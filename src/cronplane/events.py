@@ -53,6 +53,12 @@ SCHEDULE_REMOVED = _event("V200003SCHDEL", "schedule removed")
 SCHEDULE_ENABLED = _event("V200004SCHENA", "schedule enabled")
 SCHEDULE_DISABLED = _event("V200005SCHDIS", "schedule disabled")
 SCHEDULE_RESET = _event("V200006SCHRST", "app schedule reset to its manifest")
+SCHEDULE_ROLLED_BACK = _event(
+    "V200380SCHRBK", "schedule rolled back to an earlier version (detail: to, fields)"
+)
+SCHEDULE_RESTORED = _event(
+    "V201381SCHRSD", "deleted schedule restored from its last version (detail: version)"
+)
 SCHEDULE_PAUSED = _event("V200101SCHPAU", "schedule paused (detail: note, until, missed)")
 SCHEDULE_RESUMED = _event(
     "V200102SCHRES", "schedule resumed by an operator, or at its until with a missed policy"

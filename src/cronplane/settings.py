@@ -106,6 +106,17 @@ def command_targets_enabled(environ: Mapping[str, str] | None = None) -> bool:
     return env.get(COMMAND_TARGETS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def version_retention_days(environ: Mapping[str, str] | None = None) -> int:
+    """CRONPLANE_VERSION_RETENTION: days a schedule version is kept (default 400; each
+    live row's last 20 are kept however old); ValueError unless a whole number >= 1."""
+    env = os.environ if environ is None else environ
+    text = env.get("CRONPLANE_VERSION_RETENTION", "").strip()
+    days = int(text) if text else 400
+    if days < 1:
+        raise ValueError("CRONPLANE_VERSION_RETENTION must be at least one day")
+    return days
+
+
 def python_target_prefixes(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The module prefixes `python:` targets may name (CRONPLANE_PYTHON_TARGETS, read by the
     service and the worker where they are made; core.python_targets has the rule)."""

@@ -109,6 +109,13 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ("GET", S + "/history"): Op(Action.READ),
     ("GET", S + "/preview"): Op(Action.READ),
     ("POST", S + "/run"): Op(Action.RUN, 202),
+    # Versions (issue 38): reading needs READ, a rollback is an edit, a restore a create
+    # (the seed's row exists: its name is taken, 409).
+    ("GET", S + "/versions"): Op(Action.READ),
+    ("GET", S + "/versions/{number}"): Op(Action.READ),
+    ("GET", S + "/diff"): Op(Action.READ),
+    ("POST", S + "/rollback"): Op(Action.UPDATE, body=lambda t: {"to": 1}),
+    ("POST", S + "/restore"): Op(Action.CREATE, 409),
     # Actions by selector (issue 37): each as its single-row twin; the seed's rows are named.
     ("POST", T + "/schedules/actions/pause"): Op(Action.UPDATE, body=lambda t: {"q": "nightly"}),
     ("POST", T + "/schedules/actions/resume"): Op(Action.UPDATE, body=lambda t: {"q": "nightly"}),
@@ -292,6 +299,7 @@ class World:
             "stack": "billing",
             "environment": "prod",
             "name": f"{tenant}-nightly" if "/schedules/" in path else "report",
+            "number": 1,
         }
         if "{item_id}" in path:
             values["item_id"] = self.item(tenant if tenant != NOBODY else OTHER)

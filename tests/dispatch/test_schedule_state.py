@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from cronplane.clock import FakeClock
 from cronplane.core.firing import Outcome
+from cronplane.core.versions import Change
 from cronplane.store.database import Database
 from cronplane.store.dialects.listener import plain_url
 from cronplane.store.schedules import delete_schedules, get_by_id
@@ -114,7 +115,7 @@ def test_the_rare_fire_writes_to_schedules_still_happen(
 def test_deleting_a_schedule_deletes_its_state(database: Database) -> None:
     gone, kept = add_schedule(database, "gone"), add_schedule(database, "kept")
     with database.begin() as conn:
-        assert delete_schedules(conn, [gone]) == 1
+        assert delete_schedules(conn, [gone], change=Change("test", "service", START)) == 1
     with database.read() as conn:
         ids = set(conn.execute(select(schedule_state.c.id)).scalars())
         assert get_by_id(conn, TENANT, gone) is None

@@ -8,11 +8,13 @@ from uuid import uuid4
 
 from cronplane.core.model import Job, Schedule
 from cronplane.core.queries import ScheduleQuery
+from cronplane.core.versions import Change
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.database import Database
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+BY = Change("test", "service", NOW)
 
 
 def a_schedule(name: str = "nightly", **changes: object) -> Schedule:
@@ -44,7 +46,7 @@ def a_schedule(name: str = "nightly", **changes: object) -> Schedule:
 def test_a_schedule_round_trips(database: Database) -> None:
     schedule = a_schedule()
     with database.begin() as conn:
-        assert schedule_store.insert_schedule(conn, schedule)
+        assert schedule_store.insert_schedule(conn, schedule, change=BY)
     with database.read() as conn:
         loaded = schedule_store.get_by_key(conn, "acme", "billing", "production", "nightly")
         by_id = schedule_store.get_by_id(conn, "acme", schedule.id)
@@ -53,10 +55,13 @@ def test_a_schedule_round_trips(database: Database) -> None:
 
 def test_a_duplicate_key_is_an_answer_not_an_error(database: Database) -> None:
     with database.begin() as conn:
-        assert schedule_store.insert_schedule(conn, a_schedule())
+        assert schedule_store.insert_schedule(conn, a_schedule(), change=BY)
         # The transaction survives the duplicate (PostgreSQL would abort it on an error).
-        assert not schedule_store.insert_schedule(conn, a_schedule())
-        assert schedule_store.insert_schedules(conn, [a_schedule(), a_schedule("other")]) != set()
+        assert not schedule_store.insert_schedule(conn, a_schedule(), change=BY)
+        assert (
+            schedule_store.insert_schedules(conn, [a_schedule(), a_schedule("other")], change=BY)
+            != set()
+        )
     with database.read() as conn:
         assert len(schedule_store.in_scope(conn, "acme", "billing", "production")) == 2
 
@@ -68,7 +73,7 @@ def test_keyset_pages_cover_every_row_once(database: Database) -> None:
     ]
     unique = {(r.name, r.stack, r.environment): r for r in rows}
     with database.begin() as conn:
-        schedule_store.insert_schedules(conn, list(unique.values()))
+        schedule_store.insert_schedules(conn, list(unique.values()), change=BY)
     seen: list[tuple[str, str, str]] = []
     after = None
     with database.read() as conn:

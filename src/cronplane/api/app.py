@@ -36,6 +36,7 @@ from cronplane.api import (
     selections,
     sync,
     tenants,
+    versions,
 )
 from cronplane.api.auth import check_rules, inventory
 from cronplane.api.context import ApiContext, Limits
@@ -43,6 +44,7 @@ from cronplane.api.errors import InternalErrors, install
 from cronplane.api.grouping import CreateGroups
 from cronplane.api.limits import RequestLimits
 from cronplane.api.operations import operation_id
+from cronplane.api.origin import ChangeOrigin
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
 from cronplane.service import ScheduleService
@@ -130,6 +132,7 @@ def create_app(
         # Over HTTP a call is as mighty as its token: a command: job needs a platform admin's.
         local_admin=False,
         replica=replica,
+        via="api",
     )
     app.state.cronplane = ApiContext(
         database=database,
@@ -143,7 +146,7 @@ def create_app(
     # Each router straight onto the app (not nested in a /api/v1 router):
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
-    routers = (schedules, controls, selections, queue, jobs, sync, events, cron, identity)
+    routers = (schedules, versions, controls, selections, queue, jobs, sync, events, cron, identity)
     for module in (*routers, alerts, tenants, calendars):
         app.include_router(
             module.router,
@@ -166,6 +169,7 @@ def create_app(
     # Added last = outermost: metrics see every answer, including refusals.
     app.add_middleware(RequestLimits, limits=app.state.cronplane.limits)
     app.add_middleware(InternalErrors)
+    app.add_middleware(ChangeOrigin)
     # The route in the ASGI scope may be the router-relative original: label
     # by the full template, looked up by route identity.
     templates = {id(entry.route): entry.path for entry in inventory(app)}

@@ -30,6 +30,12 @@ OPERATIONS: Final[dict[str, str]] = {
     "resume_schedule": "schedules_resume",
     "backfill_schedule": "schedules_backfill",
     "run_now": "schedules_run",
+    # versions (api/versions.py)
+    "list_versions": "schedules_versions",
+    "get_version": "schedules_version",
+    "diff_versions": "schedules_diff",
+    "rollback_schedule": "schedules_rollback",
+    "restore_schedule": "schedules_restore",
     # business calendars (api/calendars.py)
     "list_calendars": "calendars_list",
     "get_calendar": "calendars_get",

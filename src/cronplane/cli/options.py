@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported when a command runs: `cron explain` needs none of 
 F = TypeVar("F", bound=Callable[..., Any])
 _META = "cronplane.flags"
 _SERVICE = "cronplane.service"
+_REASON = "cronplane.reason"
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -81,6 +82,23 @@ def scope_options(command: F) -> F:
     return command
 
 
+def reason_option(command: F) -> F:
+    """`--reason`: why, recorded on the versions the command's change makes (issue 38)."""
+    return click.option(
+        "--reason",
+        "change_reason",
+        default=None,
+        expose_value=False,
+        callback=_remember_reason,
+        help="Why: recorded on the schedule's version (500 characters).",
+    )(command)
+
+
+def _remember_reason(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.meta[_REASON] = value[:500]
+
+
 def json_option(command: F) -> F:
     """`--json`: machine output for scripts."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(command)
@@ -112,7 +130,8 @@ def remote(ctx: click.Context) -> RemoteService | None:
 
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, RemoteService):
-        service = RemoteService(url, flags.get("token") or os.environ.get("CRONPLANE_TOKEN"))
+        token = flags.get("token") or os.environ.get("CRONPLANE_TOKEN")
+        service = RemoteService(url, token, via="cli", reason=ctx.meta.get(_REASON))
         ctx.call_on_close(service.close)
         ctx.meta[_SERVICE] = service
     return service
@@ -170,8 +189,15 @@ def client(
             opened,
             SystemClock() if clock is None else clock(opened),
             min_interval=settings(ctx).min_interval,
+            via="cli",
         )
         ctx.meta[_SERVICE] = service
+    reason = ctx.meta.get(_REASON)
+    if reason is not None:
+        from cronplane.service.base import changes_via
+
+        # This command's changes carry its --reason (service.base.changes_via).
+        ctx.with_resource(changes_via("cli", reason))
     local: ControlPlane = service
     return local
 

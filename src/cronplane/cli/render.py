@@ -34,6 +34,11 @@ def _console() -> Console:
     return Console(file=sys.stdout, width=200)
 
 
+def print_table(table: Table) -> None:
+    """Print one rich table."""
+    _console().print(table)
+
+
 def echo_json(value: Any) -> None:
     """Print one JSON document."""
     click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))

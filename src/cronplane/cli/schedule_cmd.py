@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from cronplane.cli import hints, render, schedule_when_cmd
+from cronplane.cli import hints, options, render, schedule_when_cmd, version_cmd
 from cronplane.cli.field_options import spec_options, spec_values
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.cli.selection_cmd import by_selection
@@ -38,11 +38,12 @@ def schedule() -> None:
     """Schedules: one row per (tenant, stack, environment, name)."""
 
 
-schedule.add_command(schedule_when_cmd.window)
-schedule.add_command(schedule_when_cmd.dst)
+for _command in (schedule_when_cmd.window, schedule_when_cmd.dst, *version_cmd.COMMANDS):
+    schedule.add_command(_command)
 
 
 @schedule.command("add")
+@options.reason_option
 @click.argument("name")
 @spec_options
 @json_option
@@ -163,6 +164,7 @@ def info(ctx: click.Context, name: str, count: int, as_json: bool) -> None:
 
 
 @schedule.command("enable")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("enable")
 @REVISION
@@ -179,6 +181,7 @@ def enable(ctx: click.Context, name: str, revision: int | None, as_json: bool) -
 
 
 @schedule.command("disable")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("disable")
 @REVISION
@@ -196,6 +199,7 @@ def disable(ctx: click.Context, name: str, revision: int | None, as_json: bool) 
 
 # `none` clears a bound or the limit; an omitted option leaves it as it is.
 @schedule.command("rm")
+@options.reason_option
 @click.argument("name")
 @REVISION
 @json_option
@@ -214,6 +218,7 @@ def rm(ctx: click.Context, name: str, revision: int | None, as_json: bool) -> No
 
 
 @schedule.command("reset")
+@options.reason_option
 @click.argument("name")
 @REVISION
 @json_option
@@ -288,6 +293,7 @@ def schedule_run(
 
 
 @schedule.command("pause")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("pause")
 @click.option(
@@ -329,6 +335,7 @@ def pause(
 
 
 @schedule.command("resume")
+@options.reason_option
 @click.argument("name", required=False)
 @by_selection("resume")
 @click.option(

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import client, json_option, scope_options, settings
+from cronplane.cli.options import client, json_option, reason_option, scope_options, settings
 from cronplane.core.dst import GAPS, REPEATS
 from cronplane.core.inputs import UNSET, SchedulePatch
 from cronplane.errors import InvalidMaxRuns
@@ -47,6 +47,7 @@ def _changed(ctx: click.Context, name: str, patch: SchedulePatch, revision: int 
 
 
 @click.command("window")
+@reason_option
 @click.argument("name")
 @click.option(
     "--start-at", default=None, help="ISO 8601 instant (naive: the row's zone); none clears."
@@ -82,6 +83,7 @@ def window(
 
 
 @click.command("dst")
+@reason_option
 @click.argument("name")
 @click.option(
     "--dst-gap",

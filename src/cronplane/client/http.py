@@ -74,9 +74,17 @@ class RemoteHTTP:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
         clock: Clock | None = None,
+        via: str | None = None,
+        reason: str | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         headers = {"Accept": "application/json"}
+        if via:
+            # How the changes it makes came (api.origin): the remote CLI says `cli`.
+            headers["X-Cronplane-Via"] = via
+        if reason:
+            # Why (a version's reason): UTF-8, percent-encoded to travel as a header.
+            headers["X-Cronplane-Reason"] = quote(reason, safe=" ")
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.url = url.rstrip("/")

@@ -27,6 +27,7 @@ from cronplane.client.alerts import RemoteAlerts
 from cronplane.client.calendars import RemoteCalendars
 from cronplane.client.http import segment
 from cronplane.client.queue import RemoteQueue
+from cronplane.client.versions import RemoteVersions
 from cronplane.core.codec import encode_value, from_document, to_document
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobPatch, JobSpec, SchedulePatch, ScheduleSpec
@@ -59,7 +60,7 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars):
+class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
     client.http, runs and the queue in client.queue, alerts in client.alerts)."""
 

@@ -17,8 +17,9 @@ from cronplane.core.controls import Missed
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
+from cronplane.core.versions import Version
 from cronplane.events import Event
-from cronplane.service import BackfillReport
+from cronplane.service import BackfillReport, Rollback, VersionDiff
 
 # The server records the token's name as the actor; the port's argument is unused remotely.
 ACTOR: Final = "client"
@@ -178,3 +179,33 @@ class Schedules:
     ) -> builtins.list[Event]:
         """The schedule's events, newest first (`before`: an event id, for the next page)."""
         return self._service.schedule_history(self._scope, name, limit=limit, before_id=before)
+
+    # -- versions (issue 38) -------------------------------------------------------------
+
+    def versions(
+        self, name: str, *, limit: int = 100, before: int | None = None
+    ) -> builtins.list[Version]:
+        """The schedule's versions, newest first (`before`: a version number, for the next page)."""
+        return self._service.list_versions(self._scope, name, limit=limit, before=before)
+
+    def diff(self, name: str, first: int | None = None, second: int | None = None) -> VersionDiff:
+        """Version `first` against `second` (default: the previous against the current)."""
+        return self._service.diff_versions(self._scope, name, first, second)
+
+    def rollback(
+        self,
+        name: str,
+        *,
+        to: int,
+        dry_run: bool = False,
+        reason: str | None = None,
+        revision: int | None = None,
+    ) -> Rollback:
+        """Make the definition version `to`'s again (a new version; on an app row, drift)."""
+        return self._service.rollback_schedule(
+            self._scope, name, to=to, actor=ACTOR, revision=revision, dry_run=dry_run, reason=reason
+        )
+
+    def restore(self, name: str, *, reason: str | None = None) -> Schedule:
+        """Bring back a schedule deleted within the version retention."""
+        return self._service.restore_schedule(self._scope, name, actor=ACTOR, reason=reason)

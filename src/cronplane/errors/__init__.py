@@ -44,6 +44,8 @@
     │   ├── AlertNotFound                X404313ALTNFD
     │   ├── ChannelNotFound              X404315CHNNFD
     │   ├── CalendarNotFound             X404360CALNFD
+    │   ├── VersionNotFound              X404380VERNFD  no such version of the row (or pruned)
+    │   ├── NothingToRestore             X404381RSTNON  no deleted row of that name within the retention
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
     ├── RunTimedOut                      X408203RUNTMO  an item's error: ran past its timeout (never raised to a caller)
@@ -56,7 +58,9 @@
     │   │   └── ItemFinished             X409200ITMFIN  cancel of an item already finished
     │   ├── BackfillOverlap              X409105BKFACT  non-overlapping backfill, item active
     │   ├── AlertRuleExists              X409312ALRDPL
-    │   └── ChannelExists                X409316CHNDPL
+    │   ├── ChannelExists                X409316CHNDPL
+    │   ├── VersionJobGone               X409380VERJOB  rollback/restore to a version whose job is gone
+    │   └── RestoreNameTaken             X409381RSTDPL  restore of a name a live row holds
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── QuotaExceeded                    a tenant quota (core.quotas), CLI exit 9
     │   ├── ScheduleQuotaExceeded        X403260QTASCH  max_schedules reached
@@ -111,7 +115,9 @@ from cronplane.errors.conflicts import (
     ItemFinished,
     JobExists,
     JobInactive,
+    RestoreNameTaken,
     ScheduleExists,
+    VersionJobGone,
 )
 from cronplane.errors.invalid import (
     BackfillTooLarge,
@@ -145,11 +151,13 @@ from cronplane.errors.missing import (
     CalendarNotFound,
     ChannelNotFound,
     JobNotFound,
+    NothingToRestore,
     QueueItemNotFound,
     RouteNotFound,
     ScheduleNotFound,
     TenantNotFound,
     TokenNotFound,
+    VersionNotFound,
 )
 
 __all__ = [
@@ -195,12 +203,14 @@ __all__ = [
     "JobQuotaExceeded",
     "MethodNotAllowed",
     "NotFound",
+    "NothingToRestore",
     "OutboundAddressDenied",
     "PayloadTooLarge",
     "PythonTargetForbidden",
     "QueueItemNotFound",
     "QueueQuotaExceeded",
     "QuotaExceeded",
+    "RestoreNameTaken",
     "RouteNotFound",
     "RunTimedOut",
     "ScheduleExists",
@@ -215,6 +225,8 @@ __all__ = [
     "UnknownHolidays",
     "UnknownZone",
     "UnsupportedDatabase",
+    "VersionJobGone",
+    "VersionNotFound",
     "YamlDuplicateKey",
     "YamlOverLimit",
     "exit_code_of",

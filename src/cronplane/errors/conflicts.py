@@ -55,3 +55,19 @@ class ChannelExists(Conflict):
     """An alert channel with that name exists in the tenant."""
 
     code = error_code("X409316CHNDPL", "alert channel already exists")
+
+
+class VersionJobGone(Conflict):
+    """A rollback or restore to a version whose job no longer exists or is inactive
+    (issue 38); nothing changes."""
+
+    code = error_code(
+        "X409380VERJOB",
+        "rollback refused: the job the version names no longer exists or is inactive",
+    )
+
+
+class RestoreNameTaken(Conflict):
+    """A restore of a name that a live row holds (issue 38); nothing changes."""
+
+    code = error_code("X409381RSTDPL", "restore refused: a schedule with this name exists")

@@ -63,3 +63,18 @@ class CalendarNotFound(NotFound):
     """No business calendar with that name in the tenant."""
 
     code = error_code("X404360CALNFD", "business calendar not found")
+
+
+class VersionNotFound(NotFound):
+    """The row has no version with that number (never made, or pruned; issue 38)."""
+
+    code = error_code("X404380VERNFD", "schedule version not found (never made, or pruned)")
+
+
+class NothingToRestore(NotFound):
+    """No row of that name was deleted within the version retention (issue 38)."""
+
+    code = error_code(
+        "X404381RSTNON",
+        "nothing to restore: no schedule of that name was deleted within the version retention",
+    )

@@ -5,7 +5,7 @@
 One object, composed of parts that share one `Context` (database, clock,
 change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
 `service.runs` (run now, queue items), `service.controls` (pause, resume,
-backfill), `service.tokens`, `service.audit`, `service.alerts` (alert
+backfill), `service.versions` (versions, diff, rollback, restore), `service.tokens`, `service.audit`, `service.alerts` (alert
 channels, rules, alerts).
 The use cases people call are also the service's own methods
 (`service.create_schedule(...)`), so the API, CLI and UI hold one object;
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from cronplane.clock import Clock
 from cronplane.core.outbound import OutboundPolicy
 from cronplane.core.quotas import Quota
+from cronplane.core.versions import Via
 from cronplane.service.alerts import AlertService
 from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
@@ -39,6 +40,7 @@ from cronplane.service.schedules import Schedules
 from cronplane.service.selections import Selections
 from cronplane.service.sync import AppReport, Apps
 from cronplane.service.tokens import TokenService
+from cronplane.service.versions import Rollback, VersionDiff, Versions
 from cronplane.settings import (
     command_targets_enabled,
     outbound_policy,
@@ -65,6 +67,7 @@ class ScheduleService:
     `python_targets` (default: the CRONPLANE_PYTHON_TARGETS variable) are the module
     prefixes a `python:` job may name (X403252PYDENY otherwise). `replica` (the API's:
     CRONPLANE_READ_URL) is where listings and history are read (Context.listing).
+    `via` is how its changes are recorded in their versions (`api`, `cli`; core.versions).
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class ScheduleService:
         outbound: OutboundPolicy | None = None,
         python_targets: tuple[str, ...] | None = None,
         replica: Database | None = None,
+        via: Via = "service",
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
@@ -100,6 +104,7 @@ class ScheduleService:
             outbound_policy() if outbound is None else outbound,
             python_targets,
             replica,
+            via,
         )
         self.database = database
         self.clock = clock
@@ -114,6 +119,7 @@ class ScheduleService:
         self.tenants = Tenants(self.context)
         self.calendars = Calendars(self.context)
         self.selections = Selections(self.context, self.schedules, self.controls, self.runs)
+        self.versions = Versions(self.context, self.schedules)
 
     create_schedule = Offered("schedules", Schedules.create_schedule)
     create_schedules = Offered("schedules", Schedules.create_schedules)
@@ -127,6 +133,11 @@ class ScheduleService:
     record_run = Offered("schedules", Schedules.record_run)
     reset_to_manifest = Offered("schedules", Schedules.reset_to_manifest)
     schedule_history = Offered("schedules", Schedules.schedule_history)
+    list_versions = Offered("versions", Versions.list_versions)
+    get_version = Offered("versions", Versions.get_version)
+    diff_versions = Offered("versions", Versions.diff_versions)
+    rollback_schedule = Offered("versions", Versions.rollback)
+    restore_schedule = Offered("versions", Versions.restore)
     pause_schedule = Offered("controls", Controls.pause_schedule)
     resume_schedule = Offered("controls", Controls.resume_schedule)
     backfill_schedule = Offered("controls", Controls.backfill_schedule)
@@ -161,4 +172,11 @@ class ScheduleService:
     remove_calendar = Offered("calendars", Calendars.remove_calendar)
 
 
-__all__ = ["AppReport", "BackfillReport", "NewSchedule", "ScheduleService"]
+__all__ = [
+    "AppReport",
+    "BackfillReport",
+    "NewSchedule",
+    "Rollback",
+    "ScheduleService",
+    "VersionDiff",
+]

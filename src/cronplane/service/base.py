@@ -6,6 +6,11 @@ it changed a schedule it marks the transaction (`tx.schedules_changed()`);
 then, inside the transaction, PostgreSQL LISTENers are notified (delivered
 at commit), and after the commit the in-process `on_change` hook runs. Both
 let a dispatcher wake before its planned sleep ends.
+
+Every definition change writes a version (store.versions) stamped with a
+`Change`: the actor the use case names, and how it came (`Transaction.via`):
+the Context's own (`api`, `cli`, …), or what an edge or use case set around
+the call with `changes_via` (the console; a rollback, a restore; `--reason`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from cronplane.core.model import Job, Schedule, Scope
 from cronplane.core.outbound import DENY_ALL_PRIVATE, OutboundPolicy, url_host_port
 from cronplane.core.python_targets import DEFAULT_PREFIXES, check_target
 from cronplane.core.quotas import UNLIMITED, Quota
+from cronplane.core.versions import Change, Via
 from cronplane.errors import JobInactive, JobNotFound, ScheduleNotFound, StaleRevision
 from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
@@ -44,10 +50,38 @@ class Transaction:
     conn: Connection
     now: datetime
     changed: bool = False
+    via: Via = "service"
+    reason: str | None = None
 
     def schedules_changed(self) -> None:
         """Record that this transaction changed a schedule (wake the dispatcher)."""
         self.changed = True
+
+    def change(self, actor: str, **sync: str | None) -> Change:
+        """Who, when and how this transaction changes a definition (`sync`: its digest
+        and app_version)."""
+        return Change(actor, self.via, self.now, self.reason, **sync)
+
+
+@dataclass(frozen=True, slots=True)
+class How:
+    """How the changes made inside `changes_via` came, and why."""
+
+    via: Via
+    reason: str | None = None
+
+
+HOW: ContextVar[How | None] = ContextVar("cronplane_how", default=None)
+
+
+@contextmanager
+def changes_via(via: Via, reason: str | None = None) -> Iterator[None]:
+    """Stamp the definition changes made inside with `via` and `reason`."""
+    token = HOW.set(How(via, reason))
+    try:
+        yield
+    finally:
+        HOW.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +94,8 @@ class Context:
     `quotas` the platform's default tenant quota (settings.quota_defaults);
     `outbound` the addresses webhook targets may name (settings.outbound_policy);
     `python_targets` the module prefixes `python:` jobs may name (CRONPLANE_PYTHON_TARGETS);
-    `replica` a read-only replica (CRONPLANE_READ_URL) that :meth:`listing` reads."""
+    `replica` a read-only replica (CRONPLANE_READ_URL) that :meth:`listing` reads;
+    `via` how its changes come when nothing else says (`api`, `cli`; core.versions)."""
 
     database: Database
     clock: Clock
@@ -72,6 +107,7 @@ class Context:
     outbound: OutboundPolicy = DENY_ALL_PRIVATE
     python_targets: tuple[str, ...] = DEFAULT_PREFIXES
     replica: Database | None = None
+    via: Via = "service"
 
     def caller(self, principal: Principal | None) -> Caller:
         """Who is writing, as the `command:`, `python:` and outbound rules judge it."""
@@ -83,7 +119,8 @@ class Context:
     def write(self) -> Iterator[Transaction]:
         """One write transaction; notifies listeners when schedules changed."""
         with self.database.begin() as conn:
-            tx = Transaction(conn, self.clock.now())
+            how = HOW.get() or How(self.via)
+            tx = Transaction(conn, self.clock.now(), via=how.via, reason=how.reason)
             yield tx
             if tx.changed:
                 schedule_store.notify_changed(conn)

@@ -163,7 +163,7 @@ class Controls(ServiceBase):
     ) -> Schedule:
         values = {**values, "revision": row.revision + 1, "updated_at": tx.now}
         if not schedule_store.update_schedule(
-            tx.conn, row.id, values, expected_revision=row.revision
+            tx.conn, row.id, values, expected_revision=row.revision, change=tx.change(actor)
         ):
             raise StaleRevision(f"schedule {row.name!r} changed concurrently; read it again")
         updated = replace(row, **values)

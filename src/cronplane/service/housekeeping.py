@@ -7,7 +7,9 @@ the worker's built-in `system:` target:
   `expired` (event `X200033ITMEXP` each); running items whose worker lease
   lapsed (the worker died) go back to queued, or to failed past their attempts.
 - `prune-history` (daily, 03:17 UTC): finished items, events and closed alerts
-  older than the retention (payload `retention_days`, default 30) are deleted.
+  older than the retention (payload `retention_days`, default 30) are deleted,
+  and schedule versions older than CRONPLANE_VERSION_RETENTION (default 400
+  days; a live row's last 20 are kept however old; store.versions.prune).
 
 A third job, `deliver-alert` (`system:deliver`), has no schedule: the alert
 evaluator enqueues one item of it per notification and channel.
@@ -24,12 +26,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronplane import events as ev
+from cronplane import settings
 from cronplane.clock import Clock
 from cronplane.core.inputs import Declared
 from cronplane.core.model import Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
+from cronplane.core.versions import Change
 from cronplane.store import alerts as alert_store
-from cronplane.store import queue
+from cronplane.store import queue, versions
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
 from cronplane.store.jobs import insert_job
@@ -100,9 +104,10 @@ def ensure_system_schedules(
                             next_run=next_run(cron, "UTC", now),
                         )
                     ],
+                    change=Change("system", "system", now),
                 )
             elif row.payload != payloads[name]:
-                set_payload(conn, row.id, payloads[name], now)
+                set_payload(conn, row.id, payloads[name], Change("system", "system", now))
         insert_job(conn, deliver_job(now))
 
 
@@ -155,12 +160,22 @@ def expire(database: Database, clock: Clock) -> dict[str, int]:
     return {"expired": len(expired), "recovered": recovered}
 
 
-def prune(database: Database, clock: Clock, retention_days: int) -> dict[str, int]:
-    """Delete finished items, events and closed alerts older than the retention."""
+def prune(
+    database: Database,
+    clock: Clock,
+    retention_days: int,
+    version_retention_days: int | None = None,
+) -> dict[str, int]:
+    """Delete finished items, events and closed alerts older than the retention, and
+    schedule versions older than theirs (default: CRONPLANE_VERSION_RETENTION)."""
     if retention_days < 1:
         raise ValueError("retention must be at least one day")
-    before = clock.now() - timedelta(days=retention_days)
+    if version_retention_days is None:
+        version_retention_days = settings.version_retention_days()
+    now = clock.now()
+    before = now - timedelta(days=retention_days)
     with database.begin() as conn:
         items, old_events = queue.prune(conn, before)
         closed_alerts = alert_store.prune_closed(conn, before)
-    return {"items": items, "events": old_events, "alerts": closed_alerts}
+        old_versions = versions.prune(conn, now - timedelta(days=version_retention_days))
+    return {"items": items, "events": old_events, "alerts": closed_alerts, "versions": old_versions}

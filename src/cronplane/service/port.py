@@ -20,10 +20,12 @@ from cronplane.core.queries import ScheduleQuery
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
 from cronplane.core.selections import SelectionAction, SelectionReport
+from cronplane.core.versions import Version
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service.controls import BackfillReport
 from cronplane.service.sync import AppReport
+from cronplane.service.versions import Rollback, VersionDiff
 
 
 class ControlPlane(Protocol):
@@ -103,6 +105,32 @@ class ControlPlane(Protocol):
 
     def remove_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
+    ) -> Schedule: ...
+
+    def list_versions(
+        self, scope: Scope, name: str, *, limit: int = 100, before: int | None = None
+    ) -> list[Version]: ...
+
+    def get_version(self, scope: Scope, name: str, number: int) -> Version: ...
+
+    def diff_versions(
+        self, scope: Scope, name: str, first: int | None = None, second: int | None = None
+    ) -> VersionDiff: ...
+
+    def rollback_schedule(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        to: int,
+        actor: str,
+        revision: int | None = None,
+        dry_run: bool = False,
+        reason: str | None = None,
+    ) -> Rollback: ...
+
+    def restore_schedule(
+        self, scope: Scope, name: str, *, actor: str, reason: str | None = None
     ) -> Schedule: ...
 
     def reset_to_manifest(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from cronplane import events
 from cronplane.core import controls, validation
@@ -201,7 +202,15 @@ class ScheduleCreates(ServiceBase):
                         rows.append((index, item, row))
                     except CronplaneError as error:
                         results[index] = error
-                inserted = schedule_store.insert_schedules(tx.conn, [row for _, _, row in rows])
+                # Each row's version names the actor of its request.
+                actors: dict[str, list[Schedule]] = {}
+                for _, item, row in rows:
+                    actors.setdefault(item.request.actor, []).append(row)
+                inserted: set[UUID] = set()
+                for actor, group in actors.items():
+                    inserted |= schedule_store.insert_schedules(
+                        tx.conn, group, change=tx.change(actor)
+                    )
                 created: list[Mapping[str, Any]] = []
                 for index, item, schedule in rows:
                     if schedule.id in inserted:
@@ -226,6 +235,12 @@ class ScheduleCreates(ServiceBase):
         return answers
 
     # -- quotas ----------------------------------------------------------------
+
+    def check_new_row(self, tx: Transaction, tenant: str, cron: str) -> None:
+        """The quotas a row made other than by a create must fit too (a restore): the
+        tenant's max_schedules and the shortest interval, in the caller's transaction."""
+        room = self._room(tx, {}, tenant)
+        quotas.check_interval(cron, room.quota, self.context.min_interval, tenant)
 
     def _room(self, tx: Transaction, tenants: dict[str, _TenantRoom], tenant: str) -> _TenantRoom:
         """The tenant's quota and free schedules in this transaction, read once per tenant."""

@@ -110,15 +110,30 @@ class Schedules(ScheduleCreates):
         `overrides`.
         """
         clean = patch.given()
-        # The cron is normalized later, with the row's seed; H never makes a gap under 60 s.
-        checked = check_fields(clean, "check")
-        # The window's clean values (naive bounds are resolved in the row's zone later).
-        clean.update({key: checked[key] for key in (*WINDOW_FIELDS, "max_runs") if key in clean})
+        check_fields(clean, "check")  # bad input is refused before the transaction
         with self._write() as tx:
             row = existing(tx.conn, scope, name, for_update=True)
-            if "cron" in checked:
-                self._check_interval(tx, scope.tenant, checked["cron"])
-            return self._apply(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)
+            return self.apply_fields(tx, row, clean, actor, revision, events.SCHEDULE_UPDATED)
+
+    def apply_fields(
+        self,
+        tx: Transaction,
+        row: Schedule,
+        given: dict[str, Any],
+        actor: str,
+        revision: int | None,
+        code: Code,
+    ) -> Schedule:
+        """An edit's checks and write of `given` on a row read for update, in the
+        caller's transaction: the one path an edit and a rollback (service.versions) take."""
+        # The cron is normalized later, with the row's seed; H never makes a gap under 60 s.
+        checked = check_fields(given, "check")
+        # The window's clean values (naive bounds are resolved in the row's zone later).
+        clean: dict[str, Any] = dict(given)
+        clean.update({k: checked[k] for k in (*WINDOW_FIELDS, "max_runs") if k in given})
+        if "cron" in checked:
+            self._check_interval(tx, row.tenant, checked["cron"])
+        return self._apply(tx, row, clean, actor, revision, code)
 
     def enable_schedule(
         self, scope: Scope, name: str, *, actor: str, revision: int | None = None
@@ -152,7 +167,7 @@ class Schedules(ScheduleCreates):
             row = existing(tx.conn, scope, name, for_update=True)
             check_revision(row, revision)
             check_removable(row)
-            schedule_store.delete_schedules(tx.conn, [row.id])
+            schedule_store.delete_schedules(tx.conn, [row.id], change=tx.change(actor))
             schedule_event(tx, events.SCHEDULE_REMOVED, row, actor, "removed")
             tx.schedules_changed()
         return row
@@ -287,7 +302,7 @@ class Schedules(ScheduleCreates):
         values["revision"] = row.revision + 1
         values["updated_at"] = tx.now
         if not schedule_store.update_schedule(
-            tx.conn, row.id, values, expected_revision=row.revision
+            tx.conn, row.id, values, expected_revision=row.revision, change=tx.change(actor)
         ):
             raise StaleRevision(f"schedule {row.name!r} changed concurrently; read it again")
         updated = replace(

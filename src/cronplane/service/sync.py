@@ -18,7 +18,7 @@ Steps of one sync, all in one transaction:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection
@@ -38,6 +38,7 @@ from cronplane.core.reconcile import (
     resolve_declarations,
     rows_to_inspect,
 )
+from cronplane.core.versions import manifest_digest
 from cronplane.errors import InvalidManifest, QuotaExceeded
 from cronplane.ids import time_ordered_id
 from cronplane.manifest import Manifest
@@ -283,6 +284,9 @@ class Apps(ServiceBase):
             return plan
         self._check_quotas(tx.conn, scope, plan)
         now = tx.now
+        # The versions it writes name the sync and what it applied (core.versions).
+        digest = manifest_digest({name: to_document(cron) for name, cron in crons.items()})
+        change = replace(tx.change(actor, digest=digest), via="sync")
         event_rows: list[dict[str, Any]] = []
 
         def event(code: Any, schedule: SyncedRow, verb: str, detail: dict[str, Any]) -> None:
@@ -321,7 +325,7 @@ class Apps(ServiceBase):
                     jitter_offset=offset,
                 )
             )
-        inserted = schedule_store.insert_schedules(tx.conn, new_rows)
+        inserted = schedule_store.insert_schedules(tx.conn, new_rows, change=change)
         for row in new_rows:
             if row.id in inserted:
                 event(events.SCHEDULE_CREATED, row, "created", {"sync": True})
@@ -340,7 +344,7 @@ class Apps(ServiceBase):
                     values["next_run"] = fire_at(fires[item.name], offset)
             # A row changed since we read it (an operator's edit) is left for the next sync.
             if schedule_store.update_schedule(
-                tx.conn, row.id, values, expected_revision=row.revision
+                tx.conn, row.id, values, expected_revision=row.revision, change=change
             ):
                 event(
                     events.SCHEDULE_UPDATED,
@@ -348,7 +352,7 @@ class Apps(ServiceBase):
                     "updated",
                     {"sync": True, "fields": sorted(item.changes)},
                 )
-        schedule_store.delete_schedules(tx.conn, [item.id for item in plan.removed])
+        schedule_store.delete_schedules(tx.conn, [item.id for item in plan.removed], change=change)
         for gone in plan.removed:
             event(events.SCHEDULE_REMOVED, rows[gone.name], "removed", {"sync": True})
         event_rows.append(

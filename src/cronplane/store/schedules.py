@@ -9,13 +9,17 @@ Inserts use ON CONFLICT DO NOTHING on both dialects: a duplicate key is an
 answer (None / not in the returned ids), not an exception, so a PostgreSQL
 transaction is never aborted by a race on the unique key and a concurrent
 sync can treat it as idempotent.
+
+Every write of a definition (an insert, an update that moves the revision on,
+a payload set, a delete) takes the `Change` that made it and writes the
+row's version in the same transaction (store.versions): no path can skip it.
+Only `insert_rows`, for tools and tests that write rows directly, writes none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -25,7 +29,8 @@ from sqlalchemy.sql import Select
 from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
 from cronplane.core.queries import ScheduleQuery
-from cronplane.store import dialects, label_index, schedule_filters
+from cronplane.core.versions import Change
+from cronplane.store import dialects, label_index, schedule_filters, versions
 from cronplane.store.tables import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -102,8 +107,9 @@ def _insert(conn: Connection) -> Any:
     )
 
 
-def insert_schedules(conn: Connection, rows: Sequence[Schedule]) -> set[UUID]:
-    """Insert many; returns the ids actually inserted (duplicates on the key are skipped)."""
+def insert_schedules(conn: Connection, rows: Sequence[Schedule], *, change: Change) -> set[UUID]:
+    """Insert many, each with its version; returns the ids actually inserted (duplicates
+    on the key are skipped)."""
     if not rows:
         return set()
     split = [split_values(schedule_values(row)) for row in rows]
@@ -114,12 +120,13 @@ def insert_schedules(conn: Connection, rows: Sequence[Schedule]) -> set[UUID]:
     if states:
         conn.execute(schedule_state.insert(), states)
     label_index.index(conn, (main for main, _ in split if main["id"] in inserted))
+    versions.record(conn, [row for row in rows if row.id in inserted], change)
     return inserted
 
 
-def insert_schedule(conn: Connection, schedule: Schedule) -> bool:
+def insert_schedule(conn: Connection, schedule: Schedule, *, change: Change) -> bool:
     """Insert one; False when a row with the same key already exists."""
-    return bool(insert_schedules(conn, [schedule]))
+    return bool(insert_schedules(conn, [schedule], change=change))
 
 
 def notify_changed(conn: Connection) -> None:
@@ -272,12 +279,17 @@ def update_schedule(
     values: Mapping[str, Any],
     *,
     expected_revision: int | None = None,
+    change: Change | None = None,
 ) -> bool:
     """Set `values` on one schedule; False when it is gone or its revision moved on.
 
     Each value goes to its table, in the caller's transaction: `schedules`
     first (the revision's check), then the state, so a False writes nothing.
+    Values that move the revision on are a definition change: `change` is
+    required and the row's new version is written.
     """
+    if "revision" in values and change is None:
+        raise ValueError("a definition change needs its Change (store.versions)")
     main, state = split_values(values)
     if main or expected_revision is not None:
         query = update(schedules).where(schedules.c.id == schedule_id)
@@ -289,21 +301,36 @@ def update_schedule(
             return False
         if "labels" in main:
             label_index.reindex(conn, schedule_id, main["labels"])
-    if not state:
-        return True
-    query = update(schedule_state).where(schedule_state.c.id == schedule_id).values(**state)
-    return conn.execute(query).rowcount == 1
+    if state:
+        query = update(schedule_state).where(schedule_state.c.id == schedule_id).values(**state)
+        if conn.execute(query).rowcount != 1:
+            return False
+    if change is not None:
+        _record(conn, [schedule_id], change)
+    return True
+
+
+def _record(
+    conn: Connection, ids: Sequence[UUID], change: Change, *, removed: bool = False
+) -> None:
+    """The version of each of these rows as it now stands."""
+    rows: list[Schedule] = []
+    for start in range(0, len(ids), 500):
+        query = _rows().where(schedules.c.id.in_(ids[start : start + 500]))
+        rows.extend(schedule_from_row(row) for row in conn.execute(query))
+    versions.record(conn, rows, change, removed=removed)
 
 
 def set_payload(
-    conn: Connection, schedule_id: UUID, payload: Mapping[str, Any], now: datetime
+    conn: Connection, schedule_id: UUID, payload: Mapping[str, Any], change: Change
 ) -> None:
     """Replace one row's payload: a definition change, so the revision moves on."""
     conn.execute(
         update(schedules)
         .where(schedules.c.id == schedule_id)
-        .values(payload=payload, updated_at=now, revision=schedules.c.revision + 1)
+        .values(payload=payload, updated_at=change.at, revision=schedules.c.revision + 1)
     )
+    _record(conn, [schedule_id], change)
 
 
 def names_of(conn: Connection, schedule_ids: Iterable[UUID]) -> dict[UUID, str]:
@@ -316,11 +343,13 @@ def names_of(conn: Connection, schedule_ids: Iterable[UUID]) -> dict[UUID, str]:
     return {row.id: row.name for row in conn.execute(query)}
 
 
-def delete_schedules(conn: Connection, ids: Iterable[UUID]) -> int:
-    """Delete rows by id; returns how many were there (a vanished one is not an error)."""
+def delete_schedules(conn: Connection, ids: Iterable[UUID], *, change: Change) -> int:
+    """Delete rows by id, each leaving a last version marked removed (what `schedule
+    restore` reads); returns how many were there (a vanished one is not an error)."""
     ids = list(ids)
     if not ids:
         return 0
+    _record(conn, ids, change, removed=True)
     deleted = 0
     # Chunks keep the IN list under SQLite's bound-parameter limit.
     for start in range(0, len(ids), 500):

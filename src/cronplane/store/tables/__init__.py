@@ -27,6 +27,7 @@ from cronplane.store.tables.schedules import (
     schedule_state,
     schedules,
 )
+from cronplane.store.tables.versions import schedule_versions
 from cronplane.store.tables.work import api_tokens, leases, queue_items, tenant_quotas
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "queue_items",
     "schedule_labels",
     "schedule_state",
+    "schedule_versions",
     "schedules",
     "tenant_quotas",
 ]

@@ -1,0 +1,131 @@
+"""The schedule_versions table: writing a row's versions, reading and pruning them.
+
+`record` is called by store.schedules on every write of a definition (insert,
+an update that moves the revision on, a payload set, a delete), in the
+caller's transaction, so no path can change a definition without leaving a
+version. A row's next number is its highest plus one, read after the row's
+own UPDATE (which locks it on PostgreSQL; SQLite has one writer): two
+editors of a row are serialized by that lock, and the primary key
+(schedule_id, number) refuses a duplicate if anything ever slipped past it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Row, and_, delete, exists, func, select
+
+from cronplane.core.codec import field_names
+from cronplane.core.model import Schedule
+from cronplane.core.versions import KEEP_LAST, Change, Version, definition_of
+from cronplane.store.tables import schedule_versions, schedules
+
+# In the order of Version's fields, so a row maps by position (a listing maps thousands).
+_COLUMNS = tuple(schedule_versions.c[name] for name in field_names(Version))
+
+
+def _version(row: Row[Any]) -> Version:
+    return Version(*row)  # type: ignore[call-arg]  # the columns are its fields, in order
+
+
+def latest_numbers(conn: Connection, ids: Sequence[UUID]) -> dict[UUID, int]:
+    """The highest version number of each of these rows (a row with none is absent)."""
+    found: dict[UUID, int] = {}
+    # Chunks keep the IN list under SQLite's bound-parameter limit.
+    for start in range(0, len(ids), 500):
+        query = (
+            select(schedule_versions.c.schedule_id, func.max(schedule_versions.c.number))
+            .where(schedule_versions.c.schedule_id.in_(ids[start : start + 500]))
+            .group_by(schedule_versions.c.schedule_id)
+        )
+        found.update({row[0]: int(row[1]) for row in conn.execute(query)})
+    return found
+
+
+def record(
+    conn: Connection, rows: Sequence[Schedule], change: Change, *, removed: bool = False
+) -> None:
+    """Write one version of each row as it now stands (or stood, when `removed`)."""
+    if not rows:
+        return
+    numbers = latest_numbers(conn, [row.id for row in rows])
+    values = [
+        {
+            "schedule_id": row.id,
+            "number": numbers.get(row.id, 0) + 1,
+            "tenant": row.tenant,
+            "stack": row.stack,
+            "environment": row.environment,
+            "name": row.name,
+            "definition": definition_of(row),
+            "actor": change.actor,
+            "via": change.via,
+            "at": change.at,
+            "reason": change.reason,
+            "digest": change.digest,
+            "app_version": change.app_version,
+            "removed": removed,
+        }
+        for row in rows
+    ]
+    conn.execute(schedule_versions.insert(), values)
+
+
+def list_versions(
+    conn: Connection, schedule_id: UUID, *, limit: int = 100, before: int | None = None
+) -> list[Version]:
+    """A row's versions, newest first, from below `before` (the primary key's range)."""
+    query = select(*_COLUMNS).where(schedule_versions.c.schedule_id == schedule_id)
+    if before is not None:
+        query = query.where(schedule_versions.c.number < before)
+    query = query.order_by(schedule_versions.c.number.desc()).limit(limit)
+    return [_version(row) for row in conn.execute(query)]
+
+
+def get_version(conn: Connection, schedule_id: UUID, number: int) -> Version | None:
+    """One version of a row, or None."""
+    query = select(*_COLUMNS).where(
+        schedule_versions.c.schedule_id == schedule_id, schedule_versions.c.number == number
+    )
+    row = conn.execute(query).first()
+    return None if row is None else _version(row)
+
+
+def last_of_name(
+    conn: Connection, tenant: str, stack: str, environment: str, name: str
+) -> Version | None:
+    """The newest version written under this key, of whichever row held it."""
+    query = (
+        select(*_COLUMNS)
+        .where(
+            schedule_versions.c.tenant == tenant,
+            schedule_versions.c.stack == stack,
+            schedule_versions.c.environment == environment,
+            schedule_versions.c.name == name,
+        )
+        .order_by(schedule_versions.c.at.desc(), schedule_versions.c.number.desc())
+        .limit(1)
+    )
+    row = conn.execute(query).first()
+    return None if row is None else _version(row)
+
+
+def prune(conn: Connection, before: datetime, keep_last: int = KEEP_LAST) -> int:
+    """Delete versions made before `before`, except each live row's last `keep_last`;
+    a deleted row's versions all go once they are past it. Returns how many went."""
+    v = schedule_versions
+    newer = schedule_versions.alias("newer")
+    # A row's numbers have no gap: the last keep_last are above its highest - keep_last.
+    among_older = (
+        v.c.number
+        <= select(func.max(newer.c.number))
+        .where(newer.c.schedule_id == v.c.schedule_id)
+        .scalar_subquery()
+        - keep_last
+    )
+    live = exists().where(schedules.c.id == v.c.schedule_id)
+    query = delete(v).where(and_(v.c.at < before, among_older | ~live))
+    return int(conn.execute(query).rowcount)
