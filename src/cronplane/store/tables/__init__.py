@@ -27,7 +27,13 @@ from cronplane.store.tables.schedules import (
     schedule_state,
     schedules,
 )
-from cronplane.store.tables.work import api_tokens, leases, queue_items, tenant_quotas
+from cronplane.store.tables.work import (
+    api_tokens,
+    item_attempts,
+    leases,
+    queue_items,
+    tenant_quotas,
+)
 
 __all__ = [
     "NAMING",
@@ -43,6 +49,7 @@ __all__ = [
     "api_tokens",
     "calendars",
     "events",
+    "item_attempts",
     "jobs",
     "leases",
     "metadata",
