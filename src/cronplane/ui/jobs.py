@@ -26,6 +26,7 @@ from cronplane.errors import CronplaneError
 from cronplane.ui.history import item_tone, retrying
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
+from cronplane.ui.run_page import attempts_text
 from cronplane.ui.session import Reader, Runner, Session
 
 router = page_router()
@@ -59,6 +60,7 @@ def jobs_page(
             "items": troubled_items(request, session.tenant),
             "item_tone": item_tone,
             "retrying": retrying,
+            "attempts_text": attempts_text,
             "notice": notice,
             "error": error_context(error),
         },
