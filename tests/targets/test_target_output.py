@@ -117,3 +117,18 @@ def test_a_webhooks_status_and_body_are_kept_refused_or_accepted(
         ("retry", {"status": 503, "body": "busy, come back", "truncated": False}),
         ("succeeded", {"status": 200, "body": '{"accepted": 7}', "truncated": False}),
     ]
+
+
+def test_output_shown_is_redacted_the_record_is_what_was_printed(database: Database) -> None:
+    clock = FakeClock(START)
+    add_command_job(database, "echo fetched https://u:hunter2@example.com/x?api_key=s3cr3t")
+    fire(database, clock)
+    work(database, clock, Targets({"command": CommandTarget(True)}))
+    (row,) = items(database)
+    log = RunService(Context(database, clock)).item_logs(TENANT, row.id)
+    (attempt,) = log.attempts
+    # The record keeps what the command printed; every reader gets it masked.
+    assert attempt.output is not None and "hunter2" in attempt.output["stdout"]
+    shown = attempt.to_dict()["output"]["stdout"]
+    assert shown == "fetched https://***@example.com/x?api_key=***\n"
+    assert "hunter2" not in str(log.to_dict()) and "s3cr3t" not in str(log.to_dict())

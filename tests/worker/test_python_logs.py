@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 import worker_handlers
+from sqlalchemy import update
 
 from cronplane.clock import FakeClock
 from cronplane.processes.worker import Worker
 from cronplane.service.base import Context
 from cronplane.service.runs import RunService
+from cronplane.store import attempts, queue
 from cronplane.store.database import Database
+from cronplane.store.tables import queue_items
 from cronplane.targets import output
 from firing_support import START, TENANT, add_job, enqueue_items, item_row, items
 
@@ -118,3 +122,23 @@ def _root_warning() -> Iterator[None]:
     root.setLevel(logging.WARNING)
     yield
     root.setLevel(level)
+
+
+def test_attempts_go_with_their_items_when_finished_items_are_pruned(
+    database: Database, clock: FakeClock
+) -> None:
+    add_job(database, target="python:worker_handlers:chatty")
+    enqueue_items(database, [with_payload({}), with_payload({})])
+    drain(Worker(database, clock, heartbeat=False), clock)
+    first, second = items(database)
+    with database.begin() as conn:
+        # Only the first is old enough: finished before the bound.
+        conn.execute(
+            update(queue_items)
+            .where(queue_items.c.id == first.id)
+            .values(finished_at=START - timedelta(days=30))
+        )
+        assert queue.prune(conn, START - timedelta(days=7))[0] == 1
+    with database.read() as conn:
+        assert attempts.of_item(conn, first.id) == []
+        assert [a.outcome for a in attempts.of_item(conn, second.id)] == ["succeeded"]
