@@ -142,3 +142,24 @@ def test_attempts_go_with_their_items_when_finished_items_are_pruned(
     with database.read() as conn:
         assert attempts.of_item(conn, first.id) == []
         assert [a.outcome for a in attempts.of_item(conn, second.id)] == ["succeeded"]
+
+
+def test_a_process_pool_childs_log_lines_come_back_with_its_answer(
+    sqlite_database: Database, clock: FakeClock
+) -> None:
+    add_job(sqlite_database, target="python:worker_handlers:chatty", options={"max_attempts": 1})
+    enqueue_items(sqlite_database, [with_payload({"fail": True}), with_payload({})])
+    worker = Worker(sqlite_database, clock, pool="process", heartbeat=False)
+    drain(worker, clock)
+    runs = RunService(Context(sqlite_database, clock))
+    outcomes = {}
+    for row in items(sqlite_database):
+        (attempt,) = runs.item_logs(TENANT, row.id).attempts
+        assert attempt.output is not None
+        (line,) = attempt.output["log"].splitlines()
+        assert line.endswith(f"chatty {row.id} attempt 1 says hi")
+        outcomes[attempt.outcome] = attempt.error
+    assert outcomes.keys() == {"failed", "succeeded"} and outcomes["succeeded"] is None
+    # (The pool's error text repeats the class name, "RuntimeError: RuntimeError: …",
+    # as it did before output was kept.)
+    assert (outcomes["failed"] or "").endswith("RuntimeError: chatty failed on attempt 1")

@@ -133,15 +133,16 @@ class ItemRunner:
         try:
             runner, spec = self.targets.resolve(job.target)
             if self.processes is not None and isinstance(runner, PythonTarget):
-                result = self.processes.run(
-                    spec,
-                    dict(item.payload),
-                    context,
-                    timeout=item.timeout,
-                    stop=stop,
-                    on_start=mark,
-                    allowed=runner.allowed,
-                )
+                with capturing(attempt):
+                    result = self.processes.run(
+                        spec,
+                        dict(item.payload),
+                        context,
+                        timeout=item.timeout,
+                        stop=stop,
+                        on_start=mark,
+                        allowed=runner.allowed,
+                    )
             else:
                 mark()
                 with capturing(attempt):
