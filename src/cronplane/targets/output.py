@@ -1,7 +1,7 @@
 """What one attempt of an item printed or answered: its output, kept with the attempt.
 
-The worker opens a :class:`RunOutput` around each target call it runs in a
-thread (processes.item_runner) and makes it the *current* output of that
+The worker opens a :class:`RunOutput` around each target call
+(processes.item_runner) and makes it the *current* output of the running
 thread through a context variable. What lands in it:
 
 - `command:` targets note their exit code and both streams' tails
@@ -12,13 +12,19 @@ thread through a context variable. What lands in it:
   logger, appends each record to the output current *in the thread that emitted
   it*. Several items run at once on a worker's threads; each thread's context
   holds its own item's output, so a record lands only in the item whose call
-  emitted it. Records of threads the function starts itself (and of a
-  `pool="process"` child) are not captured. The log is a tail: at most
+  emitted it. Records of threads the function starts itself are not captured.
+  A `pool="process"` child captures its run the same way and sends the log
+  back with its answer (targets.processes); a child killed at a timeout or a
+  cancel sends nothing, so that attempt has no log. The log is a tail: at most
   LOG_LIMIT characters (64 Ki), whole records, behind a marker saying how many
   characters were cut. A record reaches the capture only if its logger lets it
   through: a logger without a level of its own takes the root's, WARNING under
   `cronplane worker` (INFO with `--verbose`); a target that sets its logger to
-  INFO has its INFO records kept.
+  INFO has its INFO records kept. The handler is added to the root logger on
+  the first `python:` attempt, after `cronplane worker|serve` configured
+  logging; a program embedding the Worker configures its logging first (or
+  with ``basicConfig(force=True)``): ``basicConfig`` does nothing once the
+  root logger has a handler.
 
 The document kept is a plain dict, e.g. ``{"exit_code": 0, "stdout": "…",
 "stderr": ""}`` or ``{"log": "WARNING billing: …\\n"}``: the recorder stores
