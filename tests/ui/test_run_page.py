@@ -43,6 +43,9 @@ def test_a_failed_runs_page_shows_its_output_and_cause(page: Any, world: World) 
 
     # History: the failure's cause links to the run page.
     page.goto("/schedules/zz-run/prod/zz-noisy-run?tab=history")
+    expect(page.locator("#items [data-attempts]").first).to_have_text(
+        "attempt 1 of 3 (not retried)"
+    )
     page.locator("#items a[data-cause]").first.click()
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}#cause$"))
     item_id = page.url.rsplit("/", 1)[1].split("#")[0]

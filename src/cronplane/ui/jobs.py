@@ -23,10 +23,9 @@ from starlette.responses import RedirectResponse, Response
 from cronplane.api.context import context_of
 from cronplane.core.model import QueueItem
 from cronplane.errors import CronplaneError
-from cronplane.ui.history import item_tone, retrying
+from cronplane.ui.history import attempts_text, item_tone, retrying
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
-from cronplane.ui.run_page import attempts_text
 from cronplane.ui.session import Reader, Runner, Session
 
 router = page_router()

@@ -21,9 +21,8 @@ from fastapi import Request
 from starlette.responses import Response
 
 from cronplane.api.context import context_of
-from cronplane.core.model import QueueItem
 from cronplane.core.redact import redact_text, redact_value
-from cronplane.ui.history import item_tone
+from cronplane.ui.history import attempts_text, item_tone
 from cronplane.ui.pages import render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader
@@ -37,14 +36,6 @@ OUTCOME_TONES = {
     "timeout": "bad",
     "cancelled": "muted",
 }
-
-
-def attempts_text(item: QueueItem) -> str:
-    """`attempt 1 of 3`, and why no more were made when it failed early."""
-    text = f"attempt {item.attempts} of {item.max_attempts}"
-    if item.status == "failed" and item.attempts < item.max_attempts:
-        text += " (not retried)"
-    return text
 
 
 @router.get("/runs/{item_id}")
