@@ -20,7 +20,7 @@ from cronplane.service.runs import RunService
 from cronplane.store.database import Database
 from cronplane.targets import Targets
 from cronplane.targets.command import CommandTarget
-from cronplane.targets.webhook import SecretKeyring, WebhookTarget
+from cronplane.targets.webhook import EXCERPT_LIMIT, SecretKeyring, WebhookTarget
 from firing_support import START, TENANT, add_job, add_schedule, items, occurrences
 
 KEYRING = SecretKeyring(b"test-deployment-key-0123456789")
@@ -132,3 +132,24 @@ def test_output_shown_is_redacted_the_record_is_what_was_printed(database: Datab
     shown = attempt.to_dict()["output"]["stdout"]
     assert shown == "fetched https://***@example.com/x?api_key=***\n"
     assert "hunter2" not in str(log.to_dict()) and "s3cr3t" not in str(log.to_dict())
+
+
+def test_a_refusals_long_body_is_kept_as_a_capped_excerpt(
+    database: Database, receiver: Receiver
+) -> None:
+    clock = FakeClock(START)
+    add_job(database, target=f"webhook:{receiver.url}", options={"max_attempts": 3})
+    fire(database, clock)
+    body = ("refused: " + "y" * 2000).encode()
+    receiver.answer(Answer(422, body))
+    webhook = WebhookTarget(clock, KEYRING)
+    try:
+        work(database, clock, Targets({"webhook": webhook}))
+    finally:
+        webhook.close()
+    (row,) = items(database)
+    assert row.status == "failed" and len(receiver.deliveries) == 1  # a 4xx: not retried
+    (attempt,) = RunService(Context(database, clock)).item_logs(TENANT, row.id).attempts
+    assert attempt.outcome == "failed" and attempt.output is not None
+    assert attempt.output["status"] == 422 and attempt.output["truncated"] is True
+    assert attempt.output["body"] == body.decode()[:EXCERPT_LIMIT]
