@@ -24,7 +24,8 @@ thread through a context variable. What lands in it:
   the first `python:` attempt, after `cronplane worker|serve` configured
   logging; a program embedding the Worker configures its logging first (or
   with ``basicConfig(force=True)``): ``basicConfig`` does nothing once the
-  root logger has a handler.
+  root logger has a handler, and a program with no handler of its own loses
+  logging's last-resort stderr output once this one is there.
 
 The document kept is a plain dict, e.g. ``{"exit_code": 0, "stdout": "…",
 "stderr": ""}`` or ``{"log": "WARNING billing: …\\n"}``: the recorder stores
