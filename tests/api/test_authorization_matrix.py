@@ -124,6 +124,7 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ("POST", T + "/schedules/actions/run"): Op(Action.RUN, body=lambda t: {"q": "nightly"}),
     ("GET", T + "/queue/items"): Op(Action.READ),
     ("GET", T + "/queue/items/{item_id}"): Op(Action.READ),
+    ("GET", T + "/queue/items/{item_id}/logs"): Op(Action.READ),
     ("POST", T + "/queue/items/{item_id}/cancel"): Op(Action.RUN),
     ("GET", T + "/jobs"): Op(Action.READ),
     ("POST", T + "/jobs"): Op(

@@ -28,3 +28,18 @@ def lingering(payload: dict[str, Any], context: RunContext) -> str:
 
     threading.Event().wait(float(payload.get("seconds", 3)))
     return "lingered"
+
+
+def noisy(payload: dict[str, Any], context: RunContext) -> None:
+    """Logs a known line (a long one, a URL with a credential in it), then fails for good."""
+    import logging
+
+    from cronplane.targets import PermanentFailure
+
+    log = logging.getLogger("ui_handlers.noisy")
+    log.warning(
+        "zz-noisy %s fetched https://feeds.example.com/export?token=zz-secret-42 and found "
+        "the upstream ledger closed for the night, so nothing was exported this time",
+        context.item_id,
+    )
+    raise PermanentFailure("zz cause: the upstream ledger is closed")

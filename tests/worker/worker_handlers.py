@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -70,3 +71,31 @@ ON_RUN: list[Any] = []  # callables the `hook` target calls (a test's worker.sto
 def hook(payload: dict[str, Any], context: RunContext) -> None:
     for call in ON_RUN:
         call()
+
+
+# -- run output (test_run_output.py): log records captured per item ---------------------
+
+OUTPUT_LOG = logging.getLogger("worker_handlers.output")
+PAIR = threading.Barrier(2, timeout=10)
+
+
+def chatty(payload: dict[str, Any], context: RunContext) -> dict[str, Any]:
+    """Log one known line (a WARNING: the root's default level lets it through)."""
+    OUTPUT_LOG.warning("chatty %s attempt %s says %s", context.item_id, context.attempt, "hi")
+    if payload.get("fail"):
+        raise RuntimeError(f"chatty failed on attempt {context.attempt}")
+    return {"said": "hi"}
+
+
+def paired(payload: dict[str, Any], context: RunContext) -> None:
+    """Two lines each, the two calls interleaved on two threads by a barrier."""
+    OUTPUT_LOG.warning("first line of %s", context.item_id)
+    PAIR.wait()
+    OUTPUT_LOG.warning("second line of %s", context.item_id)
+    PAIR.wait()
+
+
+def flood(payload: dict[str, Any], context: RunContext) -> None:
+    """Log `lines` lines of 100 characters and more."""
+    for number in range(int(payload["lines"])):
+        OUTPUT_LOG.warning("line %06d %s", number, "x" * 100)

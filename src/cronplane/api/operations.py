@@ -50,6 +50,7 @@ OPERATIONS: Final[dict[str, str]] = {
     # queue items (api/queue.py)
     "list_items": "items_list",
     "get_item": "items_get",
+    "item_logs": "items_logs",
     "cancel_item": "items_cancel",
     # jobs (api/jobs.py)
     "list_jobs": "jobs_list",

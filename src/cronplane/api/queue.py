@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Depends, Query, status
 
 from cronplane.api.auth import CanRead, CanRun
 from cronplane.api.context import ApiContext, current_context
+from cronplane.api.run_schemas import RunLogOut
 from cronplane.api.schemas import NameSegment, QueueItemList, QueueItemOut, RunBody
 from cronplane.core.model import Scope
 
@@ -47,6 +48,20 @@ def list_items(
 def get_item(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[str, Any]:
     """One item of the tenant (another tenant's id is simply not found)."""
     return ctx.service.get_item(tenant, item_id).to_dict()
+
+
+@router.get(
+    "/queue/items/{item_id}/logs",
+    response_model=RunLogOut,
+    summary="A queue item's attempts and output",
+    tags=QUEUE,
+)
+def item_logs(ctx: Context, _: CanRead, tenant: Segment, item_id: UUID) -> dict[str, Any]:
+    """The item with each attempt that ended (its start, end, outcome, error and output:
+    a command's stdout/stderr tails, a python target's log records, a webhook's status
+    and body excerpt) and the item's events; credentials in URLs masked. 404
+    X404904ITMNFD for an item not of the tenant."""
+    return ctx.service.item_logs(tenant, item_id).to_dict()
 
 
 @router.post(

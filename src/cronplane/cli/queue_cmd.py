@@ -1,4 +1,4 @@
-"""`cronplane queue ls|info|cancel`: the tenant's queue items.
+"""`cronplane queue ls|info|logs|cancel`: the tenant's queue items.
 
 Edges only: each command calls one use case of the service (`cli.options.client`,
 with the node's clock) and renders the result.
@@ -14,7 +14,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from cronplane.cli import render
+from cronplane.cli import render, run_log
 from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.core.model import QueueItem
 from cronplane.errors import InvalidRequest
@@ -94,6 +94,22 @@ def queue_ls(ctx: click.Context, status: str | None, limit: int, as_json: bool) 
 def queue_info(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """One item, every field."""
     _show(client(ctx, clock_for).get_item(settings(ctx).tenant, _item_id(item_id)), as_json)
+
+
+@queue.command("logs")
+@click.argument("item_id")
+@json_option
+@scope_options
+@click.pass_context
+def queue_logs(ctx: click.Context, item_id: str, as_json: bool) -> None:
+    """ITEM_ID's attempts with their timings, errors and output, and its events.
+
+    Output by target: `command:` stdout and stderr (each its last 64 KiB),
+    `python:` the records it logged (the last 64 Ki characters), `webhook:` the
+    answer's status and body excerpt. An unknown id exits 3 (X404904ITMNFD).
+    """
+    log = client(ctx, clock_for).item_logs(settings(ctx).tenant, _item_id(item_id))
+    run_log.show(log, as_json)
 
 
 @queue.command("cancel")

@@ -18,6 +18,7 @@ from cronplane.client.http import DEFAULT_TIMEOUT
 from cronplane.client.remote import RemoteService
 from cronplane.client.schedules import ACTOR, Schedules
 from cronplane.core.alerts import DEFAULT_RENOTIFY, Alert, AlertRule, Channel, RuleSpec, ScopeKind
+from cronplane.core.attempts import RunLog
 from cronplane.core.choices import JobStatus
 from cronplane.core.inputs import UNSET, JobPatch, JobSpec, Unset
 from cronplane.core.model import DEFAULT_SCOPE_PART, Job, QueueItem, Scope
@@ -111,6 +112,10 @@ class Runs:
     def get(self, item_id: UUID | str) -> QueueItem:
         """One run (QueueItemNotFound when the tenant has none of that id)."""
         return self._service.get_item(self._tenant, UUID(str(item_id)))
+
+    def logs(self, item_id: UUID | str) -> RunLog:
+        """One run with its attempts (their timings, errors and output) and its events."""
+        return self._service.item_logs(self._tenant, UUID(str(item_id)))
 
     def list(
         self,

@@ -7,6 +7,7 @@ from uuid import UUID
 
 from cronplane.client.http import RemoteHTTP
 from cronplane.clock import poll
+from cronplane.core.attempts import RunLog, run_log_from_document
 from cronplane.core.codec import from_document
 from cronplane.core.items import WAIT_POLL
 from cronplane.core.model import QueueItem, Scope
@@ -40,6 +41,11 @@ class RemoteQueue(RemoteHTTP):
         """GET one queue item."""
         path = f"{self._tenant(tenant)}/queue/items/{item_id}"
         return from_document(QueueItem, self._request("GET", path))
+
+    def item_logs(self, tenant: str, item_id: UUID) -> RunLog:
+        """GET one item with its attempts, their output, and its events."""
+        path = f"{self._tenant(tenant)}/queue/items/{item_id}/logs"
+        return run_log_from_document(self._request("GET", path))
 
     def list_items(
         self,

@@ -34,6 +34,7 @@ from cronplane.errors import RunTimedOut
 from cronplane.processes.recorder import RunOutcome
 from cronplane.store.database import Database
 from cronplane.targets import PermanentFailure, RunContext, Targets
+from cronplane.targets.output import RunOutput, capturing
 from cronplane.targets.processes import ProcessPool, RunStopped
 from cronplane.targets.python import PythonTarget
 
@@ -127,37 +128,46 @@ class ItemRunner:
         def ran() -> tuple[datetime, datetime]:
             return (invoked[0][0] if invoked else now()), now()
 
+        # This attempt's output (targets.output): what the target notes, python's logs.
+        attempt = RunOutput(logs=job.target.startswith("python:"))
         try:
             runner, spec = self.targets.resolve(job.target)
             if self.processes is not None and isinstance(runner, PythonTarget):
-                result = self.processes.run(
-                    spec,
-                    dict(item.payload),
-                    context,
-                    timeout=item.timeout,
-                    stop=stop,
-                    on_start=mark,
-                    allowed=runner.allowed,
-                )
+                with capturing(attempt):
+                    result = self.processes.run(
+                        spec,
+                        dict(item.payload),
+                        context,
+                        timeout=item.timeout,
+                        stop=stop,
+                        on_start=mark,
+                        allowed=runner.allowed,
+                    )
             else:
                 mark()
-                result = runner.run(spec, dict(item.payload), context)
+                with capturing(attempt):
+                    result = runner.run(spec, dict(item.payload), context)
                 took = self.monotonic() - invoked[0][1]
                 # A thread cannot be stopped: the run went on to its end, judged now.
                 if stop.is_set():
-                    return self._ran_to_end(item, policy, "cancelled", ran())
+                    return self._ran_to_end(item, policy, "cancelled", ran(), attempt)
                 if item.timeout is not None and took > item.timeout:
-                    return self._ran_to_end(item, policy, "timeout", ran())
+                    return self._ran_to_end(item, policy, "timeout", ran(), attempt)
         except RunStopped as stopped:
             return self._stopped(item, policy, stopped.reason, ran())
         except PermanentFailure as error:  # another attempt cannot help (e.g. HTTP 4xx)
             log.info("item %s (%s) failed permanently: %s", item.id, item.job, error)
-            return RunOutcome(item, policy, error=str(error)[:ERROR_LIMIT], ran=ran())
+            text = str(error)[:ERROR_LIMIT]
+            return RunOutcome(item, policy, error=text, ran=ran(), output=attempt.document())
         except Exception as error:  # the job's own failure is data, not a crash
-            text = "".join(traceback.format_exception_only(error)).strip()
+            text = "".join(traceback.format_exception_only(error)).strip()[:ERROR_LIMIT]
             log.info("item %s (%s) failed: %s", item.id, item.job, text)
-            return RunOutcome(item, policy, error=text[:ERROR_LIMIT], retry=True, ran=ran())
-        return RunOutcome(item, policy, result=jsonable(result), ran=ran())
+            return RunOutcome(
+                item, policy, error=text, retry=True, ran=ran(), output=attempt.document()
+            )
+        return RunOutcome(
+            item, policy, result=jsonable(result), ran=ran(), output=attempt.document()
+        )
 
     @staticmethod
     def never_started(item: QueueItem, job: Job | None) -> RunOutcome:
@@ -185,7 +195,11 @@ class ItemRunner:
 
     @staticmethod
     def _ran_to_end(
-        item: QueueItem, policy: RetryPolicy, reason: str, ran: tuple[datetime, datetime]
+        item: QueueItem,
+        policy: RetryPolicy,
+        reason: str,
+        ran: tuple[datetime, datetime],
+        attempt: RunOutput,
     ) -> RunOutcome:
         """A thread's run that went past its timeout, or was asked to stop, and could not be
         stopped: recorded as such, with when it really ended."""
@@ -193,8 +207,22 @@ class ItemRunner:
         if reason == "cancelled":
             log.info("item %s (%s) cancelled while running; %s", item.id, item.job, ended)
             return RunOutcome(
-                item, policy, error="cancelled", stopped="cancelled", ran=ran, note=f"; {ended}"
+                item,
+                policy,
+                error="cancelled",
+                stopped="cancelled",
+                ran=ran,
+                note=f"; {ended}",
+                output=attempt.document(),
             )
         text = str(RunTimedOut(f"{item.job} timed out after {item.timeout:g}s; {ended}"))
         log.info("item %s (%s) timed out; %s", item.id, item.job, ended)
-        return RunOutcome(item, policy, error=text, retry=True, stopped="timeout", ran=ran)
+        return RunOutcome(
+            item,
+            policy,
+            error=text,
+            retry=True,
+            stopped="timeout",
+            ran=ran,
+            output=attempt.document(),
+        )

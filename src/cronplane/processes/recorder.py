@@ -5,7 +5,8 @@ failures item by item: requeued after a backoff while attempts remain, or
 failed; a run stopped at its timeout the same way, with its own event
 (`X200202ITMTMO`); a run stopped on request `cancelled`. Every write is
 conditional on the worker's lease: an item recovered meanwhile records
-nothing. The events go out in one bulk insert.
+nothing. The events go out in one bulk insert, each written outcome's attempt
+(with its output, targets.output) in one more (store.attempts).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from sqlalchemy import Connection
 
 from cronplane import events as ev
 from cronplane.clock import Clock
+from cronplane.core.attempts import Attempt
 from cronplane.core.backoff import RetryPolicy
 from cronplane.core.model import QueueItem
-from cronplane.store import cancels, outcomes, queue
+from cronplane.store import attempts, cancels, outcomes, queue
 from cronplane.store.database import Database
 from cronplane.store.events import event_values
 from cronplane.store.outcomes import append_outcome_events
@@ -43,6 +45,8 @@ class RunOutcome:
     ran: tuple[datetime, datetime] | None = None
     # Added to a cancelled item's recorded error (a thread that ran to its end says when).
     note: str = ""
+    # What the attempt printed or answered (targets.output); None: nothing.
+    output: dict[str, Any] | None = None
 
 
 def record(
@@ -62,6 +66,7 @@ class _Group:
     def __init__(self, worker: str, jitter: Callable[[], float], now: datetime) -> None:
         self.name, self.jitter, self.now = worker, jitter, now
         self.rows: list[dict[str, Any]] = []
+        self.attempts: list[Attempt] = []  # each outcome written, with its output
 
     def write(self, database: Database, group: Sequence[RunOutcome]) -> list[str]:
         now = self.now
@@ -80,9 +85,13 @@ class _Group:
                         event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o))
                     )
                     kinds.append("succeeded")
+                    self._attempt(o, "succeeded")
                 elif o.error is not None and (kind := self._fail(conn, o)):
                     kinds.append(kind)
+                    timed_out = o.stopped == "timeout" and kind != "cancelled"
+                    self._attempt(o, "timeout" if timed_out else kind)
             append_outcome_events(conn, self.rows)
+            attempts.add(conn, self.attempts)
         return kinds
 
     def _fail(self, conn: Connection, o: RunOutcome) -> str | None:
@@ -131,6 +140,16 @@ class _Group:
             )
         )
         return "cancelled"
+
+    def _attempt(self, o: RunOutcome, outcome: str) -> None:
+        """The attempt's row (store.attempts): its instants, end, error and output."""
+        started, finished = o.ran or (None, self.now)
+        error = None if o.error is None else o.error + o.note
+        self.attempts.append(
+            Attempt(
+                o.item.id, o.item.attempts, outcome, self.name, started, finished, error, o.output
+            )
+        )
 
     def _on(self, o: RunOutcome) -> dict[str, Any]:
         """The event fields every outcome shares."""

@@ -153,6 +153,7 @@ class ScheduleService:
     run_now = Offered("runs", RunService.run_now)
     wait = Offered("runs", RunService.wait)
     get_item = Offered("runs", RunService.get_item)
+    item_logs = Offered("runs", RunService.item_logs)
     list_items = Offered("runs", RunService.list_items)
     cancel_item = Offered("runs", RunService.cancel_item)
     add_alert_channel = Offered("alerts", AlertService.add_channel)

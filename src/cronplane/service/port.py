@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
+from cronplane.core.attempts import RunLog
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
@@ -175,6 +176,8 @@ class ControlPlane(Protocol):
     def wait(self, tenant: str, item_id: UUID, *, timeout: float | None = None) -> QueueItem: ...
 
     def get_item(self, tenant: str, item_id: UUID) -> QueueItem: ...
+
+    def item_logs(self, tenant: str, item_id: UUID) -> RunLog: ...
 
     def list_items(
         self,

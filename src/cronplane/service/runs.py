@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 from cronplane import events as ev
 from cronplane.clock import poll
 from cronplane.core import validation
+from cronplane.core.attempts import RunLog
 from cronplane.core.items import WAIT_POLL, ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
 from cronplane.errors import (
@@ -30,7 +31,7 @@ from cronplane.errors import (
 )
 from cronplane.service.base import Context, ServiceBase, active_job, with_selection
 from cronplane.service.quotas import room_in_queue, tenant_quota
-from cronplane.store import cancels, queue, summaries
+from cronplane.store import attempts, cancels, events, queue, summaries
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
 
@@ -94,6 +95,17 @@ class RunService(ServiceBase):
         if item is None:
             raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
         return item
+
+    def item_logs(self, tenant: str, item_id: UUID) -> RunLog:
+        """One item of the tenant with its attempts (their timings, errors and output)
+        and its events; QueueItemNotFound otherwise."""
+        with self.database.read() as conn:
+            item = queue.get(conn, item_id, tenant)
+            if item is None:
+                raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
+            tried = attempts.of_item(conn, item_id)
+            seen = events.of_item(conn, tenant, item_id, item.schedule_id)
+        return RunLog(item, tried, seen)
 
     def list_items(
         self,

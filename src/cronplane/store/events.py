@@ -140,3 +140,15 @@ def ledger_after(conn: Connection, cursor: int, limit: int) -> list[Row[Any]]:
     """Up to `limit` events after id `cursor`, oldest first (LEDGER_COLUMNS)."""
     query = select(*LEDGER_COLUMNS).where(events.c.id > cursor).order_by(events.c.id).limit(limit)
     return list(conn.execute(query))
+
+
+def of_item(
+    conn: Connection, tenant: str, item_id: UUID, schedule_id: UUID | None, limit: int = 200
+) -> list[Event]:
+    """One item's events, oldest first (its schedule's index when it has one; the
+    events table has no index of items, so a manual item without one reads the tenant's)."""
+    where = [events.c.tenant == tenant, events.c.item_id == item_id]
+    if schedule_id is not None:
+        where.append(events.c.schedule_id == schedule_id)
+    query = select(events).where(*where).order_by(events.c.id).limit(limit)
+    return [event_from_row(row) for row in conn.execute(query)]

@@ -52,7 +52,7 @@ from cronplane.ids import time_ordered_id
 from cronplane.store import outcomes
 from cronplane.store.bulk_rows import insert_dicts
 from cronplane.store.filing import schedule_is
-from cronplane.store.tables import events, queue_items
+from cronplane.store.tables import events, item_attempts, queue_items
 from cronplane.store.types import UTCDateTime
 
 # A new item's defaults are core.items' (ItemOptions).
@@ -348,7 +348,8 @@ def count_active(conn: Connection) -> dict[str, int]:
 
 
 def prune(conn: Connection, before: datetime) -> tuple[int, int]:
-    """Delete finished items and events older than `before`; return (items, events).
+    """Delete finished items (with their attempts) and events older than `before`; return
+    (items, events).
 
     Events go by id range, with no index on `created_at`: ids grow with time,
     so the old events are the oldest ids, up to the first event that is not
@@ -356,11 +357,14 @@ def prune(conn: Connection, before: datetime) -> tuple[int, int]:
     only rows about to be deleted. An event written out of time order (older
     `created_at` than an event before it) waits for a later prune.
     """
-    items = conn.execute(
-        delete(queue_items).where(
-            queue_items.c.status.in_(FINISHED), queue_items.c.finished_at < before
+    old_items = (queue_items.c.status.in_(FINISHED), queue_items.c.finished_at < before)
+    # Their attempts first (item_attempts, found by its item index).
+    conn.execute(
+        delete(item_attempts).where(
+            item_attempts.c.item_id.in_(select(queue_items.c.id).where(*old_items))
         )
-    ).rowcount
+    )
+    items = conn.execute(delete(queue_items).where(*old_items)).rowcount
     first_kept = conn.execute(
         select(events.c.id).where(events.c.created_at >= before).order_by(events.c.id).limit(1)
     ).scalar()

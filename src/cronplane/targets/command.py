@@ -19,7 +19,9 @@ variables laid over the worker's environment, from which every
 
 The result is ``{"exit_code", "stdout", "stderr"}``, each stream's last
 64 KiB (decoded as UTF-8, invalid bytes replaced) behind a marker saying how
-much was cut. A non-zero exit or a timeout is a failure whose message holds
+much was cut. The same three are the attempt's output (targets.output), kept
+whatever the end: a failed or timed-out run's streams are read with
+`cronplane queue logs`. A non-zero exit or a timeout is a failure whose message holds
 the exit code and the end of stderr; the worker retries it per the job's
 `max_attempts` like any failure (the importers write `max_attempts: 1`: cron
 never retries).
@@ -38,7 +40,7 @@ from typing import IO, Any, Final
 
 from cronplane.errors import CommandTargetsOff
 from cronplane.settings import COMMAND_TARGETS_VARIABLE, command_targets_enabled
-from cronplane.targets import PermanentFailure, RunContext
+from cronplane.targets import PermanentFailure, RunContext, output
 
 DEFAULT_TIMEOUT: Final = 3600.0
 OUTPUT_LIMIT: Final = 64 * 1024  # bytes kept of each stream
@@ -165,6 +167,8 @@ class CommandTarget:
                 process.wait()
         # A child that left the group may hold the pipes open: do not wait for it long.
         out, err = stdout.text(5.0), stderr.text(5.0)
+        # Kept with the attempt whatever the end (targets.output): a failure's output too.
+        output.note(exit_code=None if timed_out else code, stdout=out, stderr=err)
         if timed_out:
             raise CommandFailed(
                 f"command timed out after {timeout:g} s and was killed; stderr: {err[-ERROR_TAIL:]}"

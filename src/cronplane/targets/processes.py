@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from cronplane.targets import PermanentFailure, RunContext
+from cronplane.targets import PermanentFailure, RunContext, output
 from cronplane.targets.python import load_callable
 
 # How often a waiting run looks at its stop flag and deadline (seconds).
@@ -78,17 +78,21 @@ def child_main(conn: Connection) -> None:
         if message is None:
             return
         spec, payload, context, allowed = message
+        # The run's log records (targets.output), sent back with its answer.
+        attempt = output.RunOutput(logs=True)
         try:
             function = resolved.get((spec, allowed))
             if function is None:
                 # The parent's allowed modules, judged here where the walk happens.
                 function = resolved[spec, allowed] = load_callable(spec, allowed)
-            reply: tuple[str, Any] = ("ok", _json_ready(function(payload, context)))
+            with output.capturing(attempt):
+                value = function(payload, context)
+            reply: tuple[str, Any] = ("ok", _json_ready(value))
         except PermanentFailure as error:
             reply = ("permanent", str(error))
         except Exception as error:  # the job's failure travels back as text
             reply = ("error", "".join(traceback.format_exception_only(error)).strip())
-        conn.send(reply)
+        conn.send((*reply, attempt.document()))
 
 
 class _Child:
@@ -146,11 +150,13 @@ class ProcessPool:
                     raise ChildDied(
                         f"the python target's process ended (exit code {child.process.exitcode})"
                     )
-            kind, value = child.conn.recv()
+            kind, value, noted = child.conn.recv()
         except BaseException:
             self._kill(child)
             raise
         self._give_back(child)
+        if noted:  # what the child logged: this attempt's output (a killed child's is lost)
+            output.note(**noted)
         if kind == "permanent":
             raise PermanentFailure(value)
         if kind == "error":

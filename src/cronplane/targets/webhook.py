@@ -22,7 +22,8 @@ Outcomes, by the receiver's answer:
 | a denied address (cronplane.outbound)    | failed at once, X403270OUTDNY              |
 
 What is recorded is the status and a viewer-safe excerpt of the body: at most
-EXCERPT_LIMIT (512) characters, control characters replaced. Every connection
+EXCERPT_LIMIT (512) characters, control characters replaced; both are also the
+attempt's output (targets.output), for any status answered. Every connection
 failure reads the same ("no answer from HOST:PORT within Ns …"), whether the
 port refused, reset or never answered: a viewer of the item learns nothing
 about the receiver's network. Connections go only to checked addresses of the
@@ -68,7 +69,7 @@ from cronplane.core import validation
 from cronplane.core.outbound import OutboundPolicy, url_host_port
 from cronplane.errors import OutboundAddressDenied
 from cronplane.settings import outbound_policy
-from cronplane.targets import PermanentFailure, RunContext, outbound_http
+from cronplane.targets import PermanentFailure, RunContext, outbound_http, output
 
 SECRET_KEY_VARIABLE: Final = "CRONPLANE_SECRET_KEY"
 SIGNATURE_HEADER: Final = "X-Cronplane-Signature"
@@ -298,15 +299,16 @@ class WebhookTarget:
                 "webhook: " + outbound.uniform_failure(host, port, timeout)
             ) from None
         elapsed_ms = round((self.clock.monotonic() - started) * 1000)
+        text, truncated = excerpt(data)
+        # The attempt's output (targets.output), a refusal's as a success's.
+        output.note(status=status, body=text, truncated=truncated)
         if 200 <= status < 300:
-            text, truncated = excerpt(data)
             return {
                 "status": status,
                 "body": text,
                 "truncated": truncated,
                 "elapsed_ms": elapsed_ms,
             }
-        text, truncated = excerpt(data)
         message = f"webhook answered HTTP {status} {reason}: {text}{' …' if truncated else ''}"
         if status >= 500 or status in RETRYABLE_CLIENT_ERRORS:
             raise WebhookUnavailable(message)

@@ -23,6 +23,7 @@ from cronplane.ui import (
     feedback,
     jobs,
     listing,
+    run_page,
     runs,
     selection,
     signin,
@@ -36,6 +37,6 @@ __all__ = ["mount"]
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
     first = (signin, listing, selection, editor, controls, runs, feedback, jobs, alerts)
-    for module in (*first, tenants, calendars):
+    for module in (*first, run_page, tenants, calendars):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

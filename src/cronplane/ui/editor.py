@@ -35,7 +35,7 @@ from cronplane.core.fields import BY_NAME, OVERRIDABLE_FIELDS
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.errors import CronplaneError, JobNotFound
 from cronplane.ui.form import DETAIL_FIELDS, ScheduleForm, read_form
-from cronplane.ui.history import item_tone
+from cronplane.ui.history import attempts_text, item_tone
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.runs import history
@@ -143,6 +143,7 @@ def editor_page(
         if schedule
         else 0,
         "item_tone": item_tone,
+        "attempts_text": attempts_text,
         "url": (lambda suffix="": schedule_url(schedule, suffix)) if schedule else None,
         **_run_facts(ctx, schedule),
         # Offer only what the service would accept: the edit policy is core.edits';

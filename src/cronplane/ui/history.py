@@ -112,6 +112,15 @@ def retrying(item: QueueItem) -> bool:
     return item.status == "queued" and item.attempts > 0 and item.error is not None
 
 
+def attempts_text(item: QueueItem) -> str:
+    """`attempt 1 of 3`, and why no more were made when it failed early (a permanent
+    failure: a webhook's 4xx, a refused target)."""
+    text = f"attempt {item.attempts} of {item.max_attempts}"
+    if item.status == "failed" and item.attempts < item.max_attempts:
+        text += " (not retried)"
+    return text
+
+
 def field_changes(event: Event) -> list[FieldChange]:
     """The event's `detail.changes` (`{field: {from, to}}`); other detail as `field → value`."""
     changes = event.detail.get("changes")

@@ -23,7 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from cronplane.api.context import context_of
 from cronplane.core.model import QueueItem
 from cronplane.errors import CronplaneError
-from cronplane.ui.history import item_tone, retrying
+from cronplane.ui.history import attempts_text, item_tone, retrying
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Runner, Session
@@ -59,6 +59,7 @@ def jobs_page(
             "items": troubled_items(request, session.tenant),
             "item_tone": item_tone,
             "retrying": retrying,
+            "attempts_text": attempts_text,
             "notice": notice,
             "error": error_context(error),
         },

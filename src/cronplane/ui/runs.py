@@ -24,7 +24,14 @@ from cronplane.api.context import context_of
 from cronplane.core.model import QueueItem, Scope
 from cronplane.errors import CronplaneError
 from cronplane.ui.form import payload_object
-from cronplane.ui.history import HISTORY_EVENTS, HISTORY_ITEMS, History, history_of, item_tone
+from cronplane.ui.history import (
+    HISTORY_EVENTS,
+    HISTORY_ITEMS,
+    History,
+    attempts_text,
+    history_of,
+    item_tone,
+)
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Runner, Session
@@ -155,5 +162,6 @@ def history_panel(
             "schedule": schedule,
             "history": history(request, scope, name),
             "item_tone": item_tone,
+            "attempts_text": attempts_text,
         },
     )

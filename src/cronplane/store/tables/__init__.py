@@ -28,7 +28,13 @@ from cronplane.store.tables.schedules import (
     schedules,
 )
 from cronplane.store.tables.versions import schedule_versions
-from cronplane.store.tables.work import api_tokens, leases, queue_items, tenant_quotas
+from cronplane.store.tables.work import (
+    api_tokens,
+    item_attempts,
+    leases,
+    queue_items,
+    tenant_quotas,
+)
 
 __all__ = [
     "NAMING",
@@ -44,6 +50,7 @@ __all__ = [
     "api_tokens",
     "calendars",
     "events",
+    "item_attempts",
     "jobs",
     "leases",
     "metadata",

@@ -99,6 +99,25 @@ Index(
 )
 Index("ix_queue_items_tenant", queue_items.c.tenant, queue_items.c.created_at)
 
+# One row per attempt that reached an outcome (migration 0021): when it ran, how it
+# ended and what it printed or answered (targets.output). Written with the outcome,
+# in the same transaction (processes.recorder); read by `cronplane queue logs`.
+item_attempts = Table(
+    "item_attempts",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("item_id", Uuid, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    # succeeded | retry | failed | timeout | cancelled
+    Column("outcome", String(16), nullable=False),
+    Column("worker", String(128), nullable=False),
+    Column("started_at", UTCDateTime, nullable=True),  # None: never started (cancelled)
+    Column("finished_at", UTCDateTime, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("output", JSONDocument, nullable=True),
+)
+Index("ix_item_attempts_item_id_attempt", item_attempts.c.item_id, item_attempts.c.attempt)
+
 leases = Table(
     "leases",
     metadata,
