@@ -113,11 +113,15 @@ def test_sign_in_only_returns_to_local_paths(app_client: TestClient) -> None:
     assert answer.headers["location"] == "/schedules/billing/prod/nightly"
 
 
-def test_a_platform_token_names_its_tenant(app_client: TestClient) -> None:
+def test_a_platform_token_names_its_tenant_or_chooses_it_after(app_client: TestClient) -> None:
     secret = tokens(app_client).create(tenant=None, role="viewer", actor="t").secret
     answer = sign_in(app_client, secret)
-    assert answer.status_code == 400
-    assert "platform token" in answer.text
+    assert answer.status_code == 303 and answer.headers["location"] == "/tenants"
+    chooser = app_client.get("/", follow_redirects=False)  # no tenant yet: choose one
+    assert chooser.status_code == 303 and chooser.headers["location"].startswith("/tenants?")
+    htmx = app_client.get("/", headers={"HX-Request": "true"}, follow_redirects=False)
+    assert htmx.status_code == 204 and htmx.headers["HX-Redirect"].startswith("/tenants?")
+    assert sign_in(app_client, secret, tenant="not a name").status_code == 400
     assert sign_in(app_client, secret, tenant=TENANT).status_code == 303
     assert "nightly" in app_client.get("/").text
 

@@ -51,3 +51,69 @@ def test_tenant_token_is_refused_the_page(page: Any, world: World) -> None:
     answer = page.goto("/tenants")
     assert answer is not None and answer.status == 403
     expect(page.locator("body")).to_contain_text("X403001FORBID")
+
+
+def _platform(world: World, role: Role) -> str:
+    service = ScheduleService(world.database, SystemClock())
+    return service.tokens.create(tenant=None, role=role, actor="test").secret
+
+
+def test_a_platform_token_signs_in_without_a_tenant_and_switches(page: Any, world: World) -> None:
+    """Issue 39: no tenant to name at sign-in; the Tenants page chooses, the header switches."""
+    service = ScheduleService(world.database, SystemClock())
+    service.set_quota("zz-switch-co", {"max_jobs": 3}, actor="test")
+    page.goto("/login")
+    page.get_by_label("API token").fill(_platform(world, Role.VIEWER))
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(world.url + "/tenants")
+    expect(page.locator(".account")).to_contain_text("none chosen")
+    # A page that needs a tenant sends the session back here to choose one.
+    page.goto("/jobs")
+    page.wait_for_url("**/tenants?reason=*")
+    expect(page.get_by_role("status")).to_contain_text("Choose a tenant to manage.")
+    page.get_by_role("button", name="Manage zz-switch-co").click()
+    page.wait_for_url(world.url + "/")
+    expect(page.locator(".account")).to_contain_text("Tenant zz-switch-co")
+    page.locator(".account").get_by_role("link", name="Switch").click()
+    page.wait_for_url(world.url + "/tenants")
+    expect(page.locator('tr[data-tenant="zz-switch-co"]')).to_contain_text("managing")
+    # A tenant that holds nothing yet can be chosen by name; a bad name is a coded 400.
+    page.get_by_label("Manage tenant").fill("not a name!")
+    page.get_by_role("button", name="Manage", exact=True).click()
+    expect(page.locator("body")).to_contain_text("X400005NAMINV")
+    page.get_by_label("Manage tenant").fill(TENANT)
+    page.get_by_role("button", name="Manage", exact=True).click()
+    page.wait_for_url(world.url + "/")
+    expect(page.locator(".account")).to_contain_text(f"Tenant {TENANT}")
+    # A viewer may look, not set quotas.
+    page.goto("/tenants")
+    expect(page.locator("summary", has_text="Quota")).to_have_count(0)
+
+
+def test_a_platform_admin_edits_a_quota_and_a_bad_one_changes_nothing(
+    page: Any, world: World
+) -> None:
+    service = ScheduleService(world.database, SystemClock())
+    service.set_quota("zz-quota-co", {"max_queued": 50}, actor="test")
+    page.goto("/login")
+    page.get_by_label("API token").fill(_platform(world, Role.ADMIN))
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(world.url + "/tenants")
+    row = page.locator('tr[data-tenant="zz-quota-co"]')
+    row.get_by_label("Quota of zz-quota-co").first.click()
+    row.get_by_label("Jobs").fill("seven")
+    row.get_by_role("button", name="Save quota").click()
+    expect(page.locator("body")).to_contain_text("X400007REQINV")
+    assert service.tenant_usage("zz-quota-co").overrides.max_jobs is None  # nothing written
+    row = page.locator('tr[data-tenant="zz-quota-co"]')
+    row.get_by_label("Quota of zz-quota-co").first.click()
+    row.get_by_label("Jobs").fill("7")
+    row.get_by_label("Queued").fill("")  # back to the platform's default
+    row.get_by_role("button", name="Save quota").click()
+    page.wait_for_url("**/tenants?reason=*")
+    expect(page.get_by_role("status")).to_contain_text("Quota of zz-quota-co saved.")
+    expect(page.locator('tr[data-tenant="zz-quota-co"] [data-usage="jobs"]')).to_contain_text(
+        "0 / 7"
+    )
+    own = service.tenant_usage("zz-quota-co").overrides
+    assert (own.max_jobs, own.max_queued) == (7, None)

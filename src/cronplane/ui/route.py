@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from cronplane.errors import CronplaneError
 from cronplane.ui.pages import error_context, render
-from cronplane.ui.session import PageRefused, SignInRequired
+from cronplane.ui.session import PageRefused, SignInRequired, TenantRequired
 
 
 def signin_redirect(request: Request, reason: str) -> Response:
@@ -31,6 +31,14 @@ def signin_redirect(request: Request, reason: str) -> Response:
     location = "/login?" + urlencode(query)
     if htmx:
         # htmx follows this header with a full page load.
+        return Response(status_code=204, headers={"HX-Redirect": location})
+    return RedirectResponse(location, status_code=303)
+
+
+def choose_tenant(request: Request) -> Response:
+    """Send a platform session without a tenant to the Tenants page to choose one."""
+    location = "/tenants?" + urlencode({"reason": "Choose a tenant to manage."})
+    if request.headers.get("HX-Request"):
         return Response(status_code=204, headers={"HX-Redirect": location})
     return RedirectResponse(location, status_code=303)
 
@@ -52,6 +60,8 @@ class PageRoute(APIRoute):
                 return await handle(request)
             except SignInRequired as missing:
                 return signin_redirect(request, missing.reason)
+            except TenantRequired:
+                return choose_tenant(request)
             except PageRefused as refused:
                 return error_page(request, refused.error)
             except CronplaneError as error:

@@ -52,6 +52,10 @@ class SignInRequired(Exception):
         self.reason = reason
 
 
+class TenantRequired(Exception):
+    """A platform session that has not chosen a tenant yet: sent to the Tenants page."""
+
+
 class PageRefused(Exception):
     """A coded refusal (forbidden, another tenant, bad CSRF) shown as an error page."""
 
@@ -140,6 +144,14 @@ def set_session(response: Response, request: Request, secret: str, tenant: str |
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")
 
 
+def set_tenant(response: Response, request: Request, tenant: str) -> None:
+    """Switch a platform session to `tenant` (its token stays the same)."""
+    secure = request.url.scheme == "https"
+    response.set_cookie(
+        TENANT_COOKIE, tenant, httponly=True, samesite="strict", secure=secure, path="/"
+    )
+
+
 def clear_session(response: Response) -> None:
     """Remove the session cookies."""
     response.delete_cookie(SESSION_COOKIE, path="/")
@@ -154,9 +166,17 @@ def _authenticate(request: Request, action: Action) -> Session:
         principal = context_of(request).service.tokens.authenticate(secret)
     except Unauthenticated as error:
         raise SignInRequired("Your session ended: the token is invalid or was revoked.") from error
-    tenant = principal.tenant or request.cookies.get(TENANT_COOKIE)
+    tenant = principal.tenant or request.cookies.get(TENANT_COOKIE) or ""
     if not tenant:
-        raise SignInRequired("A platform token needs a tenant: sign in again with one.")
+        # A platform session before it chose a tenant: what needs none works (the
+        # Tenants page, quotas, sign-out); the rest waits for a choice there.
+        if action not in PLATFORM_ONLY and action is not Action.USE:
+            raise TenantRequired()
+        try:
+            check(principal, None, action)
+        except CronplaneError as error:
+            raise PageRefused(error) from error
+        return Session(principal, tenant, csrf_token(secret))
     try:
         check(principal, tenant, action)
     except CronplaneError as error:

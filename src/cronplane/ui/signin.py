@@ -2,7 +2,7 @@
 
 The token is checked with the same `TokenService.authenticate` and
 `core.access.check` (READ on the tenant) as every API call; a platform token
-also names the tenant to view. On success the token goes into the session
+may name the tenant to view, or choose one afterwards on the Tenants page. On success the token goes into the session
 cookie (see `cronplane.ui.session`) and the browser goes where it was headed.
 """
 
@@ -17,7 +17,8 @@ from starlette.responses import RedirectResponse, Response
 from cronplane.api.auth import Public
 from cronplane.api.context import context_of
 from cronplane.core.access import Action, check
-from cronplane.errors import CronplaneError, InvalidRequest
+from cronplane.core.validation import validate_name
+from cronplane.errors import CronplaneError
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import (
@@ -99,17 +100,20 @@ async def signin(
             context_of(request).service.tokens.authenticate, token.strip()
         )
         chosen = principal.tenant or tenant
-        if not chosen:
-            raise InvalidRequest(
-                "this is a platform token: enter the tenant to manage", {"field": "tenant"}
-            )
-        check(principal, chosen, Action.READ)
+        if chosen:
+            if not principal.tenant:
+                validate_name(chosen, "tenant")
+            check(principal, chosen, Action.READ)
+        else:
+            # A platform token without a tenant chooses one on the Tenants page.
+            check(principal, None, Action.TENANTS)
+            next_path = "/tenants" if next_path == "/" else next_path
     except CronplaneError as error:
         return _signin_page(
             request, next_path=next_path, error=error, tenant=tenant, status_code=error.status
         )
     response = RedirectResponse(next_path, status_code=303)
-    set_session(response, request, token.strip(), None if principal.tenant else chosen)
+    set_session(response, request, token.strip(), None if principal.tenant else chosen or None)
     return response
 
 
