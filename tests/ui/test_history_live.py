@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -86,3 +87,33 @@ def test_the_run_poll_announces_each_state_the_page_has_not_shown(admin: Any, wo
     assert admin.request.get(poll + "queued/0").headers.get("hx-trigger") == "run-changed"
     # It already shows the retry (queued after one attempt): nothing to reload.
     assert "hx-trigger" not in admin.request.get(poll + "queued/1").headers
+
+
+def test_history_shows_who_paused_why_and_what_the_resume_and_backfill_did(
+    admin: Any, world: World
+) -> None:
+    """Issue 39: every operator action with its actor and note, not only field changes."""
+    from cronplane.clock import SystemClock
+    from cronplane.core.model import Scope
+    from cronplane.service import ScheduleService
+
+    add_schedule(world, "zz-acted-on", cron="*/5 * * * *")
+    service = ScheduleService(world.database, SystemClock())
+    scope = Scope("demo", "billing", "prod")
+    service.pause_schedule(scope, "zz-acted-on", actor="token:ops-anna", note="db migration")
+    service.resume_schedule(scope, "zz-acted-on", actor="token:ops-bo")
+    day = (SystemClock().now() - timedelta(days=1)).date().isoformat()
+    service.backfill_schedule(
+        scope, "zz-acted-on", start=f"{day}T00:00Z", end=f"{day}T00:20Z", actor="token:ops-cy"
+    )
+    admin.goto("/schedules/billing/prod/zz-acted-on?tab=history")
+    changes = admin.locator("#changes")
+    paused = changes.locator("tr", has_text="V200101SCHPAU")
+    expect(paused).to_contain_text("token:ops-anna")
+    expect(paused).to_contain_text("db migration")
+    resumed = changes.locator("tr", has_text="V200102SCHRES")
+    expect(resumed).to_contain_text("token:ops-bo")
+    expect(resumed).to_contain_text("paused_by: token:ops-anna")
+    backfilled = changes.locator("tr", has_text="V202103BKFENQ")
+    expect(backfilled).to_contain_text("token:ops-cy")
+    expect(backfilled).to_contain_text("enqueued: 4")

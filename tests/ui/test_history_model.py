@@ -57,3 +57,28 @@ def test_the_end_of_a_schedule_is_a_ledger_row_saying_why() -> None:
         "ended: an edit left no occurrence",
     ]
     assert history.changes == []
+
+
+def test_operator_actions_are_listed_with_what_they_did_and_skips_say_why() -> None:
+    paused = _event(ev.SCHEDULE_PAUSED, {"note": "db migration", "until": None}, 1)
+    resumed = _event(ev.SCHEDULE_RESUMED, {"missed": "all", "enqueued": 3}, 2)
+    cancelled = _event(ev.ITEM_CANCELLED, {"cancelled_by": "token:x", "was": "queued"}, 3)
+    excluded = _event(ev.SKIPPED_EXCLUDED, {"calendar": "uk", "why": "Christmas Day"}, 4)
+    moved = _event(ev.SCHEDULE_FIRED, {"coalesced": 1, "moved_from": ["2027-12-25T09:00Z"]}, 5)
+    run_now = _event(ev.SCHEDULE_RUN_NOW, {}, 6)
+    history = history_of([paused, resumed, cancelled, excluded, moved, run_now], [])
+    assert [(c.event.code, c.action) for c in history.changes] == [
+        (ev.SCHEDULE_PAUSED.text, True),
+        (ev.SCHEDULE_RESUMED.text, True),
+        (ev.ITEM_CANCELLED.text, True),
+    ]
+    assert history.changes[0].fields == [FieldChange("note", None, "db migration")]
+    assert history.changes[1].fields == [
+        FieldChange("missed", None, "all"),
+        FieldChange("enqueued", None, 3),
+    ]
+    assert [row.outcome for row in history.occurrences] == [
+        "skipped: Christmas Day (calendar uk)",
+        "fired, moved from 2027-12-25 by its calendar",
+        "run now by token:x",
+    ]

@@ -4,9 +4,12 @@ The occurrence ledger (SPEC §6) is the events whose code is one of the
 dispatcher's outcomes; each says what happened to one `scheduled_for`
 (fired, with how many missed occurrences it coalesced, or skipped and why).
 With the queue items it makes the *runs*. Configuration changes are the
-schedule's CRUD events only, each with its fields old → new (the service's
-`detail.changes`) and its actor; the worker's per-attempt events are not
-changes (the items already say how each run went).
+schedule's CRUD events (rollbacks and restores too), each with its fields
+old → new (the service's `detail.changes`) and its actor, beside the operator
+actions that change no field (pause with its note and until, resume with what
+it enqueued, backfill, cancel), each with what its detail says (a run now is
+in the ledger, with who asked); the
+worker's per-attempt events are not changes (the items say how each run went).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ LEDGER: Final[dict[str, tuple[str, str]]] = {
     ev.SKIPPED_MISFIRE.text: ("skipped: later than its misfire grace", "warn"),
     ev.JOB_MISSING.text: ("not fired: job missing or inactive", "bad"),
     ev.NEXT_RUN_FAILED.text: ("not fired: next run could not be computed; disabled", "bad"),
+    ev.SKIPPED_PAUSED.text: ("skipped: paused", "warn"),
+    ev.SKIPPED_QUOTA.text: ("skipped: the tenant's quota", "warn"),
+    ev.SKIPPED_EXCLUDED.text: ("skipped: a day its calendar excludes", "warn"),
     ev.SCHEDULE_RUN_NOW.text: ("run now (by hand)", "info"),
     ev.SCHEDULE_ENDED.text: ("ended: no occurrence left", "info"),
 }
@@ -53,8 +59,19 @@ CONFIGURATION: Final = frozenset(
         ev.SCHEDULE_DISABLED,
         ev.SCHEDULE_RESET,
         ev.SCHEDULE_REMOVED,
+        ev.SCHEDULE_ROLLED_BACK,
+        ev.SCHEDULE_RESTORED,
     )
 )
+# Operator actions that change no field (with what their detail says, and who): listed
+# with the changes, so the tab answers "who paused this, why, and what did the resume do".
+ACTIONS: Final = {
+    ev.SCHEDULE_PAUSED.text: ("note", "until", "missed"),
+    ev.SCHEDULE_RESUMED.text: ("note", "paused_by", "paused_at", "missed", "enqueued"),
+    ev.BACKFILL_ENQUEUED.text: ("from", "to", "occurrences", "enqueued", "already_fired"),
+    ev.ITEM_CANCELLED.text: ("was",),
+    ev.ITEM_CANCEL_REQUESTED.text: ("was",),
+}
 HISTORY_EVENTS: Final = 100
 HISTORY_ITEMS: Final = 20
 
@@ -87,10 +104,11 @@ class FieldChange:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One configuration change: the event and its fields old → new."""
+    """One configuration change (its fields old → new) or operator action (its detail)."""
 
     event: Event
     fields: list[FieldChange]
+    action: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +159,22 @@ def field_changes(event: Event) -> list[FieldChange]:
     return found
 
 
+def action_details(event: Event) -> list[FieldChange]:
+    """An operator action's detail as `field: value` rows (old None: not a change)."""
+    return [
+        FieldChange(name, None, event.detail[name])
+        for name in ACTIONS[event.code]
+        if event.detail.get(name) not in (None, "", False)
+    ]
+
+
 def history_of(events: list[Event], items: list[QueueItem]) -> History:
     """Split a schedule's events into the ledger and the configuration changes."""
     occurrences: list[Occurrence] = []
     changes: list[Change] = []
     for event in events:
+        if event.code in ACTIONS:
+            changes.append(Change(event, action_details(event), action=True))
         label = LEDGER.get(event.code)
         if label is None:
             if event.code in CONFIGURATION:
@@ -153,11 +182,18 @@ def history_of(events: list[Event], items: list[QueueItem]) -> History:
             continue
         coalesced = event.detail.get("coalesced")
         outcome = label[0]
+        if event.code == ev.SKIPPED_EXCLUDED.text and "calendar" in event.detail:
+            outcome = f"skipped: {event.detail.get('why')} (calendar {event.detail['calendar']})"
+        moved = event.detail.get("moved_from")
+        if isinstance(moved, list) and moved:
+            outcome += f", moved from {', '.join(str(m)[:10] for m in moved)} by its calendar"
         if event.code == ev.SCHEDULE_ENDED.text:
             reason = ENDED_REASONS.get(event.detail.get("reason", ""), "no occurrence left")
             outcome = f"ended: {reason}"
+        if event.code == ev.SCHEDULE_RUN_NOW.text:
+            outcome = f"run now by {event.actor}"
         if event.detail.get("payload_overridden"):  # run now with the dialog's own payload
-            outcome += f", payload overridden by {event.actor}"
+            outcome += ", payload overridden"
         occurrences.append(
             Occurrence(
                 event=event,
