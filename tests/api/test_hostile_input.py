@@ -220,6 +220,7 @@ def test_no_read_route_returns_a_stored_secret_to_a_viewer(seeded: Api) -> None:
         "environment": "prod",
         "name": "hook",
         "item_id": item_id,
+        "number": "1",  # a schedule's first version (its creation)
     }
     document = seeded.client.get("/api/v1/openapi.json")
     assert document.status_code == 200
