@@ -29,9 +29,10 @@ def test_a_new_row_says_it_never_fired_then_run_now_links_its_outcome(
     add_schedule(world, "fresh-row")
     admin.goto("/?q=fresh-row")
     row = _row(admin, "fresh-row")
-    # last_run keeps its meaning (set on creation), and the row says it never fired.
-    expect(row.locator("td.last-run time")).to_be_visible()
-    expect(row.locator("td.last-run")).to_contain_text("never fired")
+    # last_run is set on creation (SPEC), but the listing shows no time for a row that
+    # never fired (issue 39: the creation time read as a run): a dash and the badge.
+    expect(row.locator("td.last-run time")).to_have_count(0)
+    expect(row.locator("td.last-run")).to_contain_text("— never fired")
     expect(row.locator("td.last-outcome")).to_have_text("no run yet")
 
     row.get_by_role("button", name="Run fresh-row now").click()
@@ -117,3 +118,24 @@ def test_an_operator_gets_row_actions_too(page: Any, world: World) -> None:
     row = _row(page, "invoices-sweep")
     expect(row.get_by_role("button", name="Run invoices-sweep now")).to_be_visible()
     expect(row.get_by_role("checkbox")).to_be_visible()
+
+
+def test_a_row_pauses_and_resumes_from_the_listing_and_says_paused_not_a_next_run(
+    admin: Any, world: World
+) -> None:
+    """Issue 39: the listing has Pause/Resume, and a paused row advertises no next run."""
+    add_schedule(world, "zz-listing-pause", cron="0 4 * * *")
+    admin.goto("/?q=zz-listing-pause")
+    row = _row(admin, "zz-listing-pause")
+    expect(row.locator("td.col-next time")).to_be_visible()
+    row.get_by_role("button", name="Pause zz-listing-pause").click()
+    admin.wait_for_url(re.compile(r"/\?.*notice="))
+    expect(admin.get_by_role("status").first).to_contain_text("zz-listing-pause: Paused.")
+    row = _row(admin, "zz-listing-pause")
+    expect(row.locator("td.col-status")).to_contain_text("PAUSED")
+    expect(row.locator("td.col-next")).to_have_text("paused")
+    row.get_by_role("button", name="Resume zz-listing-pause").click()
+    admin.wait_for_url(re.compile(r"/\?.*notice="))
+    row = _row(admin, "zz-listing-pause")
+    expect(row.locator("td.col-status")).to_contain_text("ACTIVE")
+    expect(row.locator("td.col-next time")).to_be_visible()

@@ -14,12 +14,13 @@ occurrences it would enqueue).
 from __future__ import annotations
 
 from typing import Annotated, Final
+from urllib.parse import urlencode
 
 from fastapi import Depends, Path, Request
 from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
-from cronplane.core.model import Scope
+from cronplane.core.model import Schedule, Scope
 from cronplane.errors import CronplaneError
 from cronplane.ui.editor import KEY, editor_page, schedule_url
 from cronplane.ui.form import ScheduleForm
@@ -51,6 +52,17 @@ def _refused(
     return editor_page(
         request, session, form=ScheduleForm.of(schedule), schedule=schedule, error=error
     )
+
+
+def _after(fields: dict[str, str], done: Schedule, notice: str) -> Response:
+    """Back to the listing the form came from (its `back`: a listing link), else the
+    schedule's page, with the notice."""
+    back = fields.get("back", "")
+    if back.startswith("/?") or back == "/":
+        separator = "" if back.endswith(("?", "/")) else "&"
+        target = (back if back != "/" else "/?") + separator + urlencode({"notice": notice})
+        return RedirectResponse(target, status_code=303)
+    return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
 
 
 def _revision(fields: dict[str, str]) -> int | None:
@@ -87,7 +99,7 @@ def pause(
     notice = (
         "Paused." if missed is None else f"Paused; when it resumes by itself, missed: {missed}."
     )
-    return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
+    return _after(fields, done, f"{done.name}: {notice}" if fields.get("back") else notice)
 
 
 @router.post(KEY + "/resume")
@@ -114,7 +126,7 @@ def resume(
     except CronplaneError as error:
         return _refused(request, session, scope, name, error)
     notice = "Resumed." if missed == "skip" else f"Resumed; missed occurrences: {missed}."
-    return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
+    return _after(fields, done, f"{done.name}: {notice}" if fields.get("back") else notice)
 
 
 @router.post(KEY + "/backfill")
