@@ -36,7 +36,7 @@ def new_york(browser: Any, world: World) -> Iterator[Any]:
 def test_utc_everywhere_on_the_page_and_remembered(admin: Any, world: World) -> None:
     add_schedule(world, "kl-times", timezone="Asia/Kuala_Lumpur")
     admin.goto("/?q=kl-times")
-    last_run = admin.locator("#schedules tr[data-name='kl-times'] td.last-run time")
+    last_run = admin.locator("#schedules tr[data-name='kl-times'] td.col-next time")
     expect(last_run).to_have_text(re.compile(r"\+08$"))
     admin.get_by_label("Times in").select_option("utc")
     expect(last_run).to_have_text(IN_UTC)

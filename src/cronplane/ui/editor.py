@@ -40,6 +40,7 @@ from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.runs import history
 from cronplane.ui.session import Creator, Deleter, Reader, Session, Toggler, Updater
+from cronplane.ui.timeline import marks, timeline_svg
 
 router = page_router()
 
@@ -130,7 +131,8 @@ def editor_page(
         "error": error_context(error),
         "notice": notice,
         "tab": tab if tab in ("details", "cron", "json", "history") else "details",
-        "history": history(request, schedule.scope, schedule.name) if schedule else None,
+        "history": (shown := history(request, schedule.scope, schedule.name) if schedule else None),
+        "timeline": timeline_svg(marks(shown)) if shown is not None else None,
         "alert_rules": ctx.service.alerts.list_rules(
             session.tenant,
             schedule=Watched(schedule.stack, schedule.environment, schedule.name, schedule.job),
