@@ -73,11 +73,20 @@ def test_screenshots(admin: Any, world: World, tmp_path: Path) -> None:
     admin.get_by_role("button", name="Run now").click()
     admin.get_by_role("dialog").get_by_role("button", name="Run now").click()
     expect(admin.locator("#run-outcome")).to_have_text("failed", timeout=15_000)
+    # The page leads with its status: the failure's cause and the timeline's red bar.
+    admin.reload()
+    expect(admin.locator("#status-outcome a.cause")).to_be_visible()
+    admin.locator("#status-strip").screenshot(path=str(out / "schedule-status.png"))
+    admin.locator("#status-outcome a.cause").click()
+    expect(admin.locator("#run-status")).to_have_text("failed")
+    admin.screenshot(path=str(out / "run-page.png"), full_page=True)
     admin.get_by_role("link", name="Jobs").click()
     expect(admin.locator("#problem-items tr[data-job='shot-fails']")).to_be_visible()
     admin.screenshot(path=str(out / "jobs.png"), full_page=True)
-    for name in ("listing", "job-picker", "cron-tab", "json-tab-run", "history-tab", "jobs"):
+    shots = ("listing", "job-picker", "cron-tab", "json-tab-run", "history-tab", "jobs")
+    for name in (*shots, "run-page"):
         assert (out / f"{name}.png").stat().st_size > 10_000
+    assert (out / "schedule-status.png").stat().st_size > 2_000
 
 
 def test_at_390_px_the_listing_keeps_name_status_and_next_run(
