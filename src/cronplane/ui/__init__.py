@@ -28,6 +28,7 @@ from cronplane.ui import (
     selection,
     signin,
     tenants,
+    versions,
 )
 from cronplane.ui.pages import STATIC_DIR, STATIC_PREFIX
 
@@ -37,6 +38,6 @@ __all__ = ["mount"]
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
     first = (signin, listing, selection, editor, controls, runs, feedback, jobs, alerts)
-    for module in (*first, run_page, tenants, calendars):
+    for module in (*first, run_page, tenants, calendars, versions):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

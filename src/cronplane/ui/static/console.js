@@ -52,6 +52,9 @@
       }
       var closer = event.target.closest("[data-close-dialog]");
       if (closer) { var open = closer.closest("dialog"); if (open) { open.close(); } }
+      // A button that changes something asks first (its data-confirm is the question).
+      var asking = event.target.closest("button[data-confirm]");
+      if (asking && !window.confirm(asking.getAttribute("data-confirm"))) { event.preventDefault(); }
     });
     $all("input[data-open-dialog]").forEach(function (input) {
       input.addEventListener("keydown", function (event) {
