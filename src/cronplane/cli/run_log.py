@@ -13,8 +13,9 @@ from typing import Any
 import click
 
 from cronplane.cli import render
-from cronplane.core.attempts import Attempt, RunLog
+from cronplane.core.attempts import Attempt
 from cronplane.core.redact import redact_text
+from cronplane.service.run_logs import RunLog
 
 # The output fields printed as blocks of text (the others on one line each).
 TEXT_FIELDS = ("stdout", "stderr", "body", "log")

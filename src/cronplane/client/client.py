@@ -18,10 +18,10 @@ from cronplane.client.http import DEFAULT_TIMEOUT
 from cronplane.client.remote import RemoteService
 from cronplane.client.schedules import ACTOR, Schedules
 from cronplane.core.alerts import DEFAULT_RENOTIFY, Alert, AlertRule, Channel, RuleSpec, ScopeKind
-from cronplane.core.attempts import RunLog
 from cronplane.core.choices import JobStatus
 from cronplane.core.inputs import UNSET, JobPatch, JobSpec, Unset
 from cronplane.core.model import DEFAULT_SCOPE_PART, Job, QueueItem, Scope
+from cronplane.service.run_logs import RunLog
 
 
 class Jobs:

@@ -7,11 +7,11 @@ from uuid import UUID
 
 from cronplane.client.http import RemoteHTTP
 from cronplane.clock import poll
-from cronplane.core.attempts import RunLog, run_log_from_document
 from cronplane.core.codec import from_document
 from cronplane.core.items import WAIT_POLL
 from cronplane.core.model import QueueItem, Scope
 from cronplane.core.quotas import Usage, quota_change, usage_from_dict
+from cronplane.service.run_logs import RunLog, run_log_from_document
 
 
 class RemoteQueue(RemoteHTTP):

@@ -1,22 +1,20 @@
-"""An item's attempts with their output, and the run they make (`cronplane queue logs`).
+"""An item's attempts with their output (`cronplane queue logs`).
 
 One :class:`Attempt` per attempt that reached an outcome (store.attempts);
-a :class:`RunLog` is what a reader gets of one item: the item, its attempts
-oldest first, and the item's ledger events. Every text a person or program
-reads is redacted here (core.redact), as `QueueItem.to_dict` does.
+what a reader gets of one item, with its events, is `service.run_logs.RunLog`.
+Every text a person or program reads is redacted here (core.redact), as
+`QueueItem.to_dict` does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
-from cronplane.core.codec import from_document, to_document
-from cronplane.core.model import QueueItem
+from cronplane.core.codec import to_document
 from cronplane.core.redact import redact_text, redact_value
-from cronplane.events import Event
 
 OUTCOMES: Final = ("succeeded", "retry", "failed", "timeout", "cancelled")
 # The order the output's fields are shown in; others follow, sorted.
@@ -56,29 +54,3 @@ class Attempt:
         document["error"] = None if self.error is None else redact_text(self.error)
         document["output"] = None if self.output is None else dict(self.output_fields())
         return document
-
-
-@dataclass(frozen=True, slots=True)
-class RunLog:
-    """One item as its run page shows it: the item, its attempts, its events."""
-
-    item: QueueItem
-    attempts: list[Attempt] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)  # oldest first
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly view (CLI `--json`, API); credentials in URLs masked."""
-        return {
-            "item": self.item.to_dict(),
-            "attempts": [attempt.to_dict() for attempt in self.attempts],
-            "events": [redact_value(to_document(event)) for event in self.events],
-        }
-
-
-def run_log_from_document(document: dict[str, Any]) -> RunLog:
-    """The RunLog a `to_dict` answer stands for (the remote client's read)."""
-    return RunLog(
-        from_document(QueueItem, document["item"]),
-        [from_document(Attempt, row) for row in document["attempts"]],
-        [from_document(Event, row) for row in document["events"]],
-    )

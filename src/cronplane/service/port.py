@@ -13,7 +13,6 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
-from cronplane.core.attempts import RunLog
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
@@ -25,6 +24,7 @@ from cronplane.core.versions import Version
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service.controls import BackfillReport
+from cronplane.service.run_logs import RunLog
 from cronplane.service.sync import AppReport
 from cronplane.service.versions import Rollback, VersionDiff
 

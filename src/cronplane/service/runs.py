@@ -20,7 +20,6 @@ from sqlalchemy import Connection
 from cronplane import events as ev
 from cronplane.clock import poll
 from cronplane.core import validation
-from cronplane.core.attempts import RunLog
 from cronplane.core.items import WAIT_POLL, ItemOptions
 from cronplane.core.model import Job, QueueItem, Scope
 from cronplane.errors import (
@@ -31,6 +30,7 @@ from cronplane.errors import (
 )
 from cronplane.service.base import Context, ServiceBase, active_job, with_selection
 from cronplane.service.quotas import room_in_queue, tenant_quota
+from cronplane.service.run_logs import RunLog
 from cronplane.store import attempts, cancels, events, queue, summaries
 from cronplane.store.events import append_event
 from cronplane.store.schedules import get_by_key
