@@ -160,20 +160,23 @@ class Alerts:
         condition: str,
         *,
         channels: Sequence[str] = (),
-        scope: str = ScopeKind.TENANT.value,
+        scope: str | None = None,
         stack: str | None = None,
         environment: str | None = None,
         target: str | None = None,
         threshold: int | None = None,
         reasons: Sequence[str] = (),
         renotify: int = DEFAULT_RENOTIFY,
+        selector: str | None = None,
     ) -> AlertRule:
         """Add a rule: `condition` (docs/alerts.md) over the tenant, or over part of it
-        with `scope` and `stack`/`environment`/`target`, notifying `channels`."""
+        with `scope` and `stack`/`environment`/`target`, or over the schedules whose
+        labels match `selector` (scope `selector`, inferred), notifying `channels`."""
+        inferred = ScopeKind.SELECTOR if selector is not None else ScopeKind.TENANT
         spec = RuleSpec(
             name=name,
             condition=condition,
-            scope=scope,
+            scope=scope or inferred.value,
             stack=stack,
             environment=environment,
             target=target,
@@ -181,6 +184,7 @@ class Alerts:
             reasons=tuple(reasons),
             channels=tuple(channels),
             renotify=renotify,
+            selector=selector,
         )
         return self._service.add_alert_rule(self._tenant, spec, actor=ACTOR)
 

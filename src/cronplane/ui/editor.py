@@ -133,7 +133,9 @@ def editor_page(
         "history": history(request, schedule.scope, schedule.name) if schedule else None,
         "alert_rules": ctx.service.alerts.list_rules(
             session.tenant,
-            schedule=Watched(schedule.stack, schedule.environment, schedule.name, schedule.job),
+            schedule=Watched(
+                schedule.stack, schedule.environment, schedule.name, schedule.job, schedule.labels
+            ),
         )
         if schedule
         else [],
