@@ -1,4 +1,5 @@
-"""Alert rules scoped by a label selector: alert_rules.selector, scope 'selector'
+"""Alert rules scoped by a label selector (alert_rules.selector, scope 'selector'), and
+a job's labels (jobs.labels: a map, {} for none; a job that existed has none)
 
 Revision ID: 0022
 Revises: 0021
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+
+from cronplane.store.types import JSONDocument
 
 revision: str = "0022"
 down_revision: str | None = "0021"
@@ -29,9 +32,15 @@ def upgrade() -> None:
         batch.add_column(sa.Column("selector", sa.String(2048), nullable=True))
         batch.drop_constraint(op.f(OLD_NAME), type_="check")
         batch.create_check_constraint("scope", SCOPES_NEW)
+    op.add_column(
+        "jobs",
+        sa.Column("labels", JSONDocument, nullable=False, server_default=sa.text("'{}'")),
+    )
 
 
 def downgrade() -> None:
+    # SQLite 3.35+ drops a plain column in place (as 0016 does for schedules.labels).
+    op.execute("ALTER TABLE jobs DROP COLUMN labels")
     # A selector rule has no older form: it goes, with its watches and alerts.
     op.execute(
         "DELETE FROM alert_watches WHERE rule_id IN "
