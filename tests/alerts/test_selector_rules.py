@@ -142,6 +142,23 @@ def test_absent_with_a_selector_covers_schedules_labelled_later(world: World) ->
     assert world.open_alerts() == {"later": 1, "fresh": 1}
 
 
+def test_paused_past_a_limit_with_a_selector_follows_the_labels(world: World) -> None:
+    world.rule("held", "skipped", "tier=critical", reasons=("paused",), threshold=60)
+    world.schedule("core", "ok", "5 10 * * *", tier="critical")
+    world.schedule("side", "ok", "5 10 * * *", tier="batch")
+    for name in ("core", "side"):
+        world.service.pause_schedule(SCOPE, name, actor="test")
+    world.at(2)
+    assert world.evaluate().opened == 1
+    assert world.open_alerts() == {"core": 1}
+    world.relabel("side", tier="critical")  # labelled later: covered at the next pass
+    world.relabel("core", tier="batch")  # relabelled away: its alert clears
+    world.at(3)
+    report = world.evaluate()
+    assert (report.opened, report.recovered) == (1, 1)
+    assert world.open_alerts() == {"side": 1}
+
+
 @pytest.mark.parametrize(
     ("given", "field"),
     [
