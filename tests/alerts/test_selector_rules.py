@@ -142,6 +142,20 @@ def test_absent_with_a_selector_covers_schedules_labelled_later(world: World) ->
     assert world.open_alerts() == {"later": 1, "fresh": 1}
 
 
+def test_skipped_with_a_selector_opens_for_the_matching_schedule_only(world: World) -> None:
+    world.rule("overlaps", "skipped", "team=payments", reasons=("overlap",))
+    world.schedule("pay", "ok", "* * * * *", team="payments")
+    world.schedule("ops", "ok", "* * * * *", team="ops")
+    world.at(1)
+    world.dispatcher.tick()  # 10:01 fires; nobody runs it
+    world.at(2)
+    assert world.dispatcher.tick().counts  # 10:02 skipped on both: still queued
+    world.at(2, 5)
+    assert world.evaluate().opened == 1
+    (alert,) = world.service.list_alerts(TENANT, status="open")
+    assert (alert.schedule, alert.detail["reason"]) == ("pay", "overlap")
+
+
 def test_paused_past_a_limit_with_a_selector_follows_the_labels(world: World) -> None:
     world.rule("held", "skipped", "tier=critical", reasons=("paused",), threshold=60)
     world.schedule("core", "ok", "5 10 * * *", tier="critical")
