@@ -28,7 +28,9 @@ from cronplane.input_files import MAX_INPUT_BYTES, read_input
 
 # The cap the importers share (input_files); the YAML limits are core.yaml_bounds'.
 MAX_MANIFEST_BYTES = MAX_INPUT_BYTES
-JOB_KEYS = frozenset({"title", "target", "kind", "payload", "schema", "options", "status"})
+JOB_KEYS = frozenset(
+    {"title", "target", "kind", "payload", "schema", "options", "status", "labels"}
+)
 # `enabled`: the state a new row is created in, never synced afterwards (not declared).
 CRON_KEYS = frozenset(DECLARED_FIELDS) | {"enabled", "dst"}
 # A cron's `dst: {gap, repeat}`: the fields dst_gap and dst_repeat (core.dst).
@@ -209,6 +211,8 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
             problems.check(f"{path}.options", validation.validate_run_options, options)
         if kind == "webhook" and options is not None:
             problems.check(f"{path}.options.secret", validation.validate_secret_option, options)
+        # A job's own labels (the app's `labels:` are its crons').
+        labels = problems.check(f"{path}.labels", validate_labels, entry.get("labels") or {})
         status = entry.get("status", "active")
         if status not in ("active", "inactive"):
             problems.lines.append(f"{path}.status: must be active or inactive")
@@ -226,6 +230,7 @@ def _jobs(value: object, problems: _Problems) -> dict[str, JobSpec]:
             payload_schema=schema,
             options=options or {},
             status="inactive" if status == "inactive" else "active",
+            labels=labels or {},
         )
     return jobs
 

@@ -210,8 +210,15 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 # -- read at scrape time ------------------------------------------------------
 
 
+# The fixed label set of `cronplane_schedules`: the state only. A schedule's user
+# labels (issue 37) never become metric labels: their keys and values are
+# unbounded (every tenant picks its own), and each distinct set would be a
+# series of its own in Prometheus, whose memory grows with series, not samples.
+SCHEDULE_LABELS: Final = ("state",)
+
+
 class DatabaseGauges(Collector):
-    """Due backlog and active queue depth, counted when scraped."""
+    """Due backlog, schedules by state and active queue depth, counted when scraped."""
 
     def __init__(self, database: Database, clock: Clock) -> None:
         self.database = database
@@ -222,6 +229,7 @@ class DatabaseGauges(Collector):
 
         from cronplane.store import queue
         from cronplane.store.dispatch import count_due
+        from cronplane.store.schedule_counts import count_states
 
         up = GaugeMetricFamily("cronplane_database_up", "1 when the scrape reached the database")
         backlog = GaugeMetricFamily(
@@ -230,12 +238,16 @@ class DatabaseGauges(Collector):
         depth = GaugeMetricFamily(
             "cronplane_queue_items", "Queue items by active status", labels=["status"]
         )
+        states = GaugeMetricFamily(
+            "cronplane_schedules", "Schedules by state", labels=list(SCHEDULE_LABELS)
+        )
         now: datetime = self.clock.now()
         try:
             with self.database.read() as conn:
                 # What "due" means is the dispatcher's own (store.dispatch).
                 due = count_due(conn, now)
                 counts = queue.count_active(conn)
+                by_state = count_states(conn)
         except SQLAlchemyError:
             up.add_metric([], 0)
             yield up
@@ -244,8 +256,11 @@ class DatabaseGauges(Collector):
         backlog.add_metric([], due)
         for status, count in counts.items():
             depth.add_metric([status], count)
+        for state, count in by_state.items():
+            states.add_metric([state], count)
         yield up
         yield backlog
+        yield states
         yield depth
 
 

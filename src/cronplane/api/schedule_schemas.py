@@ -25,13 +25,14 @@ from cronplane.api.schemas import (
     CronText,
     InstantText,
     JSONObject,
+    LabelMap,
     NameText,
     Request,
     Response,
     ZoneText,
     described,
 )
-from cronplane.core import calendars, labels
+from cronplane.core import calendars
 from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
 
 # Outer bound of a whole number in a request: fits the columns; the row's range is the
@@ -45,16 +46,7 @@ _REQUEST_TYPES: Final[dict[str, Any]] = {
     "json": JSONObject,
     "bool": StrictBool,
     "instant": InstantText,
-    # Outer bounds here; the rules (core.labels) described for clients and fuzzers.
-    "labels": Annotated[
-        dict[Annotated[str, Field(max_length=256)], Annotated[str, Field(max_length=256)]],
-        Field(max_length=256),
-        described(
-            maxProperties=labels.MAX_LABELS,
-            propertyNames={"pattern": labels.KEY_REGEX},
-            additionalProperties={"type": "string", "pattern": labels.VALUE_REGEX},
-        ),
-    ],
+    "labels": LabelMap,
     "names": Annotated[list[NameText], Field(max_length=calendars.MAX_EXCLUDED)],
 }
 _ANSWER_TYPES: Final[dict[str, Any]] = {

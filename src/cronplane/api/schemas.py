@@ -18,7 +18,7 @@ from uuid import UUID
 from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from cronplane.core import redact, target_rules, validation
+from cronplane.core import labels, redact, target_rules, validation
 from cronplane.core.choices import SOURCES
 from cronplane.core.controls import Missed
 from cronplane.core.dst import Gap, Repeat
@@ -45,6 +45,17 @@ NO_NUL: Final = "^[^\\x00]*$"
 NUL_FREE: Final[dict[str, Any]] = {"pattern": NO_NUL}
 
 NameText = Annotated[str, Field(min_length=1, max_length=MAX_NAME), described(**NAME_SCHEMA)]
+# A label map (a schedule's, a job's): outer bounds here; the rules (core.labels)
+# described for clients and fuzzers.
+LabelMap = Annotated[
+    dict[Annotated[str, Field(max_length=256)], Annotated[str, Field(max_length=256)]],
+    Field(max_length=256),
+    described(
+        maxProperties=labels.MAX_LABELS,
+        propertyNames={"pattern": labels.KEY_REGEX},
+        additionalProperties={"type": "string", "pattern": labels.VALUE_REGEX},
+    ),
+]
 # A name in a URL path (tenant, stack, environment, schedule, job).
 NameSegment = Annotated[
     str, Path(min_length=1, max_length=MAX_NAME, json_schema_extra=dict(NAME_SCHEMA))
@@ -229,6 +240,7 @@ class JobCreate(Request):
     payload_schema: JSONObject | None = None
     options: JSONObject = Field(default_factory=dict)
     status: Literal["active", "inactive"] = "active"
+    labels: LabelMap = Field(default_factory=dict)
 
 
 class JobPatchBody(Request):
@@ -241,6 +253,7 @@ class JobPatchBody(Request):
     payload_schema: JSONObject | None = None
     options: JSONObject | None = None
     status: Literal["active", "inactive"] | None = None
+    labels: LabelMap | None = None  # the whole map ({} removes every label)
 
 
 class JobOut(Response):
@@ -258,6 +271,7 @@ class JobOut(Response):
     target: str
     options: dict[str, Any]
     source: Literal["app", "user", "system"]
+    labels: dict[str, str]
     created_at: datetime
     updated_at: datetime
     revision: int

@@ -107,13 +107,13 @@ def _rules(rows: Sequence[AlertRule], as_json: bool) -> None:
     for column in ("Name", "Condition", "Threshold", "Scope", "Channels", "Renotify", "Source"):
         table.add_column(column, no_wrap=True)
     for row in rows:
-        where = "/".join(p for p in (row.stack, row.environment, row.target) if p) or "-"
+        where = row.selector or "/".join(p for p in (row.stack, row.environment, row.target) if p)
         reasons = f" ({', '.join(row.reasons)})" if row.reasons else ""
         table.add_row(
             row.name,
             row.condition + reasons,
             "-" if row.threshold is None else f"{row.threshold}s",
-            f"{row.scope}: {where}",
+            f"{row.scope}: {where or '-'}",
             ", ".join(row.channels),
             f"{row.renotify}s",
             row.source,
@@ -128,9 +128,15 @@ def _rules(rows: Sequence[AlertRule], as_json: bool) -> None:
 @click.option("--job", "job_name", default=None, help="Watch the schedules of this job.")
 @click.option(
     "--scope",
-    type=click.Choice(["schedule", "job", "stack", "tenant"]),
+    type=click.Choice(["schedule", "job", "stack", "tenant", "selector"]),
     default=None,
-    help="Default: schedule/job when named, else tenant.",
+    help="Default: schedule/job when named, selector with --selector, else tenant.",
+)
+@click.option(
+    "--selector",
+    default=None,
+    help="Watch the tenant's schedules whose labels match, when judged "
+    "(e.g. 'team=payments,tier!=batch').",
 )
 @click.option(
     "--threshold",
@@ -156,12 +162,14 @@ def rule_add(
     channels: tuple[str, ...],
     renotify: int,
     as_json: bool,
+    selector: str | None,
 ) -> None:
     """Add rule NAME."""
     if schedule_name and job_name:
         raise click.UsageError("give --schedule or --job, not both")
     s = settings(ctx)
-    kind = scope or ("schedule" if schedule_name else "job" if job_name else "tenant")
+    named = "schedule" if schedule_name else "job" if job_name else None
+    kind = scope or named or ("selector" if selector is not None else "tenant")
     placed = kind in ("schedule", "job", "stack")
     spec = RuleSpec(
         name=name,
@@ -174,6 +182,7 @@ def rule_add(
         reasons=reasons,
         channels=channels,
         renotify=renotify,
+        selector=selector,
     )
     plane = client(ctx, writes=True)
     # What the rule watches must exist (the API may name one before it is made); the

@@ -1,4 +1,4 @@
-"""`cronplane job ls|add`: job definitions per (tenant, stack)."""
+"""`cronplane job ls|info|add`: job definitions per (tenant, stack)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import click
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.inputs import JobSpec
+from cronplane.core.labels import parse_pairs
 
 
 @click.group()
@@ -18,14 +19,31 @@ def job() -> None:
 @job.command("ls")
 @click.option("--all", "everywhere", is_flag=True, help="Every stack of the tenant.")
 @click.option("--status", type=click.Choice(["active", "inactive"]), default=None)
+@click.option(
+    "-l", "--selector", default=None, help="Only jobs a label selector selects: team=pay,!legacy."
+)
 @json_option
 @scope_options
 @click.pass_context
-def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) -> None:
+def ls(
+    ctx: click.Context, everywhere: bool, status: str | None, selector: str | None, as_json: bool
+) -> None:
     """List jobs of the stack (or, with --all, of the tenant)."""
     s = settings(ctx)
-    rows = client(ctx).list_jobs(s.tenant, None if everywhere else s.stack, status=status)
+    stack = None if everywhere else s.stack
+    rows = client(ctx).list_jobs(s.tenant, stack, status=status, selector=selector)
     render.jobs(rows, as_json)
+
+
+@job.command("info")
+@click.argument("name")
+@json_option
+@scope_options
+@click.pass_context
+def info(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Job NAME of the stack (its labels included)."""
+    s = settings(ctx)
+    render.job(client(ctx).get_job(s.tenant, s.stack, name), as_json)
 
 
 @job.command("add")
@@ -51,6 +69,9 @@ def ls(ctx: click.Context, everywhere: bool, status: str | None, as_json: bool) 
     default=None,
     help="options.max_concurrency: running items of this job, at most (>= 1).",
 )
+@click.option(
+    "--label", "labels", multiple=True, help="A label KEY=VALUE (repeatable; core.labels' rules)."
+)
 @json_option
 @scope_options
 @click.pass_context
@@ -64,6 +85,7 @@ def add(
     schema: str | None,
     timeout: int | None,
     max_concurrency: int | None,
+    labels: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Register job NAME in the stack."""
@@ -78,6 +100,7 @@ def add(
         payload=parse_json_object(payload, "payload") or {},
         payload_schema=parse_json_object(schema, "schema"),
         options=options,
+        labels=parse_pairs(labels),
     )
     render.job(
         client(ctx, writes=True).register_job(s.tenant, s.stack, spec, actor=s.actor), as_json

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from cronplane.core.codec import to_document
 from cronplane.core.fields import SCHEDULE_FIELDS
+from cronplane.core.labels import labels_text
 from cronplane.core.model import Job, Schedule
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
@@ -192,11 +193,14 @@ def jobs(rows: Sequence[Job], as_json: bool) -> None:
         echo_json([row.to_dict() for row in rows])
         return
     table = Table()
-    for column in ("Code", "Name", "Type", "Status", "Stack", "Target"):
-        table.add_column(column, no_wrap=column != "Target")
+    labelled = any(row.labels for row in rows)  # the column only when some job has labels
+    columns = ("Code", "Name", "Type", "Status", "Stack", "Target") + ("Labels",) * labelled
+    for column in columns:
+        table.add_column(column, no_wrap=column not in ("Target", "Labels"))
     for row in rows:
         target = redact_text(row.target)
-        table.add_row(row.name, row.title, row.kind, row.status.upper(), row.stack, target)
+        cells = (row.name, row.title, row.kind, row.status.upper(), row.stack, target)
+        table.add_row(*cells, *((labels_text(row.labels),) if labelled else ()))
     _console().print(table)
 
 

@@ -42,6 +42,7 @@ class Jobs:
         payload_schema: dict[str, Any] | None = None,
         options: dict[str, Any] | None = None,
         status: JobStatus = "active",
+        labels: dict[str, str] | None = None,
     ) -> Job:
         """Register a job that runs `target` (`python:module:function`, `webhook:URL`, …;
         docs/targets.md). JobExists when the stack already has one of that name."""
@@ -54,6 +55,7 @@ class Jobs:
             payload_schema=payload_schema,
             options=options or {},
             status=status,
+            labels=labels or {},
         )
         return self._service.register_job(self._scope.tenant, self._scope.stack, spec, actor=ACTOR)
 
@@ -62,11 +64,16 @@ class Jobs:
         return self._service.get_job(self._scope.tenant, self._scope.stack, name)
 
     def list(
-        self, *, all_stacks: bool = False, status: JobStatus | None = None
+        self,
+        *,
+        all_stacks: bool = False,
+        status: JobStatus | None = None,
+        selector: str | None = None,
     ) -> builtins.list[Job]:
-        """The stack's jobs (every stack's with `all_stacks`), `status` ones only if given."""
+        """The stack's jobs (every stack's with `all_stacks`), `status` ones only if given,
+        the ones whose labels `selector` selects if given."""
         stack = None if all_stacks else self._scope.stack
-        return self._service.list_jobs(self._scope.tenant, stack, status=status)
+        return self._service.list_jobs(self._scope.tenant, stack, status=status, selector=selector)
 
     def update(
         self,
@@ -80,6 +87,7 @@ class Jobs:
         payload_schema: dict[str, Any] | Unset | None = UNSET,
         options: dict[str, Any] | Unset = UNSET,
         status: JobStatus | Unset = UNSET,
+        labels: dict[str, str] | Unset = UNSET,
     ) -> Job:
         """Change the fields given (`payload_schema=None` clears the schema)."""
         patch = JobPatch(
@@ -90,6 +98,7 @@ class Jobs:
             payload_schema=payload_schema,
             options=options,
             status=status,
+            labels=labels,
         )
         return self._service.update_job(
             self._scope.tenant, self._scope.stack, name, patch, actor=ACTOR, revision=revision
@@ -160,20 +169,23 @@ class Alerts:
         condition: str,
         *,
         channels: Sequence[str] = (),
-        scope: str = ScopeKind.TENANT.value,
+        scope: str | None = None,
         stack: str | None = None,
         environment: str | None = None,
         target: str | None = None,
         threshold: int | None = None,
         reasons: Sequence[str] = (),
         renotify: int = DEFAULT_RENOTIFY,
+        selector: str | None = None,
     ) -> AlertRule:
         """Add a rule: `condition` (docs/alerts.md) over the tenant, or over part of it
-        with `scope` and `stack`/`environment`/`target`, notifying `channels`."""
+        with `scope` and `stack`/`environment`/`target`, or over the schedules whose
+        labels match `selector` (scope `selector`, inferred), notifying `channels`."""
+        inferred = ScopeKind.SELECTOR if selector is not None else ScopeKind.TENANT
         spec = RuleSpec(
             name=name,
             condition=condition,
-            scope=scope,
+            scope=scope or inferred.value,
             stack=stack,
             environment=environment,
             target=target,
@@ -181,6 +193,7 @@ class Alerts:
             reasons=tuple(reasons),
             channels=tuple(channels),
             renotify=renotify,
+            selector=selector,
         )
         return self._service.add_alert_rule(self._tenant, spec, actor=ACTOR)
 

@@ -209,10 +209,15 @@ class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions):
     # -- jobs --------------------------------------------------------------------
 
     def list_jobs(
-        self, tenant: str, stack: str | None = None, *, status: str | None = None
+        self,
+        tenant: str,
+        stack: str | None = None,
+        *,
+        status: str | None = None,
+        selector: str | None = None,
     ) -> list[Job]:
         """GET the tenant's jobs."""
-        params = {"stack": stack, "status": status}
+        params = {"stack": stack, "status": status, "selector": selector}
         answer = self._request("GET", f"{self._tenant(tenant)}/jobs", params=params)
         return [from_document(Job, row) for row in answer["items"]]
 

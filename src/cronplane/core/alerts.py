@@ -17,7 +17,8 @@ Channels' configuration is checked in `core.alert_channels`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -25,7 +26,8 @@ from uuid import UUID
 
 from cronplane.core.codec import to_document
 from cronplane.core.redact import redact_value
-from cronplane.errors import InvalidAlertRule
+from cronplane.core.selectors import Selector, parse_selector
+from cronplane.errors import InvalidAlertRule, InvalidRequest
 
 NAME_LIMIT: Final = 64
 MAX_THRESHOLD: Final = 366 * 24 * 3600
@@ -49,12 +51,14 @@ TIMED: Final = frozenset({Condition.LATE, Condition.LONG, Condition.ABSENT})
 
 
 class ScopeKind(enum.StrEnum):
-    """What a rule watches: one schedule, a job's schedules, a stack/environment, the tenant."""
+    """What a rule watches: one schedule, a job's schedules, a stack/environment, the
+    tenant, or the tenant's schedules whose labels match a selector."""
 
     SCHEDULE = "schedule"
     JOB = "job"
     STACK = "stack"
     TENANT = "tenant"
+    SELECTOR = "selector"  # every schedule of the tenant whose labels match, when judged
 
 
 def paused_limit(rule: RuleSpec | AlertRule) -> bool:
@@ -98,6 +102,7 @@ class RuleSpec:
     reasons: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     renotify: int = DEFAULT_RENOTIFY
+    selector: str | None = None  # a label selector (core.selectors): scope `selector`
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +124,7 @@ class AlertRule:
     source: str
     created_by: str
     created_at: datetime
+    selector: str | None = None  # canonical (core.selectors), with scope `selector`
 
     def to_dict(self) -> dict[str, Any]:
         """The rule's JSON document."""
@@ -212,6 +218,7 @@ class Watched:
     environment: str
     name: str
     job: str
+    labels: Mapping[str, str] = field(default_factory=dict)  # as they are when judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +240,18 @@ class Decision:
 
 
 def watches(rule: AlertRule, schedule: Watched) -> bool:
-    """True when `rule`'s scope covers `schedule`."""
-    if rule.scope == ScopeKind.TENANT:
+    """True when `rule`'s scope covers `schedule`; a selector rule by the labels the
+    schedule has now (`Watched.labels`)."""
+    if rule.scope == ScopeKind.SELECTOR:
+        return selects(rule.selector or "", schedule.labels)
+    return places(rule, schedule)
+
+
+def places(rule: AlertRule, schedule: Watched) -> bool:
+    """True when `rule` may watch `schedule` whatever its labels: a selector rule places
+    every schedule of its tenant (an `absent` deadline is kept on each, so a schedule
+    labelled later is covered; `watches` judges the labels when it matters)."""
+    if rule.scope in (ScopeKind.TENANT, ScopeKind.SELECTOR):
         return True
     if rule.scope == ScopeKind.STACK:
         return schedule.stack == rule.stack and (
@@ -303,7 +320,8 @@ def check_rule(spec: RuleSpec) -> RuleSpec:
         if spec.target is not None:
             raise bad("a stack rule names no target", "target")
     elif spec.stack is not None or spec.environment is not None or spec.target is not None:
-        raise bad("a tenant rule names no stack, environment or target", "scope")
+        raise bad(f"a {spec.scope} rule names no stack, environment or target", "scope")
+    spec = _check_selector(spec, bad)
     timed = spec.condition in TIMED or paused_limit(spec)
     if paused_limit(spec) and set(spec.reasons) != {"paused"}:
         message = "skipped takes a threshold only with the one reason paused"
@@ -334,6 +352,38 @@ def check_rule(spec: RuleSpec) -> RuleSpec:
     ):
         raise bad(f"renotify must be {MIN_RENOTIFY}..{MAX_THRESHOLD} seconds", "renotify")
     return replace(spec, reasons=tuple(sorted(set(spec.reasons))))
+
+
+def _check_selector(spec: RuleSpec, bad: Callable[[str, str], InvalidAlertRule]) -> RuleSpec:
+    """A selector rule's selector parsed and made canonical; refused when it does not
+    parse, selects every schedule (that is a tenant rule) or comes without the scope."""
+    if spec.scope != ScopeKind.SELECTOR:
+        if spec.selector is not None:
+            raise bad("only a selector rule takes a selector", "selector")
+        return spec
+    if not isinstance(spec.selector, str) or not spec.selector.strip():
+        raise bad("a selector rule needs a selector (e.g. team=payments)", "selector")
+    try:
+        parsed = parse_selector(spec.selector)
+    except InvalidRequest as refused:
+        raise InvalidAlertRule(
+            f"alert rule {spec.name!r}: {refused.message}", {**refused.detail, "field": "selector"}
+        ) from None
+    return replace(spec, selector=str(parsed))
+
+
+@functools.lru_cache(maxsize=1024)
+def _selector(text: str) -> Selector:
+    return parse_selector(text)
+
+
+def selects(selector: str, labels: Mapping[str, str]) -> bool:
+    """Whether a schedule with `labels` is selected by a stored (valid) selector: the
+    same parser and meaning as `schedule ls -l`; one that no longer parses selects none."""
+    try:
+        return bool(_selector(selector)) and _selector(selector).matches(labels)
+    except InvalidRequest:
+        return False
 
 
 def summary(alert: Alert, kind: NotificationKind) -> str:

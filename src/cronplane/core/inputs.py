@@ -93,6 +93,7 @@ class JobSpec:
     payload_schema: dict[str, Any] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     status: JobStatus = "active"
+    labels: dict[str, str] = field(default_factory=dict)  # core.labels' rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,7 @@ class JobPatch:
     payload_schema: dict[str, Any] | Unset | None = UNSET
     options: dict[str, Any] | Unset = UNSET
     status: JobStatus | Unset = UNSET
+    labels: dict[str, str] | Unset = UNSET
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""

@@ -171,6 +171,7 @@ class Job:
     created_at: datetime
     updated_at: datetime
     revision: int
+    labels: dict[str, str] = field(default_factory=dict)  # core.labels (migration 0022)
 
     @property
     def active(self) -> bool:

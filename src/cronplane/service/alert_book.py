@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from sqlalchemy import Connection, Row
@@ -24,6 +24,7 @@ from cronplane.core.alerts import (
     ScopeKind,
     on_cleared,
     on_observed,
+    places,
     watches,
 )
 from cronplane.service.alerts import head_watched
@@ -136,25 +137,34 @@ class Book:
             self.report.recovered += 1
 
 
+class RulesOf(Protocol):
+    """The rules watching a schedule head; `placed`: also the selector rules its labels
+    do not match now (what keeps an `absent` deadline, what a success clears)."""
+
+    def __call__(self, head: Row[Any], *, placed: bool = False) -> list[AlertRule]: ...
+
+
 def covering(
     conn: Connection, conditions: list[Condition], heads: Mapping[UUID, Row[Any]]
-) -> Callable[[Row[Any]], list[AlertRule]]:
+) -> RulesOf:
     """The rules of `conditions` watching each of these schedules, read in two indexed
-    queries (rules naming a schedule or job among theirs, and the broad ones)."""
+    queries (rules naming a schedule or job among theirs, and the broad ones: stack,
+    tenant, selector). A selector rule is judged by the labels on the head's row."""
     targets = {h.name for h in heads.values()} | {h.job for h in heads.values()}
     tenants = {h.tenant for h in heads.values()}
     named: dict[tuple[str, str | None], list[AlertRule]] = defaultdict(list)
     broad: dict[str, list[AlertRule]] = defaultdict(list)
     for rule in rules_store.rules_covering(conn, conditions, tenants, targets):
-        if rule.scope in (ScopeKind.TENANT, ScopeKind.STACK):
+        if rule.scope in (ScopeKind.TENANT, ScopeKind.STACK, ScopeKind.SELECTOR):
             broad[rule.tenant].append(rule)
         else:
             named[(rule.tenant, rule.target)].append(rule)
 
-    def rules_of(head: Row[Any]) -> list[AlertRule]:
+    def rules_of(head: Row[Any], *, placed: bool = False) -> list[AlertRule]:
         found = [*broad[head.tenant], *named[(head.tenant, head.name)]]
         if head.job != head.name:
             found += named[(head.tenant, head.job)]
-        return [rule for rule in found if watches(rule, head_watched(head))]
+        judge = places if placed else watches
+        return [rule for rule in found if judge(rule, head_watched(head))]
 
     return rules_of

@@ -52,10 +52,11 @@ from cronplane.core.alerts import (
     Observation,
     paused_limit,
     summary,
+    watches,
 )
 from cronplane.service.alert_book import Book, EvaluationReport, covering
 from cronplane.service.alert_pauses import evaluate_paused
-from cronplane.service.alerts import absent_due
+from cronplane.service.alerts import absent_due, head_watched
 from cronplane.service.housekeeping import (
     DELIVER_JOB,
     SYSTEM_ENVIRONMENT,
@@ -154,7 +155,9 @@ class AlertEvaluator:
         book.load(heads)
         for row in news:
             head = heads.get(row.schedule_id)
-            rules = [] if head is None else rules_of(head)
+            # Placed: with the selector rules the labels do not match now (a success
+            # still clears their alerts and moves their deadlines; `_event` judges).
+            rules = [] if head is None else rules_of(head, placed=True)
             if head is not None and rules:
                 self._event(book, row, head, rules)
 
@@ -165,12 +168,13 @@ class AlertEvaluator:
             detail["item_id"] = str(row.item_id)
         if row.scheduled_for is not None:
             detail["scheduled_for"] = row.scheduled_for.isoformat()
+        watched = head_watched(head)
         if row.code in FAILED_EVENTS:
             seen = Observation(
                 f"event:{row.id}", seen_at, {**detail, "reason": FAILED_EVENTS[row.code]}
             )
             for rule in rules:
-                if rule.condition == Condition.FAILED:
+                if rule.condition == Condition.FAILED and watches(rule, watched):
                     book.observe(rule, head, seen)
         elif row.code in SKIP_EVENTS:
             reason = SKIP_EVENTS[row.code]
@@ -178,6 +182,7 @@ class AlertEvaluator:
             for rule in rules:
                 if (
                     rule.condition == Condition.SKIPPED
+                    and watches(rule, watched)
                     and not paused_limit(rule)
                     and (not rule.reasons or reason in rule.reasons)
                 ):
@@ -306,8 +311,8 @@ class AlertEvaluator:
                 store.drop_watch(conn, rule.id, head.id)
             else:
                 book.moves[(rule.id, head.id)] = following
-            if not head.enabled:
-                continue  # a disabled schedule is expected to be silent
+            if not head.enabled or not watches(rule, head_watched(head)):
+                continue  # disabled: expected to be silent; labels not selected now
             expected = watch.due_at - timedelta(seconds=rule.threshold)
             detail = {"expected": expected.isoformat(), "threshold": rule.threshold}
             seen = Observation(f"expected:{expected.isoformat()}", book.now, detail)

@@ -99,8 +99,8 @@ def watch_rows(conn: Connection, rule: AlertRule, now: datetime) -> list[dict[st
 
 
 def head_watched(row: Any) -> Watched:
-    """A schedule head as `core.alerts.watches` reads it."""
-    return Watched(row.stack, row.environment, row.name, row.job)
+    """A schedule head as `core.alerts.watches` reads it (its labels as stored now)."""
+    return Watched(row.stack, row.environment, row.name, row.job, dict(row.labels or {}))
 
 
 def sync_app_rules(
@@ -163,6 +163,7 @@ def rule_spec(rule: AlertRule) -> RuleSpec:
         rule.reasons,
         rule.channels,
         rule.renotify,
+        rule.selector,
     )
 
 
@@ -184,6 +185,7 @@ def new_rule(tenant: str, spec: RuleSpec, actor: str, source: str, now: datetime
         source=source,
         created_by=actor,
         created_at=now,
+        selector=spec.selector,
     )
 
 
@@ -303,7 +305,12 @@ class AlertService(ServiceBase):
                 actor=actor,
                 now=tx.now,
                 message=f"alert rule {rule.name} ({rule.condition}) created by {actor}",
-                detail={"rule": rule.name, "condition": rule.condition, "scope": rule.scope},
+                detail={
+                    "rule": rule.name,
+                    "condition": rule.condition,
+                    "scope": rule.scope,
+                    **({"selector": rule.selector} if rule.selector else {}),
+                },
             )
         return rule
 

@@ -14,7 +14,9 @@ from cronplane.core.access import Principal
 from cronplane.core.choices import Source
 from cronplane.core.codec import field_names
 from cronplane.core.inputs import JobPatch, JobSpec
+from cronplane.core.labels import validate_labels
 from cronplane.core.model import Job
+from cronplane.core.selectors import parse_selector
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value
@@ -42,7 +44,7 @@ def checked_job(spec: JobSpec) -> JobSpec:
         validation.validate_secret_option(spec.options)
     if spec.status not in ("active", "inactive"):
         raise InvalidRequest(f"status {spec.status!r} is invalid: use active or inactive")
-    return replace(spec, kind=kind, payload_schema=schema)
+    return replace(spec, kind=kind, payload_schema=schema, labels=validate_labels(spec.labels))
 
 
 def new_job(tenant: str, stack: str, spec: JobSpec, source: Source, tx: Transaction) -> Job:
@@ -63,6 +65,7 @@ def new_job(tenant: str, stack: str, spec: JobSpec, source: Source, tx: Transact
         created_at=tx.now,
         updated_at=tx.now,
         revision=1,
+        labels=spec.labels,
     )
 
 
@@ -114,11 +117,20 @@ class Jobs(ServiceBase):
             return _existing_job(conn, tenant, stack, name)
 
     def list_jobs(
-        self, tenant: str, stack: str | None = None, *, status: str | None = None
+        self,
+        tenant: str,
+        stack: str | None = None,
+        *,
+        status: str | None = None,
+        selector: str | None = None,
     ) -> list[Job]:
-        """Jobs of a tenant (optionally one stack or status), by stack and name."""
+        """Jobs of a tenant (optionally one stack or status, or those whose labels a
+        selector selects: core.selectors, as `schedule ls -l`), by stack and name."""
+        chosen = parse_selector(selector) if selector is not None else None
         with self._listing() as conn:
-            return job_store.list_jobs(conn, tenant, stack, status=status)
+            rows = job_store.list_jobs(conn, tenant, stack, status=status)
+        # Jobs are few (a tenant's quota): judged here, not by an index.
+        return rows if not chosen else [job for job in rows if chosen.matches(job.labels)]
 
     def update_job(
         self,

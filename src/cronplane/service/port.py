@@ -143,8 +143,15 @@ class ControlPlane(Protocol):
     ) -> list[Event]: ...
 
     def list_jobs(
-        self, tenant: str, stack: str | None = None, *, status: str | None = None
+        self,
+        tenant: str,
+        stack: str | None = None,
+        *,
+        status: str | None = None,
+        selector: str | None = None,
     ) -> list[Job]: ...
+
+    def get_job(self, tenant: str, stack: str, name: str) -> Job: ...
 
     def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job: ...
 

@@ -101,6 +101,7 @@ def rule_from_row(row: Row[Any]) -> AlertRule:
         source=m["source"],
         created_by=m["created_by"],
         created_at=m["created_at"],
+        selector=m["selector"],
     )
 
 
@@ -128,6 +129,7 @@ def insert_rule(conn: Connection, rule: AlertRule) -> bool:
         "source": rule.source,
         "created_by": rule.created_by,
         "created_at": rule.created_at,
+        "selector": rule.selector,
     }
     return conn.execute(query, values).first() is not None
 
@@ -159,14 +161,14 @@ def rules_covering(
 ) -> list[AlertRule]:
     """The rules of these conditions that may watch schedules of these tenants whose
     name or job is among `targets`: those naming one (ix_alert_rules_target) and the
-    stack- and tenant-wide ones (ix_alert_rules_scope). `core.alerts.watches` decides."""
+    stack-, tenant- and selector-wide ones (ix_alert_rules_scope). `core.alerts.watches` decides."""
     wanted, names = sorted(set(tenants)), sorted(set(targets))
     if not wanted:
         return []
     kinds = list(conditions)
     broad = select(alert_rules).where(
         alert_rules.c.tenant.in_(wanted),
-        alert_rules.c.scope.in_(["tenant", "stack"]),
+        alert_rules.c.scope.in_(["tenant", "stack", "selector"]),
         alert_rules.c.condition.in_(kinds),
     )
     if not names:

@@ -57,6 +57,7 @@ SCHEDULE_HEAD = (
     schedules.c.exclude,
     schedules.c.on_excluded,
     schedule_state.c.enabled,
+    schedules.c.labels,  # a selector rule judges them (core.alerts.watches)
 )
 
 

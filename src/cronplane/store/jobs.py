@@ -32,6 +32,7 @@ def job_from_row(row: Row[Any]) -> Job:
         created_at=m["created_at"],
         updated_at=m["updated_at"],
         revision=m["revision"],
+        labels=dict(m["labels"] or {}),
     )
 
 
@@ -53,6 +54,7 @@ def job_values(job: Job) -> dict[str, Any]:
         "created_at": job.created_at,
         "updated_at": job.updated_at,
         "revision": job.revision,
+        "labels": job.labels,
     }
 
 

@@ -34,6 +34,8 @@ def watched(rule: AlertRule) -> str:
     """What a rule watches, for people."""
     if rule.scope == "tenant":
         return "every schedule"
+    if rule.scope == "selector":
+        return f"schedules labelled {rule.selector}"
     if rule.scope == "stack":
         return f"stack {rule.stack}" + (f" / {rule.environment}" if rule.environment else "")
     return f"{rule.scope} {rule.stack} / {rule.environment} / {rule.target}"

@@ -135,7 +135,9 @@ def editor_page(
         "timeline": timeline_svg(marks(shown)) if shown is not None else None,
         "alert_rules": ctx.service.alerts.list_rules(
             session.tenant,
-            schedule=Watched(schedule.stack, schedule.environment, schedule.name, schedule.job),
+            schedule=Watched(
+                schedule.stack, schedule.environment, schedule.name, schedule.job, schedule.labels
+            ),
         )
         if schedule
         else [],

@@ -52,11 +52,13 @@ alert_rules = Table(
     Column("source", String(8), nullable=False),
     Column("created_by", String(128), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # Scope `selector` (migration 0022): the canonical selector text (core.selectors).
+    Column("selector", String(2048), nullable=True),
     UniqueConstraint("tenant", "name", name="uq_alert_rules_key"),
     CheckConstraint(
         "condition IN ('failed', 'skipped', 'late', 'long', 'absent')", name="condition"
     ),
-    CheckConstraint("scope IN ('schedule', 'job', 'stack', 'tenant')", name="scope"),
+    CheckConstraint("scope IN ('schedule', 'job', 'stack', 'tenant', 'selector')", name="scope"),
 )
 # The evaluator reads only the rules that may watch the schedules with news: those
 # naming the schedule or its job, and the stack- and tenant-wide ones; and a

@@ -154,6 +154,9 @@ jobs = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("revision", Integer, nullable=False),
+    # Labels (core.labels; migration 0022): a map, {} for none. Jobs are few: a
+    # selector over them is judged in Python, with no index of their own.
+    Column("labels", JSONDocument, nullable=False, server_default=text("'{}'")),
     UniqueConstraint("tenant", "stack", "name", name="uq_jobs_key"),
     CheckConstraint("status IN ('active', 'inactive')", name="status"),
 )
