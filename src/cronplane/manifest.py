@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 import yaml
 
 from cronplane.core import target_rules, validation, yaml_bounds
-from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec, check_rule
+from cronplane.core.alert_rules import check_rule
+from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec
 from cronplane.core.declared import manifest_defaults
 from cronplane.core.edits import check_field
 from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, JobSpec

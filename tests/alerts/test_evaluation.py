@@ -292,3 +292,55 @@ def test_the_console_link_comes_from_the_setting_or_is_left_out(
     assert console_link(channel, "acme") is None  # never a guessed localhost
     monkeypatch.setenv("CRONPLANE_PUBLIC_URL", "https://cron.example.org/")
     assert console_link(channel, "acme") == "https://cron.example.org/alerts?tenant=acme"
+
+
+def test_a_failed_delivery_is_visible_on_the_alert_its_schedule_and_the_metric(
+    world: World,
+) -> None:
+    """Issue 39: a notification that does not land is seen where the alert is (each
+    channel's state and error), in the schedule's history, in `alert ls` and as a gauge."""
+    from cronplane.api.alerts import AlertOut
+    from cronplane.cli.alert_cmd import delivery_text
+    from cronplane.store.alert_deliveries import open_by_delivery
+
+    world.found.webhook.answer(Answer(503))  # then the default: accepted
+    world.found.slack.answer(Answer(404))  # permanent
+    world.rule("fails", "failed", channels=("ops-hook", "ops-slack"))
+    world.schedule("bad", "boom")
+    world.at(1)
+    world.dispatcher.tick()
+    world.drain()
+    world.at(1, 5)
+    world.evaluate()
+    with world.database.read() as conn:
+        assert open_by_delivery(conn)["none"] == 1  # opened, nothing tried yet
+    world.drain()
+    [alert] = world.service.list_alerts(TENANT, status="open")
+    hook, slack = alert.deliveries["ops-hook"], alert.deliveries["ops-slack"]
+    assert hook["state"] == "retrying" and "503" in hook["error"]
+    assert slack["state"] == "failed" and "404" in slack["error"]
+    assert alert.delivery == "failed"  # the worst channel's
+    assert "ops-slack failed: " in delivery_text(alert) and "ops-hook retrying" in delivery_text(
+        alert
+    )
+    shown = AlertOut.model_validate(alert.to_dict())  # the API's answer carries it
+    assert shown.deliveries["ops-slack"].state == "failed"
+    # The schedule's own history has each failed attempt, with its channel and error.
+    history = world.service.schedule_history(SCOPE, "bad", limit=50)
+    unsent = [e for e in history if e.code == ev.ALERT_UNSENT.text]
+    assert {e.detail["channel"] for e in unsent} == {"ops-hook", "ops-slack"}
+    world.at(1, 11)  # the retry (5 s later) lands
+    world.drain()
+    [alert] = world.service.list_alerts(TENANT, status="open")
+    assert alert.deliveries["ops-hook"]["state"] == "sent"
+    assert alert.deliveries["ops-hook"]["error"] is None
+    assert alert.deliveries["ops-slack"]["state"] == "failed"  # a success elsewhere hides nothing
+    with world.database.read() as conn:
+        assert open_by_delivery(conn) == {"failed": 1, "retrying": 0, "sent": 0, "none": 0}
+    # The evaluator writing the alert back (a re-notify pass) keeps the deliveries.
+    world.at(3)
+    world.dispatcher.tick()
+    world.drain()
+    world.evaluate()
+    [alert] = world.service.list_alerts(TENANT, status="open")
+    assert alert.deliveries["ops-slack"]["state"] == "failed"

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronplane.core.alerts import AlertRule, RuleSpec, Watched, check_rule, places, watches
+from cronplane.core.alert_rules import check_rule
+from cronplane.core.alerts import AlertRule, RuleSpec, Watched, places, watches
 from cronplane.core.selectors import parse_selector
 from cronplane.errors import InvalidAlertRule
 

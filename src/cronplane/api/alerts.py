@@ -104,6 +104,14 @@ class RuleList(Response):
     items: list[RuleOut]
 
 
+class Delivery(Response):
+    """A channel's last notification of an alert: a failed one's error says why."""
+
+    state: Literal["sent", "retrying", "failed"]
+    at: datetime
+    error: str | None = None
+
+
 class AlertOut(Response):
     """One rule's condition on one schedule (at most one open per pair)."""
 
@@ -126,6 +134,12 @@ class AlertOut(Response):
     acked_by: str | None
     last_key: str
     detail: dict[str, Any]
+    delivery: Literal["failed", "retrying", "sent"] | None = Field(
+        None, description="The worst of its channels' last notification deliveries."
+    )
+    deliveries: dict[str, Delivery] = Field(
+        default_factory=dict, description="Each channel's last notification delivery."
+    )
 
 
 class AlertList(Response):

@@ -218,7 +218,8 @@ SCHEDULE_LABELS: Final = ("state",)
 
 
 class DatabaseGauges(Collector):
-    """Due backlog, schedules by state and active queue depth, counted when scraped."""
+    """Due backlog, schedules by state, active queue depth and open alerts by their last
+    notification, counted when scraped."""
 
     def __init__(self, database: Database, clock: Clock) -> None:
         self.database = database
@@ -228,6 +229,7 @@ class DatabaseGauges(Collector):
         from sqlalchemy.exc import SQLAlchemyError
 
         from cronplane.store import queue
+        from cronplane.store.alert_deliveries import open_by_delivery
         from cronplane.store.dispatch import count_due
         from cronplane.store.schedule_counts import count_states
 
@@ -241,6 +243,11 @@ class DatabaseGauges(Collector):
         states = GaugeMetricFamily(
             "cronplane_schedules", "Schedules by state", labels=list(SCHEDULE_LABELS)
         )
+        deliveries = GaugeMetricFamily(
+            "cronplane_open_alerts_by_delivery",
+            "Open alerts by their last notification: sent, retrying, failed, none",
+            labels=["delivery"],
+        )
         now: datetime = self.clock.now()
         try:
             with self.database.read() as conn:
@@ -248,6 +255,7 @@ class DatabaseGauges(Collector):
                 due = count_due(conn, now)
                 counts = queue.count_active(conn)
                 by_state = count_states(conn)
+                by_delivery = open_by_delivery(conn)
         except SQLAlchemyError:
             up.add_metric([], 0)
             yield up
@@ -258,10 +266,13 @@ class DatabaseGauges(Collector):
             depth.add_metric([status], count)
         for state, count in by_state.items():
             states.add_metric([state], count)
+        for delivery, count in by_delivery.items():
+            deliveries.add_metric([delivery], count)
         yield up
         yield backlog
         yield states
         yield depth
+        yield deliveries
 
 
 def exposition(database: Database | None = None, clock: Clock | None = None) -> bytes:

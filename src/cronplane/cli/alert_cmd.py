@@ -17,6 +17,7 @@ from rich.table import Table
 
 from cronplane.cli import hints, render
 from cronplane.cli.options import client, json_option, scope_options, settings
+from cronplane.core.alert_rules import check_rule
 from cronplane.core.alerts import (
     DEFAULT_RENOTIFY,
     SKIP_REASONS,
@@ -25,7 +26,6 @@ from cronplane.core.alerts import (
     Channel,
     Condition,
     RuleSpec,
-    check_rule,
 )
 from cronplane.errors import AlertRuleNotFound, InvalidRequest, JobNotFound
 
@@ -46,8 +46,10 @@ def _alerts(rows: Sequence[Alert], as_json: bool) -> None:
         render.echo_json([row.to_dict() for row in rows])
         return
     table = Table()
-    for column in ("Id", "Status", "Condition", "Schedule", "Rule", "Count", "Opened", "Acked"):
+    columns = ("Id", "Status", "Condition", "Schedule", "Rule", "Count", "Opened", "Acked")
+    for column in columns:
         table.add_column(column, no_wrap=True)
+    table.add_column("Notification")  # each channel's last delivery: a failure says why
     for row in rows:
         table.add_row(
             str(row.id),
@@ -58,8 +60,20 @@ def _alerts(rows: Sequence[Alert], as_json: bool) -> None:
             str(row.count),
             render.when(row.opened_at),
             row.acked_by or "-",
+            delivery_text(row),
         )
     render._console().print(table)
+
+
+def delivery_text(alert: Alert) -> str:
+    """An alert's last notification per channel: `hook sent`, `slack failed: ERROR`."""
+    if not alert.deliveries:
+        return "-"
+    parts = []
+    for channel, last in sorted(alert.deliveries.items()):
+        error = f": {last['error']}" if last.get("error") else ""
+        parts.append(f"{channel} {last.get('state')}{error}")
+    return "; ".join(parts)
 
 
 @alert.command("ls")
@@ -186,7 +200,7 @@ def rule_add(
     )
     plane = client(ctx, writes=True)
     # What the rule watches must exist (the API may name one before it is made); the
-    # rule's own refusals (core.alerts.check_rule) come first, as the service's would.
+    # rule's own refusals (core.alert_rules.check_rule) come first, as the service's would.
     check_rule(spec)
     if schedule_name:
         hints.existing_schedule(plane, s.scope, schedule_name)

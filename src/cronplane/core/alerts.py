@@ -11,14 +11,14 @@ instance of a rule's condition on one schedule. The evaluator
   and notify again only once the re-notify interval has passed;
 - what a clearing does (:func:`on_cleared`): close an open alert, notify once.
 
-Channels' configuration is checked in `core.alert_channels`.
+Channels' configuration is checked in `core.alert_channels`, a rule's in `core.alert_rules`.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -27,7 +27,7 @@ from uuid import UUID
 from cronplane.core.codec import to_document
 from cronplane.core.redact import redact_value
 from cronplane.core.selectors import Selector, parse_selector
-from cronplane.errors import InvalidAlertRule, InvalidRequest
+from cronplane.errors import InvalidRequest
 
 NAME_LIMIT: Final = 64
 MAX_THRESHOLD: Final = 366 * 24 * 3600
@@ -156,6 +156,10 @@ class Channel:
         }
 
 
+# A notification's states, worst first: an alert shows its worst channel's.
+DELIVERY_ORDER: Final = ("failed", "retrying", "sent")
+
+
 @dataclass(frozen=True, slots=True)
 class Alert:
     """One rule's condition on one schedule; at most one is open per (rule, schedule)."""
@@ -179,6 +183,14 @@ class Alert:
     acked_by: str | None
     last_key: str
     detail: Mapping[str, Any] = field(default_factory=dict)
+    # Its last notification on each channel: {state: sent|retrying|failed, at, error}.
+    deliveries: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def delivery(self) -> str | None:
+        """The worst of its channels' last deliveries (failed, retrying, sent), or None."""
+        states = {str(d.get("state")) for d in self.deliveries.values()}
+        return next((s for s in DELIVERY_ORDER if s in states), None)
 
     def to_dict(self) -> dict[str, Any]:
         """The alert's JSON document (what `to_document` gives, spelled out: a pass that
@@ -207,6 +219,8 @@ class Alert:
             "acked_by": self.acked_by,
             "last_key": self.last_key,
             "detail": self.detail,
+            "delivery": self.delivery,
+            "deliveries": {name: dict(d) for name, d in self.deliveries.items()},
         }
 
 
@@ -296,80 +310,6 @@ def on_cleared(current: Alert | None, now: datetime) -> Decision | None:
     if current is None or current.status != "open":
         return None
     return Decision(replace(current, status="closed", closed_at=now), NotificationKind.RECOVERED)
-
-
-def check_rule(spec: RuleSpec) -> RuleSpec:
-    """The spec normalized; InvalidAlertRule (naming the field) when it cannot be stored."""
-
-    def bad(message: str, name: str) -> InvalidAlertRule:
-        return InvalidAlertRule(f"alert rule {spec.name!r}: {message}", {"field": name})
-
-    if spec.condition not in {c.value for c in Condition}:
-        choices = ", ".join(c.value for c in Condition)
-        raise bad(f"condition must be one of {choices}, not {spec.condition!r}", "condition")
-    if spec.scope not in {s.value for s in ScopeKind}:
-        choices = ", ".join(s.value for s in ScopeKind)
-        raise bad(f"scope must be one of {choices}, not {spec.scope!r}", "scope")
-    if spec.scope in (ScopeKind.SCHEDULE, ScopeKind.JOB):
-        missing = [n for n in ("stack", "environment", "target") if getattr(spec, n) is None]
-        if missing:
-            raise bad(f"a {spec.scope} rule needs {', '.join(missing)}", missing[0])
-    elif spec.scope == ScopeKind.STACK:
-        if spec.stack is None:
-            raise bad("a stack rule needs stack", "stack")
-        if spec.target is not None:
-            raise bad("a stack rule names no target", "target")
-    elif spec.stack is not None or spec.environment is not None or spec.target is not None:
-        raise bad(f"a {spec.scope} rule names no stack, environment or target", "scope")
-    spec = _check_selector(spec, bad)
-    timed = spec.condition in TIMED or paused_limit(spec)
-    if paused_limit(spec) and set(spec.reasons) != {"paused"}:
-        message = "skipped takes a threshold only with the one reason paused"
-        raise bad(f"{message} (paused for more than N seconds)", "threshold")
-    if timed and (
-        isinstance(spec.threshold, bool)
-        or not isinstance(spec.threshold, int)
-        or not 1 <= spec.threshold <= MAX_THRESHOLD
-    ):
-        raise bad(f"{spec.condition} needs a threshold of 1..{MAX_THRESHOLD} seconds", "threshold")
-    if not timed and spec.threshold is not None:
-        raise bad(f"{spec.condition} takes no threshold", "threshold")
-    unknown = [r for r in spec.reasons if r not in SKIP_REASONS]
-    if unknown:
-        raise bad(
-            f"unknown skip reason {unknown[0]!r} (one of {', '.join(SKIP_REASONS)})", "reasons"
-        )
-    if spec.reasons and spec.condition != Condition.SKIPPED:
-        raise bad("only a skipped rule takes reasons", "reasons")
-    if not 1 <= len(spec.channels) <= MAX_CHANNELS_PER_RULE:
-        raise bad(f"name 1..{MAX_CHANNELS_PER_RULE} channels", "channels")
-    if len(set(spec.channels)) != len(spec.channels):
-        raise bad("a channel is named twice", "channels")
-    if (
-        isinstance(spec.renotify, bool)
-        or not isinstance(spec.renotify, int)
-        or not MIN_RENOTIFY <= spec.renotify <= MAX_THRESHOLD
-    ):
-        raise bad(f"renotify must be {MIN_RENOTIFY}..{MAX_THRESHOLD} seconds", "renotify")
-    return replace(spec, reasons=tuple(sorted(set(spec.reasons))))
-
-
-def _check_selector(spec: RuleSpec, bad: Callable[[str, str], InvalidAlertRule]) -> RuleSpec:
-    """A selector rule's selector parsed and made canonical; refused when it does not
-    parse, selects every schedule (that is a tenant rule) or comes without the scope."""
-    if spec.scope != ScopeKind.SELECTOR:
-        if spec.selector is not None:
-            raise bad("only a selector rule takes a selector", "selector")
-        return spec
-    if not isinstance(spec.selector, str) or not spec.selector.strip():
-        raise bad("a selector rule needs a selector (e.g. team=payments)", "selector")
-    try:
-        parsed = parse_selector(spec.selector)
-    except InvalidRequest as refused:
-        raise InvalidAlertRule(
-            f"alert rule {spec.name!r}: {refused.message}", {**refused.detail, "field": "selector"}
-        ) from None
-    return replace(spec, selector=str(parsed))
 
 
 @functools.lru_cache(maxsize=1024)

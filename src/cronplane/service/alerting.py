@@ -353,7 +353,7 @@ class AlertEvaluator:
                     "channel": channel,
                     "kind": kind.value,
                     "summary": text,
-                    "alert": alert.to_dict(),
+                    "alert": notified(alert),
                 }
                 items.append(
                     queue.item_values(
@@ -372,3 +372,12 @@ class AlertEvaluator:
         # One bulk statement each (a multi-row INSERT; COPY on PostgreSQL).
         queue.enqueue_many(book.conn, items)
         append_outcome_events(book.conn, rows)
+
+
+def notified(alert: Alert) -> dict[str, Any]:
+    """What a notification says of its alert: the alert, less how its earlier
+    notifications went (the receivers' own business, and it changes every attempt)."""
+    document = alert.to_dict()
+    for key in ("delivery", "deliveries"):
+        document.pop(key, None)
+    return document

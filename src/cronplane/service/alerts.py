@@ -26,6 +26,7 @@ from cronplane import outbound
 from cronplane.codes import Code
 from cronplane.core import validation
 from cronplane.core.alert_channels import channel_endpoint, check_channel
+from cronplane.core.alert_rules import check_rule
 from cronplane.core.alerts import (
     Alert,
     AlertRule,
@@ -33,7 +34,6 @@ from cronplane.core.alerts import (
     Condition,
     RuleSpec,
     Watched,
-    check_rule,
     watches,
 )
 from cronplane.core.cron import parse

@@ -92,6 +92,7 @@ def alert_from_row(row: Row[Any]) -> Alert:
         acked_by=m["acked_by"],
         last_key=m["last_key"],
         detail=dict(m["detail"] or {}),
+        deliveries=dict(m["deliveries"] or {}),
     )
 
 
@@ -134,7 +135,7 @@ def write_alerts(conn: Connection, changed: Iterable[Alert], new: Iterable[Alert
     slot of ix_alerts_open), then the new ones; the updates in one executemany, the inserts in one bulk statement."""
     updates = [{"_id": a.id, **alert_values(a)} for a in changed]
     if updates:
-        columns = [c.name for c in alerts.columns if c.name != "id"]
+        columns = [c.name for c in alerts.columns if c.name not in ("id", "deliveries")]
         statement = (
             update(alerts)
             .where(alerts.c.id == bindparam("_id"))

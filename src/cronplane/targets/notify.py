@@ -35,6 +35,7 @@ import smtplib
 import ssl
 from email.message import EmailMessage
 from typing import Any, Final
+from uuid import UUID
 
 import httpx
 
@@ -45,6 +46,7 @@ from cronplane.core.alerts import Channel, ChannelKind
 from cronplane.core.outbound import OutboundPolicy
 from cronplane.errors import OutboundAddressDenied
 from cronplane.settings import outbound_policy
+from cronplane.store import alert_deliveries
 from cronplane.store import alert_rules as rules_store
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
@@ -62,6 +64,12 @@ from cronplane.targets.webhook import (
 PUBLIC_URL_VARIABLE: Final = "CRONPLANE_PUBLIC_URL"
 TIMEOUT: Final = 10.0
 ACTOR: Final = "alerts"
+
+
+def _attempts(context: RunContext) -> int:
+    """How many attempts the delivery item has (its job's options; DELIVER_OPTIONS)."""
+    value = context.options.get("max_attempts")
+    return value if isinstance(value, int) and value > 0 else 1
 
 
 class DeliveryUnavailable(Exception):
@@ -103,35 +111,49 @@ class AlertDelivery:
                 raise PermanentFailure(f"alert channel {name!r} no longer exists")
             result = self._send(channel, payload, context)
         except OutboundAddressDenied as error:
-            self._record(payload, context, error=str(error))
+            self._record(payload, context, error=str(error), final=True)
             raise PermanentFailure(str(error)) from None
         except Exception as error:
-            self._record(payload, context, error=f"{type(error).__name__}: {error}")
+            final = isinstance(error, PermanentFailure) or context.attempt >= _attempts(context)
+            self._record(payload, context, error=f"{type(error).__name__}: {error}", final=final)
             raise
         self._record(payload, context, error=None)
         return result
 
-    def _record(self, payload: dict[str, Any], context: RunContext, error: str | None) -> None:
+    def _record(
+        self, payload: dict[str, Any], context: RunContext, error: str | None, final: bool = False
+    ) -> None:
+        """The attempt in the tenant's ledger (on the alert's schedule, so its history shows
+        it) and on the alert itself: sent, retrying (the queue tries again) or failed."""
         alert = payload.get("alert") or {}
         code = ev.ALERT_SENT if error is None else ev.ALERT_UNSENT
         verb = "delivered" if error is None else f"not delivered ({error})"
+        state = "sent" if error is None else "failed" if final else "retrying"
+        now = self.clock.now()
         with self.database.begin() as conn:
+            schedule_id = None
+            if alert.get("id"):
+                schedule_id = alert_deliveries.record_delivery(
+                    conn, UUID(str(alert["id"])), str(payload["channel"]), state, now, error
+                )
             append_event(
                 conn,
                 code,
                 tenant=str(payload["tenant"]),
                 stack=alert.get("stack"),
                 environment=alert.get("environment"),
+                schedule_id=schedule_id,
                 schedule_name=alert.get("schedule"),
                 item_id=context.item_id,
                 actor=ACTOR,
-                now=self.clock.now(),
+                now=now,
                 message=f"alert {payload['kind']} on channel {payload['channel']}: {verb}",
                 detail={
                     "channel": payload["channel"],
                     "kind": payload["kind"],
                     "alert_id": alert.get("id"),
                     "attempt": context.attempt,
+                    "delivery": state,
                     **({} if error is None else {"error": error}),
                 },
             )

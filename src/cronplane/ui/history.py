@@ -71,6 +71,8 @@ ACTIONS: Final = {
     ev.BACKFILL_ENQUEUED.text: ("from", "to", "occurrences", "enqueued", "already_fired"),
     ev.ITEM_CANCELLED.text: ("was",),
     ev.ITEM_CANCEL_REQUESTED.text: ("was",),
+    # Not an operator's, but an action the schedule's alert took that did not land.
+    ev.ALERT_UNSENT.text: ("channel", "kind", "attempt", "delivery", "error"),
 }
 HISTORY_EVENTS: Final = 100
 HISTORY_ITEMS: Final = 20

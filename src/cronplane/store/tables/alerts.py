@@ -89,6 +89,9 @@ alerts = Table(
     Column("acked_by", String(128), nullable=True),
     Column("last_key", String(64), nullable=False),
     Column("detail", JSONDocument, nullable=False),
+    # The last notification delivery on each channel (targets.notify; migration 0023):
+    # channel -> {state: sent|retrying|failed, at, error}. Only the delivery writes it.
+    Column("deliveries", JSONDocument, nullable=False, server_default=text("'{}'")),
     CheckConstraint("status IN ('open', 'closed')", name="status"),
 )
 # One open alert per (rule, schedule), whatever two evaluators do.
