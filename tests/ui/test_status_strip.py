@@ -73,6 +73,12 @@ def test_a_paused_schedule_says_until_when_and_by_whom_at_390_px(
             assert box is not None, part
             # Visible without scrolling: within the first screen, and not past its edge.
             assert box["y"] + box["height"] <= 844 and box["x"] + box["width"] <= 390, (part, box)
-        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        wide = phone.evaluate(
+            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect()"
+            ".right > 391 && e.offsetParent !== null).slice(0, 5).map(e => e.tagName + '#' +"
+            " e.id + '.' + e.className + ' ' + (e.textContent || '').slice(0, 60))"
+        )
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (width, wide)
     finally:
         context.close()
