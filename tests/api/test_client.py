@@ -288,3 +288,29 @@ def test_a_run_now_against_cronplane_serve_finishes(tmp_path: Path) -> None:
         server.send_signal(signal.SIGTERM)
         output, _ = server.communicate(timeout=30)
     assert server.returncode in (0, -signal.SIGTERM), output
+
+
+def test_a_selection_is_listed_and_acted_on_by_its_labels(served: tuple[str, str, str]) -> None:
+    """Issue 37: the client names schedules by selector, and acts on the whole selection."""
+    url, token, viewer = served
+    with Client(url, token, tenant="acme", stack="billing", environment="prod") as client:
+        client.jobs.register("report", TARGET)
+        for name, team in (("a", "payments"), ("b", "payments"), ("c", "search")):
+            client.schedules.create("report", "@hourly", name=name, labels={"team": team})
+        picked = [s.name for s in client.schedules.list(selector="team=payments")]
+        assert picked == ["a", "b"]
+        dry = client.schedules.act("pause", selector="team=payments", dry_run=True, note="m")
+        assert dry.dry_run and {row.name for row in dry.rows} == {"a", "b"}
+        assert client.schedules.get("a").state == "active"  # a dry run changes nothing
+        report = client.schedules.act("pause", selector="team=payments", note="migration")
+        assert report.to_dict()["changed"] == 2
+        assert [s.name for s in client.schedules.list() if s.state == "paused"] == ["a", "b"]
+        again = client.schedules.act("pause", selector="team=payments")
+        assert again.to_dict()["already"] == 2
+    with Client(url, viewer, tenant="acme", stack="billing", environment="prod") as reader:
+        with pytest.raises(Forbidden):  # a viewer may not act at all: a coded 403
+            reader.schedules.act("resume", selector="team")
+        assert [s.state for s in reader.schedules.list(selector="team=payments")] == [
+            "paused",
+            "paused",
+        ]

@@ -17,6 +17,7 @@ from cronplane.core.controls import Missed
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Page, QueueItem, Schedule, Scope
 from cronplane.core.queries import ScheduleQuery
+from cronplane.core.selections import SelectionAction, SelectionReport
 from cronplane.core.versions import Version
 from cronplane.events import Event
 from cronplane.service import BackfillReport, Rollback, VersionDiff
@@ -62,11 +63,13 @@ class Schedules:
         enabled: bool | None = None,
         job: str | None = None,
         search: str | None = None,
+        selector: str | None = None,
         page_size: int = PAGE_SIZE,
     ) -> Iterator[Schedule]:
         """Every matching schedule, ordered by (name, stack, environment), fetched a page
         at a time as the iteration goes on. The client's stack and environment only,
-        unless `all_stacks` (then every schedule of the tenant)."""
+        unless `all_stacks` (then every schedule of the tenant). `selector` is a label
+        selector (`team=payments,tier!=batch`), `search` free text."""
         query = ScheduleQuery(
             stack=None if all_stacks else self._scope.stack,
             environment=None if all_stacks else self._scope.environment,
@@ -74,6 +77,7 @@ class Schedules:
             enabled=enabled,
             job=job,
             search=search,
+            selector=selector,
             limit=page_size,
         )
         while True:
@@ -209,3 +213,37 @@ class Schedules:
     def restore(self, name: str, *, reason: str | None = None) -> Schedule:
         """Bring back a schedule deleted within the version retention."""
         return self._service.restore_schedule(self._scope, name, actor=ACTOR, reason=reason)
+
+    def act(
+        self,
+        action: SelectionAction,
+        *,
+        selector: str | None = None,
+        search: str | None = None,
+        all_stacks: bool = False,
+        dry_run: bool = False,
+        confirm: bool = False,
+        until: datetime | str | None = None,
+        note: str | None = None,
+        missed: Missed | None = None,
+    ) -> SelectionReport:
+        """Pause, resume, enable, disable or run every schedule a selector (and/or search)
+        names, each row one revision-checked change; the report says which changed,
+        were refused (with their code) or were already so. `confirm` past 1,000 rows."""
+        query = ScheduleQuery(
+            stack=None if all_stacks else self._scope.stack,
+            environment=None if all_stacks else self._scope.environment,
+            selector=selector,
+            search=search,
+        )
+        return self._service.act_on_selection(
+            self._scope.tenant,
+            action,
+            query,
+            actor=ACTOR,
+            dry_run=dry_run,
+            confirm=confirm,
+            until=None if until is None else instant(until),
+            note=note,
+            missed=missed,
+        )
