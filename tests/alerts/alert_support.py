@@ -8,14 +8,25 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email import message_from_bytes
 from email.message import Message
-from typing import Any
+from typing import Any, TypeVar
 
 from aiosmtpd.controller import Controller
 from webhook_receiver import Receiver, running_receiver
 
+from cronplane.clock import FakeClock
+from cronplane.core.inputs import JobSpec
+from cronplane.processes.dispatcher import Dispatcher
+from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
+from cronplane.service.alert_book import EvaluationReport
+from cronplane.service.alerting import AlertEvaluator
+from cronplane.store.database import Database
+from cronplane.targets import Targets
+from cronplane.targets.python import PythonTarget
+from cronplane.targets.system import SystemTarget
 from cronplane.targets.webhook import SecretKeyring
 
 KEY = b"alert-tests-deployment-key-0123456789"
@@ -107,3 +118,50 @@ def add_channels(service: ScheduleService, found: Receivers) -> list[str]:
         actor="test",
     )
     return ["ops-hook", "ops-slack", "ops-mail"]
+
+
+START = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)
+
+
+@dataclass
+class AlertWorld:
+    """A tenant with an `ok` and a `boom` job, the real receivers behind its channels, a
+    dispatcher, a worker that delivers and an evaluator, all on one fake clock."""
+
+    database: Database
+    clock: FakeClock
+    service: ScheduleService
+    evaluator: AlertEvaluator
+    dispatcher: Dispatcher
+    worker: Worker
+    found: Receivers
+
+    def at(self, minute: int, second: int = 0) -> None:
+        self.clock.set(START.replace(minute=minute, second=second))
+
+    def evaluate(self) -> EvaluationReport:
+        return self.evaluator.evaluate()
+
+    def drain(self) -> None:
+        while self.worker.run_once():
+            pass
+
+
+W = TypeVar("W", bound=AlertWorld)
+
+
+@contextmanager
+def alert_world(database: Database, kind: type[W]) -> Iterator[W]:
+    """A world of class `kind` over `database` (its evaluator's cursor at the present)."""
+    clock = FakeClock(START)
+    service = ScheduleService(database, clock)
+    for name, handler, options in [("ok", "ok", {}), ("boom", "boom", {"max_attempts": 1})]:
+        spec = JobSpec(name=name, target=f"python:alert_handlers:{handler}", options=options)
+        service.register_job(TENANT, "billing", spec, actor="test")
+    targets = Targets({"python": PythonTarget(), "system": SystemTarget(database, clock, KEYRING)})
+    worker = Worker(database, clock, targets=targets, heartbeat=False, jitter=lambda: 0.0)
+    with receivers() as found:
+        add_channels(service, found)
+        evaluator = AlertEvaluator(database, clock)
+        evaluator.evaluate()  # the cursor starts at the present
+        yield kind(database, clock, service, evaluator, Dispatcher(database, clock), worker, found)

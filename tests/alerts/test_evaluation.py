@@ -6,11 +6,18 @@ dispatch, secrets never reach the ledger."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from alert_support import KEYRING, TENANT, Receivers, add_channels, receivers
+from alert_support import (
+    KEYRING,
+    START,
+    TENANT,
+    AlertWorld,
+    add_channels,
+    alert_world,
+    receivers,
+)
 from sqlalchemy import select
 from webhook_receiver import Answer
 
@@ -22,27 +29,15 @@ from cronplane.core.model import Scope
 from cronplane.processes.dispatcher import Dispatcher
 from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
-from cronplane.service.alert_book import EvaluationReport
 from cronplane.service.alerting import AlertEvaluator
 from cronplane.store.database import Database
 from cronplane.store.tables import alert_channels, events, queue_items
-from cronplane.targets import Targets
-from cronplane.targets.python import PythonTarget
-from cronplane.targets.system import SystemTarget
 
 SCOPE = Scope(TENANT, "billing", "prod")
-START = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)
 
 
-@dataclass
-class World:
-    database: Database
-    clock: FakeClock
-    service: ScheduleService
-    evaluator: AlertEvaluator
-    dispatcher: Dispatcher
-    worker: Worker
-    found: Receivers
+class World(AlertWorld):
+    """The shared alert world, with this file's own helpers."""
 
     def rule(self, name: str, condition: str, **given: object) -> None:
         channels = given.pop("channels", ("ops-hook",))
@@ -52,16 +47,6 @@ class World:
     def schedule(self, name: str, job: str, cron: str = "* * * * *") -> None:
         self.service.create_schedule(SCOPE, ScheduleSpec(job, cron, name=name), actor="test")
 
-    def at(self, minute: int, second: int = 0) -> None:
-        self.clock.set(START.replace(minute=minute, second=second))
-
-    def evaluate(self) -> EvaluationReport:
-        return self.evaluator.evaluate()
-
-    def drain(self) -> None:
-        while self.worker.run_once():
-            pass
-
     def ledger(self, code: str) -> list[dict[str, object]]:
         with self.database.read() as conn:
             query = select(events).where(events.c.code == code).order_by(events.c.id)
@@ -70,18 +55,8 @@ class World:
 
 @pytest.fixture
 def world(database: Database) -> Iterator[World]:
-    clock = FakeClock(START)
-    service = ScheduleService(database, clock)
-    for name, handler, options in [("ok", "ok", {}), ("boom", "boom", {"max_attempts": 1})]:
-        spec = JobSpec(name=name, target=f"python:alert_handlers:{handler}", options=options)
-        service.register_job(TENANT, "billing", spec, actor="test")
-    targets = Targets({"python": PythonTarget(), "system": SystemTarget(database, clock, KEYRING)})
-    worker = Worker(database, clock, targets=targets, heartbeat=False, jitter=lambda: 0.0)
-    with receivers() as found:
-        add_channels(service, found)
-        evaluator = AlertEvaluator(database, clock)
-        evaluator.evaluate()  # the cursor starts at the present
-        yield World(database, clock, service, evaluator, Dispatcher(database, clock), worker, found)
+    with alert_world(database, World) as made:
+        yield made
 
 
 def test_history_before_the_first_pass_is_not_news(database: Database) -> None:

@@ -6,11 +6,15 @@ the set a selector rule watches is the set `schedule ls -l` lists for it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
-from alert_support import KEYRING, TENANT, Receivers, add_channels, receivers
+from alert_support import (
+    KEYRING,
+    START,
+    TENANT,
+    AlertWorld,
+    alert_world,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,30 +24,16 @@ from cronplane.core.inputs import JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Scope
 from cronplane.core.queries import ScheduleQuery
 from cronplane.errors import InvalidAlertRule
-from cronplane.processes.dispatcher import Dispatcher
-from cronplane.processes.worker import Worker
 from cronplane.service import ScheduleService
 from cronplane.service.alert_book import EvaluationReport, covering
-from cronplane.service.alerting import AlertEvaluator
 from cronplane.store import alerts as alert_store
 from cronplane.store.database import Database
-from cronplane.targets import Targets
-from cronplane.targets.python import PythonTarget
-from cronplane.targets.system import SystemTarget
 
 SCOPE = Scope(TENANT, "billing", "prod")
-START = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)
 
 
-@dataclass
-class World:
-    database: Database
-    clock: FakeClock
-    service: ScheduleService
-    evaluator: AlertEvaluator
-    dispatcher: Dispatcher
-    worker: Worker
-    found: Receivers
+class World(AlertWorld):
+    """The shared alert world, with this file's own helpers."""
 
     def rule(self, name: str, condition: str, selector: str, **given: object) -> None:
         spec = RuleSpec(name, condition, scope="selector", selector=selector,
@@ -57,18 +47,11 @@ class World:
     def relabel(self, name: str, **labels: str) -> None:
         self.service.update_schedule(SCOPE, name, SchedulePatch(labels=labels), actor="test")
 
-    def at(self, minute: int, second: int = 0) -> None:
-        self.clock.set(START.replace(minute=minute, second=second))
-
-    def evaluate(self) -> EvaluationReport:
-        return self.evaluator.evaluate()
-
     def fire(self, minute: int) -> EvaluationReport:
         """Fire the minute's occurrences, run them, evaluate once they settled."""
         self.at(minute)
         self.dispatcher.tick()
-        while self.worker.run_once():
-            pass
+        self.drain()
         self.at(minute, 5)
         return self.evaluate()
 
@@ -78,18 +61,8 @@ class World:
 
 @pytest.fixture
 def world(database: Database) -> Iterator[World]:
-    clock = FakeClock(START)
-    service = ScheduleService(database, clock)
-    for name, handler, options in [("ok", "ok", {}), ("boom", "boom", {"max_attempts": 1})]:
-        spec = JobSpec(name=name, target=f"python:alert_handlers:{handler}", options=options)
-        service.register_job(TENANT, "billing", spec, actor="test")
-    targets = Targets({"python": PythonTarget(), "system": SystemTarget(database, clock, KEYRING)})
-    worker = Worker(database, clock, targets=targets, heartbeat=False, jitter=lambda: 0.0)
-    with receivers() as found:
-        add_channels(service, found)
-        evaluator = AlertEvaluator(database, clock)
-        evaluator.evaluate()  # the cursor starts at the present
-        yield World(database, clock, service, evaluator, Dispatcher(database, clock), worker, found)
+    with alert_world(database, World) as made:
+        yield made
 
 
 def test_a_selector_rule_follows_the_labels_for_failures(world: World) -> None:
