@@ -66,7 +66,8 @@ def test_operator_actions_are_listed_with_what_they_did_and_skips_say_why() -> N
     excluded = _event(ev.SKIPPED_EXCLUDED, {"calendar": "uk", "why": "Christmas Day"}, 4)
     moved = _event(ev.SCHEDULE_FIRED, {"coalesced": 1, "moved_from": ["2027-12-25T09:00Z"]}, 5)
     run_now = _event(ev.SCHEDULE_RUN_NOW, {}, 6)
-    history = history_of([paused, resumed, cancelled, excluded, moved, run_now], [])
+    retry = _event(ev.SCHEDULE_RUN_NOW, {"retry_of": "019cae02-1ce0-707b-b985-d5586f91e3a8"}, 7)
+    history = history_of([paused, resumed, cancelled, excluded, moved, run_now, retry], [])
     assert [(c.event.code, c.action) for c in history.changes] == [
         (ev.SCHEDULE_PAUSED.text, True),
         (ev.SCHEDULE_RESUMED.text, True),
@@ -81,4 +82,5 @@ def test_operator_actions_are_listed_with_what_they_did_and_skips_say_why() -> N
         "skipped: Christmas Day (calendar uk)",
         "fired, moved from 2027-12-25 by its calendar",
         "run now by token:x",
+        "retry of item …6f91e3a8 by token:x",
     ]

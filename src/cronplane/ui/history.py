@@ -193,7 +193,10 @@ def history_of(events: list[Event], items: list[QueueItem]) -> History:
             reason = ENDED_REASONS.get(event.detail.get("reason", ""), "no occurrence left")
             outcome = f"ended: {reason}"
         if event.code == ev.SCHEDULE_RUN_NOW.text:
+            retried = event.detail.get("retry_of")
             outcome = f"run now by {event.actor}"
+            if isinstance(retried, str):  # the Jobs page's Retry of a failed item
+                outcome = f"retry of item …{retried[-8:]} by {event.actor}"
         if event.detail.get("payload_overridden"):  # run now with the dialog's own payload
             outcome += ", payload overridden"
         occurrences.append(
