@@ -149,22 +149,15 @@ def _next_in_zone(
     while low < limit:
         start, end, offset, before, following = line.segment(low)
         wall_low, wall_end = low + offset, end + offset
-        if shift and before < offset and low == start:
+        if (shift or later) and before < offset and low == start:
             # A forward jump at `start` skipped the wall times [start + before,
-            # start + offset); a fixed time among them fires once, right now.
+            # start + offset). `shift`: a fixed time among them fires once, right now;
+            # `later`: the first match fires at its wall time read with the old offset.
             skipped = next_wall_minute(
                 expr, ceil_minute(start + before), ceil_minute(start + offset)
             )
             if skipped is not None:
-                return start
-        if later and before < offset and low == start:
-            # As `shift`, but the first skipped match runs at its wall time read
-            # with the old offset: [start, start + gap), wall reading past the gap.
-            skipped = next_wall_minute(
-                expr, ceil_minute(start + before), ceil_minute(start + offset)
-            )
-            if skipped is not None:
-                return skipped * 60 - before
+                return start if shift else skipped * 60 - before
         if passes == "first" and before > offset:
             # A backward jump at `start`: wall times below start + before were
             # already lived through (the first pass), which alone fires.
