@@ -160,6 +160,12 @@ class Channel:
 DELIVERY_ORDER: Final = ("failed", "retrying", "sent")
 
 
+def worst_delivery(deliveries: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The worst state among channels' last deliveries (DELIVERY_ORDER), or None."""
+    states = {str(d.get("state")) for d in deliveries.values()}
+    return next((s for s in DELIVERY_ORDER if s in states), None)
+
+
 @dataclass(frozen=True, slots=True)
 class Alert:
     """One rule's condition on one schedule; at most one is open per (rule, schedule)."""
@@ -189,8 +195,7 @@ class Alert:
     @property
     def delivery(self) -> str | None:
         """The worst of its channels' last deliveries (failed, retrying, sent), or None."""
-        states = {str(d.get("state")) for d in self.deliveries.values()}
-        return next((s for s in DELIVERY_ORDER if s in states), None)
+        return worst_delivery(self.deliveries)
 
     def to_dict(self) -> dict[str, Any]:
         """The alert's JSON document (what `to_document` gives, spelled out: a pass that

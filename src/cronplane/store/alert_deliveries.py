@@ -9,7 +9,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, select, update
 
-from cronplane.core.alerts import DELIVERY_ORDER
+from cronplane.core.alerts import DELIVERY_ORDER, worst_delivery
 from cronplane.store.tables import alerts
 
 
@@ -29,7 +29,8 @@ def record_delivery(
     kept = dict(row[1] or {})
     kept[channel] = {"state": state, "at": at.isoformat(), "error": error}
     conn.execute(update(alerts).where(alerts.c.id == alert_id).values(deliveries=kept))
-    return UUID(str(row[0])) if not isinstance(row[0], UUID) else row[0]
+    schedule_id: UUID = row[0]
+    return schedule_id
 
 
 def open_by_delivery(conn: Connection) -> dict[str, int]:
@@ -37,6 +38,5 @@ def open_by_delivery(conn: Connection) -> dict[str, int]:
     query = select(alerts.c.deliveries).where(alerts.c.status == "open")
     counts = dict.fromkeys((*DELIVERY_ORDER, "none"), 0)
     for (deliveries,) in conn.execute(query):
-        states = {str(d.get("state")) for d in (deliveries or {}).values()}
-        counts[next((s for s in DELIVERY_ORDER if s in states), "none")] += 1
+        counts[worst_delivery(deliveries or {}) or "none"] += 1
     return counts
