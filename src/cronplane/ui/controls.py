@@ -14,7 +14,6 @@ occurrences it would enqueue).
 from __future__ import annotations
 
 from typing import Annotated, Final
-from urllib.parse import urlencode
 
 from fastapi import Depends, Path, Request
 from starlette.responses import RedirectResponse, Response
@@ -24,6 +23,7 @@ from cronplane.core.model import Schedule, Scope
 from cronplane.errors import CronplaneError
 from cronplane.ui.editor import KEY, editor_page, schedule_url
 from cronplane.ui.form import ScheduleForm
+from cronplane.ui.pages import to_listing
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Runner, Session, Updater
 
@@ -58,10 +58,8 @@ def _after(fields: dict[str, str], done: Schedule, notice: str) -> Response:
     """Back to the listing the form came from (its `back`: a listing link), else the
     schedule's page, with the notice."""
     back = fields.get("back", "")
-    if back.startswith("/?") or back == "/":
-        separator = "" if back.endswith(("?", "/")) else "&"
-        target = (back if back != "/" else "/?") + separator + urlencode({"notice": notice})
-        return RedirectResponse(target, status_code=303)
+    if back.startswith("/?"):
+        return to_listing(back, {"notice": notice})
     return RedirectResponse(schedule_url(done, notice=notice), status_code=303)
 
 

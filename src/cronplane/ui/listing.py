@@ -28,7 +28,7 @@ from cronplane.core.selectors import with_label
 from cronplane.errors import CronplaneError, InvalidRequest
 from cronplane.service import ScheduleService
 from cronplane.ui.history import item_tone
-from cronplane.ui.pages import error_context, render
+from cronplane.ui.pages import error_context, render, to_listing
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Session, Toggler
 
@@ -194,8 +194,5 @@ async def bulk(request: Request, session: Toggler) -> Response:
     query = {"notice": f"{past} {done} schedule{'s' if done != 1 else ''}."}
     if refused:
         query["refused"] = "Refused: " + "; ".join(refused)
-    back = form.get("back")
-    target = back if isinstance(back, str) and back.startswith("/?") else "/?"
-    separator = "" if target.endswith("?") else "&"
     shown = {key: value[:MAX_NOTICE] for key, value in query.items()}
-    return RedirectResponse(target + separator + urlencode(shown), status_code=303)
+    return to_listing(form.get("back"), shown)

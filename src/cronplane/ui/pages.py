@@ -7,14 +7,16 @@ one template per page, and `_*.html` partials that htmx swaps in place.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from cronplane import __version__
 from cronplane.core.cron import known_zone
@@ -143,3 +145,11 @@ def error_context(error: CronplaneError | None) -> dict[str, Any] | None:
         "field": field if isinstance(field, str) else None,
         "problems": error.detail.get("problems") or [],
     }
+
+
+def to_listing(back: object, query: Mapping[str, str]) -> RedirectResponse:
+    """Back to the listing page a form came from (`back`: a listing link, `/?…`; anything
+    else: the listing's first page), with `query` (notice, refused) added."""
+    target = back if isinstance(back, str) and back.startswith("/?") else "/?"
+    separator = "" if target.endswith("?") else "&"
+    return RedirectResponse(target + separator + urlencode(query), status_code=303)

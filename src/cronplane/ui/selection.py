@@ -14,15 +14,15 @@ search is set.
 from __future__ import annotations
 
 from typing import Final
-from urllib.parse import urlencode
 
 from fastapi import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from cronplane.api.context import context_of
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.selections import NEEDS, SelectionAction, SelectionReport
 from cronplane.errors import CronplaneError, Forbidden
+from cronplane.ui.pages import to_listing
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Toggler
 
@@ -53,8 +53,7 @@ async def act(request: Request, session: Toggler) -> Response:
     form = await request.form()
     fields = {k: v.strip()[:MAX_FIELD] for k, v in form.items() if isinstance(v, str)}
     action = next((known for known in PAST if known == fields.get("action")), None)
-    back = fields.get("back", "/?")
-    back = back if back.startswith("/?") else "/?"
+    back = fields.get("back")
     query = ScheduleQuery(
         stack=fields.get("stack") or None,
         environment=fields.get("environment") or None,
@@ -80,6 +79,5 @@ async def act(request: Request, session: Toggler) -> Response:
             )
     except CronplaneError as error:
         answer["refused"] = f"{error.code.text}: {error.message}"
-    separator = "" if back.endswith("?") else "&"
     shown = {key: value[:500] for key, value in answer.items()}
-    return RedirectResponse(back + separator + urlencode(shown), status_code=303)
+    return to_listing(back, shown)
