@@ -9,7 +9,10 @@ nodes with skewed clocks agree on due rows, leases and availability.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
+import time
+import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -168,8 +171,16 @@ class Node:
             worker.stop()
         if self.alerts is not None:
             self.alerts.stop()
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in self._threads:
+            if thread.is_alive():  # the process exits without it: say where it was
+                frame = sys._current_frames().get(thread.ident or 0)
+                where = "".join(traceback.format_stack(frame)) if frame else "?"
+                log.warning(
+                    "%s did not stop within %.0f s; it was at:\n%s", thread.name, timeout, where
+                )
 
 
 _SKIP_REASONS = {

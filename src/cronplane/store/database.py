@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection, Engine, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -39,6 +39,8 @@ __all__ = [
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 DEFAULT_URL = settings.DEFAULT_URL
+# Connections kept for clock reads (as many again may open for a burst of them).
+CLOCK_POOL = 2
 
 
 class Database:
@@ -54,6 +56,9 @@ class Database:
         # Through a transaction pooler (PgBouncer): no session state, no LISTEN.
         self.pooled = self.backend.pooled(make_url(self.url))
         self.engine = self.backend.create_engine(self.url, pool_size=pool_size, **engine_options)
+        self._engine_options = engine_options
+        self._clock_engine: Engine | None = None
+        self._clock_lock = threading.Lock()
         self._schema_checked = False
         self._schema_lock = threading.Lock()
 
@@ -77,8 +82,20 @@ class Database:
         self.backend.analyze(self.engine, tables)
 
     def now(self) -> datetime:
-        """The database's clock (PostgreSQL); the process clock for SQLite (one machine)."""
-        return self.backend.now(self.engine)
+        """The database's clock (PostgreSQL); the process clock for SQLite (one machine).
+
+        Read on connections of its own: read inside a transaction from the engine's pool,
+        it waited for a second connection of the pool that transaction holds one of, and
+        with every connection so held each waited the pool's timeout (30 s)."""
+        engine = self._clock_engine
+        if engine is None:
+            with self._clock_lock:
+                if self._clock_engine is None:
+                    self._clock_engine = self.backend.create_engine(
+                        self.url, pool_size=CLOCK_POOL, **self._engine_options
+                    )
+                engine = self._clock_engine
+        return self.backend.now(engine)
 
     def clock(self) -> Clock:
         """The clock a node's parts read on this database (DatabaseClock on PostgreSQL)."""
@@ -141,6 +158,8 @@ class Database:
     def dispose(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+        if self._clock_engine is not None:
+            self._clock_engine.dispose()
 
 
 def read_replica(url: str | None) -> Database | None:
