@@ -12,11 +12,10 @@ from cronplane.processes.item_runner import Work
 
 @dataclass(slots=True)
 class Claimed:
-    """A claimed item waiting for a slot: when it was claimed and last checked (monotonic)."""
+    """A claimed item waiting for a slot: when it was claimed (monotonic)."""
 
     work: Work
     claimed: float
-    checked: float
 
 
 @dataclass(slots=True)

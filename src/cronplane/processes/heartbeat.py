@@ -85,7 +85,7 @@ class Heartbeat:
             with self._lock:
                 held = sorted(self._held)
             if self.on_cancel is not None and held:
-                self._look_for_cancels(held)
+                self._look_for_cancels()
             if since_beat < interval:
                 continue
             since_beat = 0.0
@@ -104,11 +104,11 @@ class Heartbeat:
                 )
                 self.drop(lost)
 
-    def _look_for_cancels(self, held: list[UUID]) -> None:
+    def _look_for_cancels(self) -> None:
         assert self.on_cancel is not None
         try:
             with self.database.read() as conn:
-                asked = cancels.requested(conn, held, self.worker)
+                asked = cancels.asked_of(conn, self.worker)
         except SQLAlchemyError as error:
             log.warning("looking for cancel requests failed: %s", error)
             return

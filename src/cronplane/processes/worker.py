@@ -15,10 +15,12 @@ slot hands `python:` targets to a child process). The rule it keeps
    free. A claimed item still unstarted `START_BOUND` after its claim is
    given back (`queued`, the attempt undone) for another worker or slot.
 3. **A cancel before the start means it never starts.** Just before an item
-   is invoked its stop flag is read (the heartbeat's watch sets it), and the
-   database is asked again (about it and the next `CHECK_WINDOW` claims)
-   whenever the last answer for it is older than `CHECK_EVERY`; an item asked to stop is recorded `cancelled` with its
-   actor and nothing of its target runs.
+   is invoked its stop flag is read; the flags are set from one read of this
+   worker's items asked to stop (`cancels.asked_of`), made again whenever the
+   last is older than `CHECK_EVERY` (and by the heartbeat's watch). An item asked
+   to stop is recorded `cancelled` with its actor and nothing of its target runs.
+   It is still ours: only the sweep takes a claim away, once its lease lapsed,
+   and a claim starts within `START_BOUND` (far inside the lease) or not at all.
 4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
    with the instants the target was invoked and returned (item_runner):
    a group is written as soon as no more claimed items wait to start, or
@@ -37,7 +39,6 @@ stop gives its unstarted claims back.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import os
@@ -75,12 +76,9 @@ DEFAULT_POLL = 1.0
 DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 # A claimed item is invoked within this many seconds of its claim, or given back.
 START_BOUND = 0.25
-# Before invoking a claimed item, the database is asked whether it was
-# cancelled whenever its last answer is older than this (seconds).
+# Before invoking a claimed item, the database is asked which of this worker's items
+# were asked to stop whenever its last answer is older than this (seconds).
 CHECK_EVERY = 0.02
-# ... and with it the next this many claimed items (each is asked again when its turn
-# comes more than CHECK_EVERY later).
-CHECK_WINDOW = 64
 # A claim starts as many slots as the recent pace says drain it within half of
 # START_BOUND (one, for short items: on CPython, threads taking turns at no-ops only
 # contend for the interpreter); when no slot has taken an item for this long while
@@ -130,6 +128,8 @@ class Worker:
             raise ValueError(f"pool must be one of {', '.join(POOLS)}")
         if tenant_limit is not None and tenant_limit < 1:
             raise ValueError("tenant_limit must be at least 1")
+        if lease <= START_BOUND * 4:  # a claim must stay ours until it starts
+            raise ValueError(f"lease must be longer than {START_BOUND * 4:g} seconds")
         self.database = database
         # Called after each recorded outcome: succeeded, retry or failed (metrics).
         self.on_outcome = on_outcome
@@ -162,8 +162,8 @@ class Worker:
         self._pending: list[RunOutcome] = []
         self._oldest = 0.0  # monotonic: when the oldest pending outcome arrived
         self._unstarted: list[QueueItem] = []
-        self._lost: set[UUID] = set()  # no longer ours (a check found them taken)
-        self._asked: set[UUID] = set()  # asked to stop before they started
+        self._checked = -math.inf  # monotonic: when the last cancel check was asked
+        self._check_lock = threading.Lock()
         # One stop flag per held item, set when its cancel request is seen.
         self._stops: dict[UUID, threading.Event] = {}
         self._fair_after = float("-inf")  # monotonic: the next claim in turns
@@ -246,7 +246,7 @@ class Worker:
         self._stops.update((work.item.id, threading.Event()) for work in batch)
         self._heartbeat()  # made here, in the one thread that claims
         with self._cond:
-            self._waiting.extend(Claimed(work, mono, mono) for work in batch)
+            self._waiting.extend(Claimed(work, mono) for work in batch)
             self._last_take = mono
             slots = self._start_slots_locked(self._slots_for(len(batch)))
         for _ in range(slots):
@@ -379,13 +379,10 @@ class Worker:
             or mono - claimed.claimed > START_BOUND
         ):
             return item
-        if mono - claimed.checked > CHECK_EVERY:
-            self._check(claimed)
-        if item.id in self._lost:
-            self._forget([item.id])
-            return None
+        if mono - self._checked > CHECK_EVERY and not self._check():
+            return item  # not started on a guess
         stop = self._stops.get(item.id) or threading.Event()
-        if item.id in self._asked or stop.is_set():
+        if stop.is_set():
             return self.runner.never_started(item, work.job)
         # Held from its start: a claim is either started within START_BOUND or
         # given back, well inside its lease; a run may outlast the lease.
@@ -400,28 +397,22 @@ class Worker:
             self._item_seconds = took if mean is None else mean + _PACE_WEIGHT * (took - mean)
         return outcome
 
-    def _check(self, claimed: Claimed) -> None:
-        """Ask the database about this item and the next claimed items (CHECK_WINDOW): which
-        are no longer ours, which were asked to stop."""
-        with self._cond:
-            # The items that start next, not every claim: a thousand-item claim asked
-            # about whole every CHECK_EVERY cost more than running its no-ops.
-            waiting = [claimed, *itertools.islice(self._waiting, CHECK_WINDOW - 1)]
-        ids = [c.work.item.id for c in waiting]
-        try:
-            with self.database.read() as conn:
-                ours, asked = cancels.held(conn, ids, self.name)
-        except SQLAlchemyError as error:  # unknown: not started on a guess
-            log.warning("checking claimed items failed: %s", error)
-            with self._cond:
-                self._lost.update(ids)
-            return
-        mono = self.clock.monotonic()
-        with self._cond:
-            self._lost.update(set(ids) - ours)
-            self._asked.update(asked)
-            for c in waiting:
-                c.checked = mono
+    def _check(self) -> bool:
+        """Ask which of this worker's items were asked to stop and set their stop flags: one
+        read for every item held, shared by the slots; False when it could not be asked."""
+        with self._check_lock:
+            mono = self.clock.monotonic()  # before the read: its answer is at least this fresh
+            if mono - self._checked <= CHECK_EVERY:
+                return True  # another slot asked meanwhile
+            try:
+                with self.database.read() as conn:
+                    asked = cancels.asked_of(conn, self.name)
+            except SQLAlchemyError as error:
+                log.warning("checking for cancel requests failed: %s", error)
+                return False
+            self._checked = mono
+        self._cancel_requested(asked)
+        return True
 
     def _due_to_flush(self) -> bool:
         return bool(self._pending) and self.clock.monotonic() - self._oldest >= self.flush_after
@@ -520,8 +511,6 @@ class Worker:
             self._beats.drop(ids)
         for item_id in ids:
             self._stops.pop(item_id, None)
-            self._lost.discard(item_id)
-            self._asked.discard(item_id)
 
     def _cancel_requested(self, item_ids: set[UUID]) -> None:
         """The heartbeat's watch saw cancel requests: stop those runs (or their starts)."""

@@ -90,9 +90,17 @@ def _cancel_where(conn: Connection, where: Any, *, actor: str, now: datetime) ->
     return items
 
 
-def requested(conn: Connection, item_ids: Sequence[UUID], worker: str) -> set[UUID]:
-    """Of our running items, those asked to stop (the worker's watch)."""
-    return held(conn, item_ids, worker)[1]
+def asked_of(conn: Connection, worker: str) -> set[UUID]:
+    """The worker's running items (claimed, or started) asked to stop: one read answers
+    for all of them, just before a start and in the heartbeat's watch (ix_queue_items_asked)."""
+    rows = conn.execute(
+        select(queue_items.c.id).where(
+            queue_items.c.lease_owner == worker,
+            queue_items.c.status == "running",
+            queue_items.c.cancel_requested_at.is_not(None),
+        )
+    ).scalars()
+    return set(rows)
 
 
 def held(conn: Connection, item_ids: Sequence[UUID], worker: str) -> tuple[set[UUID], set[UUID]]:

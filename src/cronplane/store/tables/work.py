@@ -98,6 +98,13 @@ Index(
     queue_items.c.status,
 )
 Index("ix_queue_items_tenant", queue_items.c.tenant, queue_items.c.created_at)
+# A worker's running items asked to stop: read just before each start (migration 0024).
+Index(
+    "ix_queue_items_asked",
+    queue_items.c.lease_owner,
+    postgresql_where=text("status = 'running' AND cancel_requested_at IS NOT NULL"),
+    sqlite_where=text("status = 'running' AND cancel_requested_at IS NOT NULL"),
+)
 
 # One row per attempt that reached an outcome (migration 0021): when it ran, how it
 # ended and what it printed or answered (targets.output). Written with the outcome,
