@@ -209,7 +209,7 @@ def test_a_cancel_request_beats_a_retry(database: Database) -> None:
         (claimed,) = claims.claim_batch(conn, "w", clock.now(), worker.lease, 1)
     RunService(Context(database, clock)).cancel_item("acme", item.id, actor="cli:ops")
     with database.read() as conn:
-        (work,) = worker._lookups(conn, [claimed])
+        (work,) = worker.claimer._lookups(conn, [claimed])
     worker._record([worker.runner.run(work, threading.Event(), worker.now)])
     assert _item(database, item).status == "cancelled"
 
