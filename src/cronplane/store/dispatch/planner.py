@@ -20,8 +20,6 @@ from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
     DueRow,
-    NextAfter,
-    OccurrenceLoader,
     Outcome,
     Previous,
     decide,
@@ -31,6 +29,7 @@ from cronplane.core.model import PAUSE_FIELDS
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
+from cronplane.store.dispatch.occurrences import Occurrences
 from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
 from cronplane.store.dispatch.transaction import EndedPause
 
@@ -81,61 +80,6 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
 # Disabling is a definition change (unlike a fire), so it bumps the revision
 # (the `schedules` row's; updated_at is the batch's now).
 DISABLE = "revision = revision + 1"
-
-
-Key = tuple[str, str, DstPolicy, Exclusion | None]
-
-
-class Occurrences:
-    """Occurrence functions for one batch, memoized on (cron, zone, DST policy, excluded
-    days, instant).
-
-    Rows due at one instant often share an expression (`*/15 * * * *`), so a
-    batch computes each distinct next occurrence once. A cron or zone that
-    fails to load fails each of its rows' calls (the row is then disabled).
-    """
-
-    def __init__(self, occurrences: OccurrenceLoader) -> None:
-        self._occurrences = occurrences
-        self._functions: dict[Key, NextAfter] = {}
-        self._memo: dict[tuple[Key, datetime], datetime | None] = {}
-
-    def of(
-        self, cron: str, timezone: str, dst: DstPolicy, exclusion: Exclusion | None = None
-    ) -> NextAfter:
-        """The instants that run: a row that moves its excluded days' occurrences
-        (previous/next) runs the shifted ones; `raw` is what the expression gives."""
-        key = (cron, timezone, dst, exclusion)
-        function = self._functions.get(key)
-        if function is None:
-            function = self._functions[key] = self._load(key)
-        memo = self._memo
-
-        def next_after(after: datetime) -> datetime | None:
-            memo_key = (key, after)
-            if memo_key not in memo:
-                memo[memo_key] = function(after)
-            return memo[memo_key]
-
-        return next_after
-
-    def raw(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
-        """The expression's own occurrences (before any excluded day moves them)."""
-        return self.of(cron, timezone, dst)
-
-    def _load(self, key: Key) -> NextAfter:
-        cron, timezone, dst, exclusion = key
-        try:
-            if exclusion is not None and exclusion.policy != "skip":
-                return exclusion.shifted(self.raw(cron, timezone, dst))
-            return self._occurrences(cron, timezone, dst)
-        except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
-            message = f"{type(error).__name__}: {error}"
-
-            def failing(_after: datetime) -> datetime | None:
-                raise ValueError(message)
-
-            return failing
 
 
 @dataclass(slots=True)
