@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from cronplane import events as ev
 from cronplane.core.calendars import Calendar
@@ -30,14 +30,14 @@ from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
 from cronplane.store.dispatch.occurrences import Occurrences
-from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
+from cronplane.store.dispatch.quotas import OverQuota
+from cronplane.store.dispatch.reads import DueWhen
 from cronplane.store.dispatch.transaction import EndedPause
 
 # A tenant's calendars by name (store.calendars.tenant_calendars on the batch's connection).
 CalendarLoader = Callable[[str], Mapping[str, Calendar]]
 _WHEN = len(DueWhen._fields)
 _MILLISECOND = timedelta(milliseconds=1)
-_INPUTS = len(INPUT_FIELDS)
 
 LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
@@ -80,6 +80,22 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
 # Disabling is a definition change (unlike a fire), so it bumps the revision
 # (the `schedules` row's; updated_at is the batch's now).
 DISABLE = "revision = revision + 1"
+
+
+class PlanKey(NamedTuple):
+    """What a due row's decision depends on: rows with equal keys share one Plan."""
+
+    inputs: tuple[Any, ...]  # the row's decision inputs (reads.INPUT_FIELDS), in order
+    active: int  # its schedule's items active: QUEUED | RUNNING (0: none, or not asked)
+    job_active: bool  # its job exists and is active
+    over: OverQuota | None  # past its tenant's fire-time quota: (limit, value)
+
+
+def planner_key(
+    inputs: tuple[Any, ...], active: int, job_active: bool, over: OverQuota | None = None
+) -> PlanKey:
+    """A due row's key for `Planner.plan`: the one place either fire path builds it."""
+    return PlanKey(inputs, active, job_active, over)
 
 
 @dataclass(slots=True)
@@ -145,22 +161,21 @@ class Planner:
         self._loaded: dict[str, Mapping[str, Calendar]] = {}
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
-        self.plans: dict[tuple[Any, ...], Plan] = {}
+        self.plans: dict[PlanKey, Plan] = {}
         # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, Any]] = {}
 
-    def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for a key: the reads.INPUT_FIELDS, item active, job active, and
-        for a row past its tenant's fire-time quota a last (limit, value)."""
+    def plan(self, key: PlanKey) -> Plan:
+        """The decision for a key (`planner_key`), made once per distinct key."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
         return found
 
-    def _plan(self, key: tuple[Any, ...]) -> Plan:
-        when = DueWhen._make(key[:_WHEN])
-        policy = key[_WHEN:_INPUTS]
-        previous, job_active, *over = key[_INPUTS:]
+    def _plan(self, key: PlanKey) -> Plan:
+        when = DueWhen._make(key.inputs[:_WHEN])
+        policy = key.inputs[_WHEN:]
+        previous, job_active, over = key.active, key.job_active, key.over
         due = _instant(when.next_run)
         inputs: dict[str, Any] = {
             name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
@@ -176,7 +191,7 @@ class Planner:
             next_after=self.next_after.of(when.cron, when.timezone, dst, exclusion),
             job_active=job_active,
             previous=previous_of(previous),
-            over_quota=bool(over),
+            over_quota=over is not None,
             excluded=exclusion.excluded if skips and exclusion is not None else None,
         )
         code, message = LEDGER[decision.outcome]
@@ -205,7 +220,8 @@ class Planner:
             detail["note"] = row.paused_note
             detail["until"] = None if row.paused_until is None else row.paused_until.isoformat()
         if decision.outcome is Outcome.SKIPPED_QUOTA:
-            limit, value = over[0]
+            assert over is not None  # SKIPPED_QUOTA only for a row past its quota
+            limit, value = over
             message = f"skipped: tenant quota {limit} ({value}) used"
             detail["limit"], detail["value"] = limit, value
         if decision.excluded_by is not None:

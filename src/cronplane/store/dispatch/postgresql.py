@@ -31,6 +31,7 @@ from cronplane.store.dispatch.planner import (
     ROW_CHANGES,
     Plan,
     Planner,
+    planner_key,
 )
 from cronplane.store.dispatch.transaction import (
     ACTOR,
@@ -187,7 +188,9 @@ def _over_quota(
     def firing() -> Any:
         for sid, tenant, stack, _env, _name, job, _payload, _timeout, _key, *inputs in rows:
             if tenant in budgets:
-                key = (*inputs, active.get(sid, 0), (tenant, stack, job) in options)
+                key = planner_key(
+                    tuple(inputs), active.get(sid, 0), (tenant, stack, job) in options
+                )
                 if planner.plan(key).decision.enqueues:
                     yield sid, tenant
 
@@ -264,9 +267,9 @@ class _Rows:
             job_key = (tenant, stack, job)
             job_options = options.get(job_key)
             # The planner's key: the inputs, which items are active, whether the job is.
-            key = (*inputs, active.get(sid, 0), job_options is not None)
-            if over and sid in over:
-                key = (*key, over[sid])
+            key = planner_key(
+                tuple(inputs), active.get(sid, 0), job_options is not None, over.get(sid)
+            )
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)

@@ -24,7 +24,7 @@ from cronplane.store import bulk, cancels
 from cronplane.store.dispatch import quotas, reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
-from cronplane.store.dispatch.planner import Planner
+from cronplane.store.dispatch.planner import Planner, planner_key
 from cronplane.store.dispatch.transaction import (
     ACTOR,
     EVENT_COLUMNS,
@@ -213,7 +213,7 @@ def _mark_over_quota(
         active, tenant, stack, job = values[_INPUTS:]
         if tenant not in budgets:
             continue
-        key = (*values[:_INPUTS], int(active), (tenant, stack, job) in options)
+        key = planner_key(tuple(values[:_INPUTS]), int(active), (tenant, stack, job) in options)
         if planner.plan(key).decision.enqueues:
             firing.append(inputs)
     if not firing:
@@ -307,9 +307,13 @@ def fire_sqlite(
         active, tenant, stack, job = values[_INPUTS:]
         job_key = (tenant, stack, job)
         job_options = options.get(job_key)
-        key = (*values[:_INPUTS], int(active), job_options is not None)
-        if over and inputs.startswith(quotas.MARK):
-            key = (*key, over[tenant])
+        marked = bool(over) and inputs.startswith(quotas.MARK)
+        key = planner_key(
+            tuple(values[:_INPUTS]),
+            int(active),
+            job_options is not None,
+            over[tenant] if marked else None,
+        )
         plan = planner.plan(key)
         decision = plan.decision
         result.counts[decision.outcome] += count
