@@ -173,35 +173,79 @@ class Planner:
         return found
 
     def _plan(self, key: PlanKey) -> Plan:
+        """The key's decision (core.firing.decide) and its ledger event, encoded."""
         when = DueWhen._make(key.inputs[:_WHEN])
-        policy = key.inputs[_WHEN:]
-        previous, job_active, over = key.active, key.job_active, key.over
-        due = _instant(when.next_run)
         inputs: dict[str, Any] = {
             name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
-            for name, value in zip(POLICY_FIELDS, policy, strict=True)
+            for name, value in zip(POLICY_FIELDS, key.inputs[_WHEN:], strict=True)
         }
-        row = DueRow(due, **inputs)
-        dst = DstPolicy(when.dst_gap, when.dst_repeat)
+        row = DueRow(_instant(when.next_run), **inputs)
         exclusion = self.exclusion(when)
         skips = exclusion is not None and exclusion.policy == "skip"
+        dst = DstPolicy(when.dst_gap, when.dst_repeat)
         decision = decide(
             row,
             now=self.now,
             next_after=self.next_after.of(when.cron, when.timezone, dst, exclusion),
-            job_active=job_active,
-            previous=previous_of(previous),
-            over_quota=over is not None,
+            job_active=key.job_active,
+            previous=previous_of(key.active),
+            over_quota=key.over is not None,
             excluded=exclusion.excluded if skips and exclusion is not None else None,
         )
-        code, message = LEDGER[decision.outcome]
-        if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
-            message = "skipped: an item already waits behind the running one (buffer_one)"
-        elif decision.cancels:
-            message = "fired; the previous item is asked to stop (cancel_running)"
+        moved = self._moved(when, dst, exclusion, decision)
+        message, detail = self._ledger(key, row, decision, exclusion, moved)
+        return self._encoded(when.next_run, row, decision, message, detail)
+
+    def _moved(
+        self, when: DueWhen, dst: DstPolicy, exclusion: Exclusion | None, decision: Decision
+    ) -> list[datetime]:
+        """A fire its excluded days moved (a `previous` or `next` policy): the raw
+        occurrences it stands for, other than itself; else none."""
+        if exclusion is None or exclusion.policy == "skip" or not decision.enqueues:
+            return []
+        if decision.excluded_by is not None:
+            return []
+        raw = self.next_after.raw(when.cron, when.timezone, dst)
+        return exclusion.origins(decision.scheduled_for, raw)
+
+    def _ledger(
+        self,
+        key: PlanKey,
+        row: DueRow,
+        decision: Decision,
+        exclusion: Exclusion | None,
+        moved: list[datetime],
+    ) -> tuple[str, dict[str, Any]]:
+        """The decision's ledger event: its message and detail (before encoding)."""
+        message = _message(row, decision)
+        detail = self._detail(row, decision)
+        if decision.outcome is Outcome.SKIPPED_QUOTA:
+            assert key.over is not None  # SKIPPED_QUOTA only for a row past its quota
+            limit, value = key.over
+            message = f"skipped: tenant quota {limit} ({value}) used"
+            detail["limit"], detail["value"] = limit, value
+        if decision.excluded_by is not None:
+            detail["calendar"], detail["why"] = decision.excluded_by
+            message = f"skipped: excluded by calendar {decision.excluded_by[0]} ({decision.excluded_by[1]})"
+        elif moved and exclusion is not None:
+            detail["moved_from"] = [instant.isoformat() for instant in moved]
+            message = f"fired on the {exclusion.policy} business day (moved from an excluded day)"
+        if decision.resumes:
+            detail["resumed"] = "pause until reached"
+            if decision.missed is not None:
+                detail["missed"] = decision.missed
+        if decision.error is not None:
+            detail["error"] = decision.error
+        if row.overlap != "skip" and key.active and decision.outcome is not Outcome.JOB_MISSING:
+            detail["overlap"] = row.overlap
+            detail["previous"] = _previous_detail(key.active)
+        return message, detail
+
+    def _detail(self, row: DueRow, decision: Decision) -> dict[str, Any]:
+        """The ledger detail every decision has, and its jitter and pause when it has them."""
         detail: dict[str, Any] = {
             "coalesced": decision.coalesced,
-            "first_due": due.isoformat(),
+            "first_due": row.next_run.isoformat(),
             "next_run": None if decision.next_run is None else decision.next_run.isoformat(),
             # The leader term that fired: audits which leader wrote each occurrence.
             "term": self.term,
@@ -219,32 +263,13 @@ class Planner:
             detail["paused_by"] = row.paused_by
             detail["note"] = row.paused_note
             detail["until"] = None if row.paused_until is None else row.paused_until.isoformat()
-        if decision.outcome is Outcome.SKIPPED_QUOTA:
-            assert over is not None  # SKIPPED_QUOTA only for a row past its quota
-            limit, value = over
-            message = f"skipped: tenant quota {limit} ({value}) used"
-            detail["limit"], detail["value"] = limit, value
-        if decision.excluded_by is not None:
-            detail["calendar"], detail["why"] = decision.excluded_by
-            message = f"skipped: excluded by calendar {decision.excluded_by[0]} ({decision.excluded_by[1]})"
-        elif exclusion is not None and not skips and decision.enqueues:
-            moved = exclusion.origins(
-                decision.scheduled_for, self.next_after.raw(when.cron, when.timezone, dst)
-            )
-            if moved:
-                detail["moved_from"] = [instant.isoformat() for instant in moved]
-                message = (
-                    f"fired on the {exclusion.policy} business day (moved from an excluded day)"
-                )
-        if decision.resumes:
-            detail["resumed"] = "pause until reached"
-            if decision.missed is not None:
-                detail["missed"] = decision.missed
-        if decision.error is not None:
-            detail["error"] = decision.error
-        if row.overlap != "skip" and previous and decision.outcome is not Outcome.JOB_MISSING:
-            detail["overlap"] = row.overlap
-            detail["previous"] = _previous_detail(previous)
+        return detail
+
+    def _encoded(
+        self, due_raw: Any, row: DueRow, decision: Decision, message: str, detail: dict[str, Any]
+    ) -> Plan:
+        """The plan: the decision with its writes' values encoded (`due_raw`: the next_run
+        as read, the compare-and-set value)."""
         enc, params = self.enc, self.params
         set_values: tuple[Any, ...]
         if decision.enqueues:  # last_run, next_run
@@ -255,8 +280,8 @@ class Planner:
             set_values = (params.datetime(decision.next_run),)
         plan = Plan(
             decision,
-            when.next_run,
-            code.text,
+            due_raw,
+            LEDGER[decision.outcome][0].text,
             message,
             enc.datetime(decision.scheduled_for),
             set_values,
@@ -339,6 +364,15 @@ def _previous_detail(flags: int) -> str:
     return " and ".join(
         name for bit, name in ((QUEUED, "queued"), (RUNNING, "running")) if flags & bit
     )
+
+
+def _message(row: DueRow, decision: Decision) -> str:
+    """The ledger message of the decision's outcome (LEDGER), or its overlap's own."""
+    if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
+        return "skipped: an item already waits behind the running one (buffer_one)"
+    if decision.cancels:
+        return "fired; the previous item is asked to stop (cancel_running)"
+    return LEDGER[decision.outcome][1]
 
 
 def _instant(raw: Any) -> datetime:
