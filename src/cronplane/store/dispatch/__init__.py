@@ -48,9 +48,10 @@ not selected. Nothing is written outside this transaction, so a crash at any
 point leaves either all of a batch or none of it.
 
 The modules: `reads` (the scans and lookups), `planner` (the decisions both
-paths share), `sqlite` and `postgresql` (one fire path each), `transaction`
-(its fence, report and written columns), `crash` (the crash points), `quotas`
-(tenant fire-time quotas, called from both paths).
+paths share), `occurrences` (the planner's memoized occurrence functions),
+`sqlite` and `postgresql` (one fire path each), `transaction` (its fence,
+report and written columns), `crash` (the crash points), `quotas` (tenant
+fire-time quotas, called from both paths).
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ from cronplane.store import calendars as calendar_store
 from cronplane.store import dialects, lease
 from cronplane.store.dispatch.crash import CRASH_ENV, CRASH_POINTS, crash_point
 from cronplane.store.dispatch.fair import Fairness
-from cronplane.store.dispatch.planner import Occurrences, Planner
+from cronplane.store.dispatch.occurrences import Occurrences
+from cronplane.store.dispatch.planner import Planner
 from cronplane.store.dispatch.postgresql import fire_postgresql
 from cronplane.store.dispatch.reads import count_due, earliest_next_run
 from cronplane.store.dispatch.sqlite import fire_sqlite

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from cronplane import events as ev
 from cronplane.core.calendars import Calendar
@@ -20,8 +20,6 @@ from cronplane.core.firing import (
     POLICY_FIELDS,
     Decision,
     DueRow,
-    NextAfter,
-    OccurrenceLoader,
     Outcome,
     Previous,
     decide,
@@ -31,14 +29,15 @@ from cronplane.core.model import PAUSE_FIELDS
 from cronplane.core.quotas import UNLIMITED, Quota
 from cronplane.errors import CronplaneError
 from cronplane.store.dialects import Dialect
-from cronplane.store.dispatch.reads import INPUT_FIELDS, DueWhen
+from cronplane.store.dispatch.occurrences import Occurrences
+from cronplane.store.dispatch.quotas import OverQuota
+from cronplane.store.dispatch.reads import DueWhen
 from cronplane.store.dispatch.transaction import EndedPause
 
 # A tenant's calendars by name (store.calendars.tenant_calendars on the batch's connection).
 CalendarLoader = Callable[[str], Mapping[str, Calendar]]
 _WHEN = len(DueWhen._fields)
 _MILLISECOND = timedelta(milliseconds=1)
-_INPUTS = len(INPUT_FIELDS)
 
 LEDGER = {
     Outcome.FIRE: (ev.SCHEDULE_FIRED, "fired"),
@@ -83,59 +82,20 @@ ROW_CHANGES: dict[Outcome, tuple[tuple[str, ...], str]] = {
 DISABLE = "revision = revision + 1"
 
 
-Key = tuple[str, str, DstPolicy, Exclusion | None]
+class PlanKey(NamedTuple):
+    """What a due row's decision depends on: rows with equal keys share one Plan."""
+
+    inputs: tuple[Any, ...]  # the row's decision inputs (reads.INPUT_FIELDS), in order
+    active: int  # its schedule's items active: QUEUED | RUNNING (0: none, or not asked)
+    job_active: bool  # its job exists and is active
+    over: OverQuota | None  # past its tenant's fire-time quota: (limit, value)
 
 
-class Occurrences:
-    """Occurrence functions for one batch, memoized on (cron, zone, DST policy, excluded
-    days, instant).
-
-    Rows due at one instant often share an expression (`*/15 * * * *`), so a
-    batch computes each distinct next occurrence once. A cron or zone that
-    fails to load fails each of its rows' calls (the row is then disabled).
-    """
-
-    def __init__(self, occurrences: OccurrenceLoader) -> None:
-        self._occurrences = occurrences
-        self._functions: dict[Key, NextAfter] = {}
-        self._memo: dict[tuple[Key, datetime], datetime | None] = {}
-
-    def of(
-        self, cron: str, timezone: str, dst: DstPolicy, exclusion: Exclusion | None = None
-    ) -> NextAfter:
-        """The instants that run: a row that moves its excluded days' occurrences
-        (previous/next) runs the shifted ones; `raw` is what the expression gives."""
-        key = (cron, timezone, dst, exclusion)
-        function = self._functions.get(key)
-        if function is None:
-            function = self._functions[key] = self._load(key)
-        memo = self._memo
-
-        def next_after(after: datetime) -> datetime | None:
-            memo_key = (key, after)
-            if memo_key not in memo:
-                memo[memo_key] = function(after)
-            return memo[memo_key]
-
-        return next_after
-
-    def raw(self, cron: str, timezone: str, dst: DstPolicy) -> NextAfter:
-        """The expression's own occurrences (before any excluded day moves them)."""
-        return self.of(cron, timezone, dst)
-
-    def _load(self, key: Key) -> NextAfter:
-        cron, timezone, dst, exclusion = key
-        try:
-            if exclusion is not None and exclusion.policy != "skip":
-                return exclusion.shifted(self.raw(cron, timezone, dst))
-            return self._occurrences(cron, timezone, dst)
-        except Exception as error:  # a bad stored row must not stop the loop (SPEC §6)
-            message = f"{type(error).__name__}: {error}"
-
-            def failing(_after: datetime) -> datetime | None:
-                raise ValueError(message)
-
-            return failing
+def planner_key(
+    inputs: tuple[Any, ...], active: int, job_active: bool, over: OverQuota | None = None
+) -> PlanKey:
+    """A due row's key for `Planner.plan`: the one place either fire path builds it."""
+    return PlanKey(inputs, active, job_active, over)
 
 
 @dataclass(slots=True)
@@ -201,48 +161,91 @@ class Planner:
         self._loaded: dict[str, Mapping[str, Calendar]] = {}
         self.now_value = self.enc.datetime(now)
         self.now_param = self.params.datetime(now)
-        self.plans: dict[tuple[Any, ...], Plan] = {}
+        self.plans: dict[PlanKey, Plan] = {}
         # (tenant, stack, job) → encoded (priority, expires_at, max_attempts)
         self._job_plans: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, Any]] = {}
 
-    def plan(self, key: tuple[Any, ...]) -> Plan:
-        """The decision for a key: the reads.INPUT_FIELDS, item active, job active, and
-        for a row past its tenant's fire-time quota a last (limit, value)."""
+    def plan(self, key: PlanKey) -> Plan:
+        """The decision for a key (`planner_key`), made once per distinct key."""
         found = self.plans.get(key)
         if found is None:
             found = self.plans[key] = self._plan(key)
         return found
 
-    def _plan(self, key: tuple[Any, ...]) -> Plan:
-        when = DueWhen._make(key[:_WHEN])
-        policy = key[_WHEN:_INPUTS]
-        previous, job_active, *over = key[_INPUTS:]
-        due = _instant(when.next_run)
+    def _plan(self, key: PlanKey) -> Plan:
+        """The key's decision (core.firing.decide) and its ledger event, encoded."""
+        when = DueWhen._make(key.inputs[:_WHEN])
         inputs: dict[str, Any] = {
             name: _instant(value) if name in _INSTANT_FIELDS and value is not None else value
-            for name, value in zip(POLICY_FIELDS, policy, strict=True)
+            for name, value in zip(POLICY_FIELDS, key.inputs[_WHEN:], strict=True)
         }
-        row = DueRow(due, **inputs)
-        dst = DstPolicy(when.dst_gap, when.dst_repeat)
+        row = DueRow(_instant(when.next_run), **inputs)
         exclusion = self.exclusion(when)
         skips = exclusion is not None and exclusion.policy == "skip"
+        dst = DstPolicy(when.dst_gap, when.dst_repeat)
         decision = decide(
             row,
             now=self.now,
             next_after=self.next_after.of(when.cron, when.timezone, dst, exclusion),
-            job_active=job_active,
-            previous=previous_of(previous),
-            over_quota=bool(over),
+            job_active=key.job_active,
+            previous=previous_of(key.active),
+            over_quota=key.over is not None,
             excluded=exclusion.excluded if skips and exclusion is not None else None,
         )
-        code, message = LEDGER[decision.outcome]
-        if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
-            message = "skipped: an item already waits behind the running one (buffer_one)"
-        elif decision.cancels:
-            message = "fired; the previous item is asked to stop (cancel_running)"
+        moved = self._moved(when, dst, exclusion, decision)
+        message, detail = self._ledger(key, row, decision, exclusion, moved)
+        return self._encoded(when.next_run, row, decision, message, detail)
+
+    def _moved(
+        self, when: DueWhen, dst: DstPolicy, exclusion: Exclusion | None, decision: Decision
+    ) -> list[datetime]:
+        """A fire its excluded days moved (a `previous` or `next` policy): the raw
+        occurrences it stands for, other than itself; else none."""
+        if exclusion is None or exclusion.policy == "skip" or not decision.enqueues:
+            return []
+        if decision.excluded_by is not None:
+            return []
+        raw = self.next_after.raw(when.cron, when.timezone, dst)
+        return exclusion.origins(decision.scheduled_for, raw)
+
+    def _ledger(
+        self,
+        key: PlanKey,
+        row: DueRow,
+        decision: Decision,
+        exclusion: Exclusion | None,
+        moved: list[datetime],
+    ) -> tuple[str, dict[str, Any]]:
+        """The decision's ledger event: its message and detail (before encoding)."""
+        message = _message(row, decision)
+        detail = self._detail(row, decision)
+        if decision.outcome is Outcome.SKIPPED_QUOTA:
+            assert key.over is not None  # SKIPPED_QUOTA only for a row past its quota
+            limit, value = key.over
+            message = f"skipped: tenant quota {limit} ({value}) used"
+            detail["limit"], detail["value"] = limit, value
+        if decision.excluded_by is not None:
+            detail["calendar"], detail["why"] = decision.excluded_by
+            message = f"skipped: excluded by calendar {decision.excluded_by[0]} ({decision.excluded_by[1]})"
+        elif moved and exclusion is not None:
+            detail["moved_from"] = [instant.isoformat() for instant in moved]
+            message = f"fired on the {exclusion.policy} business day (moved from an excluded day)"
+        if decision.resumes:
+            detail["resumed"] = "pause until reached"
+            if decision.missed is not None:
+                detail["missed"] = decision.missed
+        if decision.error is not None:
+            detail["error"] = decision.error
+        if row.overlap != "skip" and key.active and decision.outcome is not Outcome.JOB_MISSING:
+            detail["overlap"] = row.overlap
+            detail["previous"] = _previous_detail(key.active)
+        return message, detail
+
+    def _detail(self, row: DueRow, decision: Decision) -> dict[str, Any]:
+        """The ledger detail every decision has, and its jitter and pause when it has them."""
         detail: dict[str, Any] = {
             "coalesced": decision.coalesced,
-            "first_due": due.isoformat(),
+            "first_due": row.next_run.isoformat(),
             "next_run": None if decision.next_run is None else decision.next_run.isoformat(),
             # The leader term that fired: audits which leader wrote each occurrence.
             "term": self.term,
@@ -260,31 +263,13 @@ class Planner:
             detail["paused_by"] = row.paused_by
             detail["note"] = row.paused_note
             detail["until"] = None if row.paused_until is None else row.paused_until.isoformat()
-        if decision.outcome is Outcome.SKIPPED_QUOTA:
-            limit, value = over[0]
-            message = f"skipped: tenant quota {limit} ({value}) used"
-            detail["limit"], detail["value"] = limit, value
-        if decision.excluded_by is not None:
-            detail["calendar"], detail["why"] = decision.excluded_by
-            message = f"skipped: excluded by calendar {decision.excluded_by[0]} ({decision.excluded_by[1]})"
-        elif exclusion is not None and not skips and decision.enqueues:
-            moved = exclusion.origins(
-                decision.scheduled_for, self.next_after.raw(when.cron, when.timezone, dst)
-            )
-            if moved:
-                detail["moved_from"] = [instant.isoformat() for instant in moved]
-                message = (
-                    f"fired on the {exclusion.policy} business day (moved from an excluded day)"
-                )
-        if decision.resumes:
-            detail["resumed"] = "pause until reached"
-            if decision.missed is not None:
-                detail["missed"] = decision.missed
-        if decision.error is not None:
-            detail["error"] = decision.error
-        if row.overlap != "skip" and previous and decision.outcome is not Outcome.JOB_MISSING:
-            detail["overlap"] = row.overlap
-            detail["previous"] = _previous_detail(previous)
+        return detail
+
+    def _encoded(
+        self, due_raw: Any, row: DueRow, decision: Decision, message: str, detail: dict[str, Any]
+    ) -> Plan:
+        """The plan: the decision with its writes' values encoded (`due_raw`: the next_run
+        as read, the compare-and-set value)."""
         enc, params = self.enc, self.params
         set_values: tuple[Any, ...]
         if decision.enqueues:  # last_run, next_run
@@ -295,8 +280,8 @@ class Planner:
             set_values = (params.datetime(decision.next_run),)
         plan = Plan(
             decision,
-            when.next_run,
-            code.text,
+            due_raw,
+            LEDGER[decision.outcome][0].text,
             message,
             enc.datetime(decision.scheduled_for),
             set_values,
@@ -379,6 +364,15 @@ def _previous_detail(flags: int) -> str:
     return " and ".join(
         name for bit, name in ((QUEUED, "queued"), (RUNNING, "running")) if flags & bit
     )
+
+
+def _message(row: DueRow, decision: Decision) -> str:
+    """The ledger message of the decision's outcome (LEDGER), or its overlap's own."""
+    if decision.outcome is Outcome.SKIPPED_OVERLAP and row.overlap == "buffer_one":
+        return "skipped: an item already waits behind the running one (buffer_one)"
+    if decision.cancels:
+        return "fired; the previous item is asked to stop (cancel_running)"
+    return LEDGER[decision.outcome][1]
 
 
 def _instant(raw: Any) -> datetime:

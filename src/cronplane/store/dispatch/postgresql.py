@@ -6,12 +6,12 @@ insert; the per-row loop (`_Rows.add`) is kept flat for that reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from itertools import chain
-from operator import itemgetter
-from typing import Any
+from operator import attrgetter
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from sqlalchemy import Connection
@@ -31,7 +31,9 @@ from cronplane.store.dispatch.planner import (
     ROW_CHANGES,
     Plan,
     Planner,
+    planner_key,
 )
+from cronplane.store.dispatch.reads import Due
 from cronplane.store.dispatch.transaction import (
     ACTOR,
     EVENT_COLUMNS,
@@ -41,19 +43,21 @@ from cronplane.store.dispatch.transaction import (
 )
 from cronplane.store.tables import events, queue_items, schedule_state, schedules
 
-# Positions in a due row (reads.DUE_FIELDS; Row attribute access costs more
-# than indexing).
-_ID, _TENANT, _JOB, _OVERLAP, _EXCLUSION = map(
-    reads.DUE_FIELDS.index, ("id", "tenant", "job", "overlap", "exclusion")
-)
 # Due rows decided per chunk of the items' COPY: big enough that each write
 # is a few of psycopg's 32 KB sends, small enough that the server starts
 # inserting soon after the batch is read.
 _STREAM_CHUNK = 500
-# Its strings that are written to items and events.
-_WRITTEN_TEXT = tuple(
-    map(reads.DUE_FIELDS.index, ("tenant", "stack", "environment", "name", "job", "payload"))
-)
+# A due row's strings that are written to items and events.
+_WRITTEN_TEXT = ("tenant", "stack", "environment", "name", "job", "payload")
+
+
+class _Lookups(NamedTuple):
+    """What the batch's rows are decided by, besides the planner (read once a batch)."""
+
+    rows: Sequence[Due]  # in schedule-id order, their written strings safe for COPY
+    options: dict[tuple[str, str, str], Any]  # active jobs (tenant, stack, name) → options
+    active: dict[str, int]  # schedule id → its items active (planner.QUEUED | RUNNING)
+    over: Mapping[str, quotas.OverQuota]  # schedule id → past its tenant's quota
 
 
 def fire_postgresql(
@@ -63,25 +67,49 @@ def fire_postgresql(
 
     With `fairness`, the rows are shared across tenants (store.dispatch.fair).
     """
-    now = planner.now
-    # Shared across tenants only when more than one has a due row.
-    tenants = [] if fairness is None else reads.due_tenants(conn, now)
-    if fairness is None or len(tenants) < 2:
-        rows = conn.execute(reads.due_query(now, limit)).all()
-    else:
-        rows = reads.fair_rows(conn, now, limit, fairness, tenants)
+    rows = _select(conn, planner.now, limit, fairness)
     crash_point("after_select")
     result = BatchResult(selected=len(rows))
     if not rows:
         return result
-    options = reads.job_options(conn, {row[_TENANT] for row in rows}, {row[_JOB] for row in rows})
-    active = active_of(conn, [row[_ID] for row in rows if row[_OVERLAP] != "allow"])
-    planner.preload(row[_EXCLUSION] for row in rows)
-    rows_out = _Rows(planner, len(rows))
+    rows_out = _Rows(planner, len(rows), _look_up(conn, planner, rows))
+    ledger_text = _write_items(conn, planner, rows_out)
+    _report(result, planner, rows_out)
+    crash_point("after_insert")
+    _write_state(conn, planner)
+    crash_point("after_update")
+    with pg_bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
+        write("".join(ledger_text))
+    crash_point("after_events")
+    # The rare pauses ended with a policy: one per row of their plans (keys are ids).
+    result.ended_pauses = [
+        replace(plan.ended_pause, schedule_id=UUID(key))
+        for plan in planner.plans.values()
+        if plan.ended_pause is not None
+        for key in plan.keys
+    ]
+    return result
+
+
+def _select(conn: Connection, now: datetime, limit: int, fairness: Fairness | None) -> list[Due]:
+    """The batch's due rows, locked and decoded: in next_run order, or shared across
+    tenants when more than one has a due row."""
+    tenants = reads.fair_tenants(conn, now, fairness)
+    if not tenants:
+        return reads.due_rows(conn, now, limit)
+    assert fairness is not None  # fair_tenants names none without it
+    return reads.fair_rows(conn, now, limit, fairness, tenants)
+
+
+def _look_up(conn: Connection, planner: Planner, rows: list[Due]) -> _Lookups:
+    """The rows' jobs, active items, calendars and quotas; the rows in write order."""
+    options = reads.job_options(conn, {row.tenant for row in rows}, {row.job for row in rows})
+    active = active_of(conn, [row.id for row in rows if row.overlap != "allow"])
+    planner.preload(row.exclusion for row in rows)
     # In schedule-id order: the inserts into the indexes keyed by schedule id
     # (the unique occurrence key, the overlap index, the ledger's index) then
     # walk each index in order instead of landing on random pages.
-    ordered = sorted(rows, key=itemgetter(_ID))
+    ordered = sorted(rows, key=attrgetter("id"))
     safe = _copy_safe(ordered)
     if safe is not ordered:
         # The rows' names are now COPY text: look their jobs up the same way.
@@ -91,31 +119,47 @@ def fire_postgresql(
     limits = quotas.fire_limits(conn, planner.quotas)
     if limits is not None:
         over = _over_quota(conn, planner, limits, safe, options, active)
+    return _Lookups(safe, options, active, over)
+
+
+def _write_items(conn: Connection, planner: Planner, rows_out: _Rows) -> list[str]:
+    """Decide the rows and COPY their items, chunk by chunk; the ledger's COPY text
+    (made alongside, sent after the UPDATE)."""
+    rows = rows_out.lookups.rows
     # `cancel_running`: the previous items go before the new ones are inserted,
     # so the rows that may cancel (their schedule has an item active) are
     # decided first; the rest are decided while their items stream out.
-    cancelling = [row for row in safe if row[_OVERLAP] == "cancel_running" and active.get(row[_ID])]
+    active = rows_out.lookups.active
+    cancelling = [row for row in rows if row.overlap == "cancel_running" and active.get(row.id)]
     if cancelling:
-        rows_out.add(cancelling, options, active, over)
-        chosen = {row[_ID] for row in cancelling}
-        safe = [row for row in safe if row[_ID] not in chosen]
-    cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=now)
-    # The ledger's COPY text is made alongside, sent after the UPDATE.
+        rows_out.add(cancelling)
+        chosen = {row.id for row in cancelling}
+        rows = [row for row in rows if row.id not in chosen]
+    cancels.cancel_schedules(conn, rows_out.cancelling, actor=ACTOR, now=planner.now)
     ledger_text = [pg_bulk.copy_text(rows_out.ledger)]
     with pg_bulk.pg_copy_stream(conn, queue_items, ITEM_COLUMNS) as write:
         write(pg_bulk.copy_text(rows_out.items))
         # The server inserts one chunk's items while the next chunk is decided.
-        for start in range(0, len(safe), _STREAM_CHUNK):
+        for start in range(0, len(rows), _STREAM_CHUNK):
             items, ledger = len(rows_out.items), len(rows_out.ledger)
-            rows_out.add(safe[start : start + _STREAM_CHUNK], options, active, over)
+            rows_out.add(rows[start : start + _STREAM_CHUNK])
             write(pg_bulk.copy_text(rows_out.items[items:]))
             ledger_text.append(pg_bulk.copy_text(rows_out.ledger[ledger:]))
+    return ledger_text
+
+
+def _report(result: BatchResult, planner: Planner, rows_out: _Rows) -> None:
+    """The batch's counts per outcome, fired occurrences and (when asked) tenants."""
     for plan in planner.plans.values():
         result.counts[plan.decision.outcome] += plan.count
     result.fired_for = rows_out.fired_for
     result.by_tenant = lambda: _by_tenant(rows_out.ledger)
     result.coalesced = rows_out.coalesced
-    crash_point("after_insert")
+
+
+def _write_state(conn: Connection, planner: Planner) -> None:
+    """One UPDATE of schedule_state per plan (a compare-and-set on the next_run read),
+    and of `schedules` for a plan that disables or resumes its rows."""
     for plan in planner.plans.values():
         set_columns, extra = ROW_CHANGES[plan.decision.outcome]
         matched = pg_bulk.pg_update_in(
@@ -133,18 +177,6 @@ def fire_postgresql(
         if matched != len(plan.keys):
             raise RuntimeError("schedule rows changed under a fire transaction")
         _update_schedules(conn, planner, plan)
-    crash_point("after_update")
-    with pg_bulk.pg_copy_stream(conn, events, EVENT_COLUMNS) as write:
-        write("".join(ledger_text))
-    crash_point("after_events")
-    # The rare pauses ended with a policy: one per row of their plans (keys are ids).
-    result.ended_pauses = [
-        replace(plan.ended_pause, schedule_id=UUID(key))
-        for plan in planner.plans.values()
-        if plan.ended_pause is not None
-        for key in plan.keys
-    ]
-    return result
 
 
 def _update_schedules(conn: Connection, planner: Planner, plan: Plan) -> None:
@@ -175,21 +207,22 @@ def _over_quota(
     conn: Connection,
     planner: Planner,
     limits: quotas.FireLimits,
-    rows: Sequence[Any],
+    rows: Sequence[Due],
     options: dict[tuple[str, str, str], Any],
-    active: dict[Any, int],
-) -> dict[Any, quotas.OverQuota]:
+    active: dict[str, int],
+) -> dict[str, quotas.OverQuota]:
     """The firing rows (by id) past their tenant's budget (store.dispatch.quotas)."""
-    budgets = limits.budgets(conn, {row[_TENANT] for row in rows}, planner.now)
+    budgets = limits.budgets(conn, {row.tenant for row in rows}, planner.now)
     if not budgets:
         return {}
 
-    def firing() -> Any:
-        for sid, tenant, stack, _env, _name, job, _payload, _timeout, _key, *inputs in rows:
-            if tenant in budgets:
-                key = (*inputs, active.get(sid, 0), (tenant, stack, job) in options)
+    def firing() -> Iterator[tuple[str, str]]:
+        for row in rows:
+            if row.tenant in budgets:
+                job_active = (row.tenant, row.stack, row.job) in options
+                key = planner_key(row.inputs, active.get(row.id, 0), job_active)
                 if planner.plan(key).decision.enqueues:
-                    yield sid, tenant
+                    yield row.id, row.tenant
 
     return quotas.over_budget(firing(), budgets)
 
@@ -205,18 +238,25 @@ def _by_tenant(ledger: Sequence[tuple[Any, ...]]) -> dict[tuple[str, Outcome], i
     return counted
 
 
-def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
+def _copy_safe(rows: list[Due]) -> list[Due]:
     """PostgreSQL: the rows, with their written strings escaped for COPY if any needs it.
 
     One scan of the batch's strings; escaping (rare: a payload with a
     backslash) copies the rows.
     """
-    fields = itemgetter(*_WRITTEN_TEXT)
+    fields = attrgetter(*_WRITTEN_TEXT)
     if not pg_bulk.needs_copy_escape("".join(chain.from_iterable(map(fields, rows)))):
         return rows
     escape = pg_bulk.copy_escape
     return [
-        tuple(escape(value) if n in _WRITTEN_TEXT else value for n, value in enumerate(row))
+        row._replace(
+            tenant=escape(row.tenant),
+            stack=escape(row.stack),
+            environment=escape(row.environment),
+            name=escape(row.name),
+            job=escape(row.job),
+            payload=escape(row.payload),
+        )
         for row in rows
     ]
 
@@ -224,67 +264,51 @@ def _copy_safe(rows: Sequence[Any]) -> Sequence[Any]:
 class _Rows:
     """PostgreSQL: a batch's item and event rows, as COPY text, built as they are decided."""
 
-    def __init__(self, planner: Planner, count: int) -> None:
+    def __init__(self, planner: Planner, count: int, lookups: _Lookups) -> None:
         self.planner = planner
+        self.lookups = lookups
         # One ascending run for the whole batch (however many `add` calls):
         # the items' primary key is appended to at one place.
         self.item_ids = iter(time_ordered_hexes(planner.now, count))
+        # Rows in the tables' column order (ITEM_COLUMNS, EVENT_COLUMNS), for COPY.
         self.items: list[tuple[Any, ...]] = []
         self.ledger: list[tuple[Any, ...]] = []
         self.fired_for: list[datetime] = []
         self.coalesced = 0
         self.cancelling: list[str] = []  # schedule ids whose previous items are cancelled
 
-    def add(
-        self,
-        rows: Sequence[Any],
-        options: dict[tuple[str, str, str], Any],
-        active: dict[Any, int],
-        over: Mapping[Any, quotas.OverQuota],
-    ) -> None:
-        """Decide and encode due rows, one chunk of the batch per call (`over`: rows past
-        their tenant's quota).
-
-        Written as one flat loop over plain locals because it runs once per
-        fire: per-row method calls, attribute lookups and encoding were most
-        of a batch's Python time.
-        """
-        planner = self.planner
+    def add(self, rows: Sequence[Due]) -> None:
+        """Decide and encode due rows, one chunk of the batch per call: one flat loop
+        over plain locals, as it runs once per fire (per-row method calls, attribute
+        lookups and encoding were most of a batch's Python time)."""
+        planner, lookups = self.planner, self.lookups
         now_value, zero, null = planner.now_value, planner.enc.int(0), planner.enc.null
         plans, plan_for, job_plan_for = planner.plans, planner.plan, planner.job_plan
-        items, ledger, fired_for = self.items, self.ledger, self.fired_for
-        item_ids = self.item_ids
-        fire = Outcome.FIRE
-        cancelling = self.cancelling
-        overlap_at = _OVERLAP - len(reads.DueWritten._fields)
-        ended = ev.SCHEDULE_ENDED.text
-        # reads.DueWritten, then the decision inputs (reads.INPUT_FIELDS). Unpacked
-        # in one step: slicing a Row costs several times more per row.
-        for sid, tenant, stack, environment, name, job, payload, timeout, row_key, *inputs in rows:
-            job_key = (tenant, stack, job)
+        items, ledger, fired_for, item_ids = self.items, self.ledger, self.fired_for, self.item_ids
+        options, active, over = lookups.options, lookups.active, lookups.over
+        fire, ended, cancelling = Outcome.FIRE, ev.SCHEDULE_ENDED.text, self.cancelling
+        for row in rows:
+            sid, tenant, stack, environment = row.id, row.tenant, row.stack, row.environment
+            job_key = (tenant, stack, row.job)
             job_options = options.get(job_key)
-            # The planner's key: the inputs, which items are active, whether the job is.
-            key = (*inputs, active.get(sid, 0), job_options is not None)
-            if over and sid in over:
-                key = (*key, over[sid])
+            key = planner_key(
+                row.inputs, active.get(sid, 0), job_options is not None, over.get(sid)
+            )
             plan = plans.get(key)
             if plan is None:
                 plan = plan_for(key)
-            plan.keys.append(row_key)
+            plan.keys.append(row.row_key)
             item_id = null
             if plan.decision.outcome is fire:
                 assert job_options is not None  # FIRE implies an active job
-                priority, expires, max_attempts, job_timeout, limit = job_plan_for(
-                    job_key, job_options
-                )
+                priority, expires, attempts, timeout, limit = job_plan_for(job_key, job_options)
                 item_id = next(item_ids)
-                exclusive = "t" if inputs[overlap_at] in EXCLUSIVE_OVERLAPS else "f"
                 items.append(
                     (
-                        item_id, tenant, stack, environment, job, payload, "schedule", sid,
-                        plan.scheduled_for, priority, "queued", now_value, expires, zero,
-                        max_attempts, now_value, now_value,
-                        job_timeout if timeout is None else str(timeout), limit, exclusive,
+                        item_id, tenant, stack, environment, row.job, row.payload, "schedule", sid,
+                        plan.scheduled_for, priority, "queued", now_value, expires, zero, attempts,
+                        now_value, now_value, timeout if row.timeout is None else str(row.timeout),
+                        limit, "t" if row.overlap in EXCLUSIVE_OVERLAPS else "f",
                     )
                 )  # fmt: skip
                 if plan.decision.cancels:
@@ -293,14 +317,14 @@ class _Rows:
                 self.coalesced += plan.decision.coalesced - 1
             ledger.append(
                 (
-                    plan.code, tenant, stack, environment, sid, name, item_id, ACTOR, plan.message,
-                    plan.scheduled_for, now_value, now_value, plan.detail,
+                    plan.code, tenant, stack, environment, sid, row.name, item_id, ACTOR,
+                    plan.message, plan.scheduled_for, now_value, now_value, plan.detail,
                 )
             )  # fmt: skip
             if plan.end_message is not None:
                 ledger.append(
                     (
-                        ended, tenant, stack, environment, sid, name, null, ACTOR,
+                        ended, tenant, stack, environment, sid, row.name, null, ACTOR,
                         plan.end_message, plan.scheduled_for, now_value, now_value,
                         plan.end_detail,
                     )

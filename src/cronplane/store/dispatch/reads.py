@@ -52,7 +52,7 @@ class DueWhen(NamedTuple):
 # A due row's decision inputs: when it is due, then its policy columns
 # (core.firing.POLICY_FIELDS). Rows that share them share one decision
 # (planner.Planner.plan). Both fire paths read them by these names:
-# PostgreSQL selects them after the written columns (DUE_FIELDS), SQLite packs
+# PostgreSQL selects them after the written columns (Due), SQLite packs
 # them into one `json_array` key (sqlite.py).
 INPUT_FIELDS: tuple[str, ...] = DueWhen._fields + POLICY_FIELDS
 # The decision inputs that are not a column of their own, as SQL both databases read.
@@ -63,8 +63,9 @@ DERIVED_INPUTS: dict[str, str] = {
 }
 
 
-class DueWritten(NamedTuple):
-    """PostgreSQL: the leading columns of a due row, those copied into items and events."""
+class Due(NamedTuple):
+    """PostgreSQL: one due row, decoded once (`Due._make`) from the select's columns
+    (DUE_FIELDS): those copied into items and events, then the decision inputs."""
 
     id: str  # as text, which COPY takes as it is (a UUID object is formatted per row)
     tenant: str
@@ -76,10 +77,35 @@ class DueWritten(NamedTuple):
     payload: str
     timeout: int | None  # the row's own; None: the job's
     row_key: str  # what the batch's UPDATEs find the row by (the id again)
+    # The decision inputs, INPUT_FIELDS in order (`inputs`): DueWhen's, then POLICY_FIELDS.
+    next_run: Any
+    cron: str
+    timezone: str
+    dst_gap: str
+    dst_repeat: str | None
+    exclusion: str | None
+    misfire_grace: int | None
+    overlap: str
+    jitter_offset: int
+    paused_at: datetime | None
+    paused_until: datetime | None
+    paused_by: str | None
+    paused_note: str | None
+    paused_missed: str | None
+    end_at: datetime | None
+    runs_left: int | None
+
+    @property
+    def inputs(self) -> tuple[Any, ...]:
+        """The row's decision inputs (INPUT_FIELDS), as the planner's key holds them."""
+        return self[_INPUTS_AT:]
 
 
-# A PostgreSQL due row: the written columns, then the decision inputs.
-DUE_FIELDS = DueWritten._fields + INPUT_FIELDS
+# A PostgreSQL due row's columns: the written ones, then the decision inputs.
+DUE_FIELDS: tuple[str, ...] = Due._fields
+_INPUTS_AT = len(DUE_FIELDS) - len(INPUT_FIELDS)
+if DUE_FIELDS[_INPUTS_AT:] != INPUT_FIELDS:  # a decision input added to DueRow, not here
+    raise TypeError(f"reads.Due's decision inputs are not INPUT_FIELDS: {INPUT_FIELDS}")
 
 
 def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
@@ -112,7 +138,6 @@ def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
 
 
 _DUE_COLUMNS = _due_columns(schedules, schedule_state)
-_TENANT_AT = DUE_FIELDS.index("tenant")
 
 
 def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
@@ -132,6 +157,11 @@ def count_due(conn: Connection, now: datetime, *, cap: int | None = None) -> int
     """How many enabled rows are due at `now`, counting no further than `cap` (if given)."""
     due = select(literal(1)).where(*_due(now)).limit(cap).subquery()
     return int(conn.execute(select(func.count()).select_from(due)).scalar_one())
+
+
+def due_rows(conn: Connection, now: datetime, limit: int) -> list[Due]:
+    """PostgreSQL: up to `limit` due rows in next_run order (`due_query`), decoded."""
+    return list(map(Due._make, conn.execute(due_query(now, limit))))
 
 
 def due_query(now: datetime, limit: int) -> Any:
@@ -224,36 +254,42 @@ _PICKED = (
 _FAIR_ROUND = select(*(_PICKED.c[name] for name in DUE_FIELDS)).select_from(
     _OFFER.join(_PICKED, true())
 )
-_ID_AT = DUE_FIELDS.index("id")
+
+
+def fair_tenants(conn: Connection, now: Any, fairness: Fairness | None) -> list[str]:
+    """The tenants a batch is shared across (store.dispatch.fair), earliest due first; none
+    when it is taken in next_run order (no `fairness`, or fewer than two tenants due)."""
+    if fairness is None:
+        return []
+    tenants = due_tenants(conn, now)
+    return tenants if len(tenants) >= 2 else []
 
 
 def fair_rows(
     conn: Connection, now: datetime, limit: int, fairness: Fairness, tenants: list[str]
-) -> list[Any]:
-    """PostgreSQL: up to `limit` due rows (DUE_FIELDS) shared fairly across tenants (store.dispatch.fair)."""
-    rows: list[Any] = []
+) -> list[Due]:
+    """PostgreSQL: up to `limit` due rows shared fairly across tenants (store.dispatch.fair), decoded."""
+    rows: list[Due] = []
     held: set[str] = set()
 
     def take(offer: Offer) -> Taken:
         names = list(offer)
         # `after` is how many rows the tenant holds already.
-        params = {
-            "tenants": names,
-            "counts": [offer[t][0] + (offer[t][1] or 0) for t in names],
-            "now": now,
-        }
-        new: dict[str, list[Any]] = {t: [] for t in names}
-        for row in conn.execute(_FAIR_ROUND, params):
-            if row[_ID_AT] not in held:
-                new[row[_TENANT_AT]].append(row)
+        wanted = {t: count for t, (count, _after) in offer.items()}
+        holds = {t: after or 0 for t, (_count, after) in offer.items()}
+        params = {"tenants": names, "counts": [wanted[t] + holds[t] for t in names], "now": now}
+        new: dict[str, list[Due]] = {t: [] for t in names}
+        for row in map(Due._make, conn.execute(_FAIR_ROUND, params)):
+            if row.id not in held:
+                new[row.tenant].append(row)
         taken: Taken = {}
         for tenant, found in new.items():
             # Past a tie, a scan may return other rows than the last round's:
             # those past the offer stay locked and unused (they fire next round).
-            found = found[: offer[tenant][0]]
-            held.update(row[_ID_AT] for row in found)
+            found = found[: wanted[tenant]]
+            held.update(row.id for row in found)
             rows.extend(found)
-            taken[tenant] = (len(found), len(found) + (offer[tenant][1] or 0))
+            taken[tenant] = (len(found), len(found) + holds[tenant])
         return taken
 
     fill(limit, tenants, take, fairness)

@@ -1,30 +1,27 @@
 """The SQLite fire path: the batch's writes as statements over temporary tables.
 
 SQLite copies payloads and names itself (INSERT … SELECT, UPDATE … FROM);
-Python only decides, once per distinct input. Also the connection settings
-that path tunes, the checkpoint it defers to the end of a burst is the dialect's
-(store.dialects.sqlite, `after_burst`).
+Python only decides, once per distinct input (sqlite_plan.py). Also the
+connection settings that path tunes, the checkpoint it defers to the end of a
+burst is the dialect's (store.dialects.sqlite, `after_burst`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 
 from cronplane import events as ev
-from cronplane.core.firing import Outcome
 from cronplane.core.model import PAUSE_FIELDS
 from cronplane.ids import time_ordered_run
 from cronplane.store import bulk, cancels
-from cronplane.store.dispatch import quotas, reads
+from cronplane.store.dispatch import reads
 from cronplane.store.dispatch.crash import crash_point
 from cronplane.store.dispatch.fair import Fairness, Offer, Taken, fill
 from cronplane.store.dispatch.planner import Planner
+from cronplane.store.dispatch.sqlite_plan import KEY_FIELDS, PlanRow, look_up, plan_groups
 from cronplane.store.dispatch.transaction import (
     ACTOR,
     EVENT_COLUMNS,
@@ -51,13 +48,8 @@ _FIRE_DUE = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_due (n INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
     "sk INTEGER NOT NULL, next_run TEXT NOT NULL, inputs TEXT NOT NULL)"
 )
-# One row per distinct inputs: what its rows' items, updates and events get.
-_FIRE_PLAN_COLUMNS = (
-    "inputs", "fires", "code", "message", "detail", "scheduled_for", "priority", "expires_at",
-    "max_attempts", "last_run", "next_run", "disables", "resumes", "timeout", "max_concurrency",
-    "cancels", "ends", "end_message", "end_detail",
-)  # fmt: skip
-# `ends`: the rows end (V200150SCHEND after their ledger event).
+# One row per distinct inputs (sqlite_plan.PlanRow): what its rows' items, updates
+# and events get. `ends`: the rows end (V200150SCHEND after their ledger event).
 _FIRE_PLAN = (
     "CREATE TEMP TABLE IF NOT EXISTS fire_plan (inputs TEXT PRIMARY KEY, "
     "fires INTEGER NOT NULL, code TEXT, message TEXT, detail TEXT, scheduled_for TEXT, "
@@ -66,10 +58,6 @@ _FIRE_PLAN = (
     "cancels INTEGER NOT NULL, ends INTEGER NOT NULL, end_message TEXT, end_detail TEXT) "
     "WITHOUT ROWID"
 )
-# What the json_array key holds: the decision inputs (reads.INPUT_FIELDS), then
-# whether an item is active and the job's key.
-_KEY_FIELDS = (*reads.INPUT_FIELDS, "active", "tenant", "stack", "job")
-_INPUTS = len(reads.INPUT_FIELDS)
 # The columns the due rows' select reads (the id orders them), each from the
 # table that holds it: `st` schedule_state, `s` schedules.
 _READ = dict.fromkeys(("id", "next_run", *reads.INPUT_FIELDS, "tenant", "stack", "job"))
@@ -91,7 +79,7 @@ _ANY = (
 )
 _SELECT_DUE = f"""
 INSERT INTO temp.fire_due (k, sk, next_run, inputs)
-SELECT k, sk, next_run, json_array({", ".join(_KEY_FIELDS)})
+SELECT k, sk, next_run, json_array({", ".join(KEY_FIELDS)})
 FROM (
     SELECT st.rowid AS k, s.rowid AS sk, {_READ_SQL},
         CASE s.overlap WHEN 'allow' THEN 0
@@ -116,7 +104,6 @@ _PICK_TENANT = (
     "SELECT rowid, next_run FROM schedule_state WHERE enabled = 1 AND tenant = ? "
     "AND next_run <= ? AND (next_run, rowid) > (?, ?) ORDER BY next_run, rowid LIMIT ?"
 )
-_GROUPS = "SELECT inputs, count(*) FROM temp.fire_due GROUP BY inputs"
 # CROSS JOIN: SQLite keeps this join order, so the due rows drive (in n order)
 # and each finds its plan and schedule row by key; left to itself the planner
 # may scan all of schedules to save the sort.
@@ -186,40 +173,63 @@ _PLAN_ROW_IDS = (
 )
 
 
-def _ended_pauses(conn: Connection, ended: list[tuple[str, EndedPause]]) -> list[EndedPause]:
-    """One EndedPause per due row of each plan row (its `inputs`) that ends a pause
-    whose policy enqueues what it passed."""
-    return [
-        replace(pause, schedule_id=UUID(str(sid)))
-        for inputs, pause in ended
-        for (sid,) in conn.exec_driver_sql(_PLAN_ROW_IDS, {"inputs": inputs})
-    ]
+def fire_sqlite(
+    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
+) -> BatchResult:
+    """The batch's rows copied and written by SQLite itself; Python decides once per group.
+
+    Python reads one row per distinct decision input and job (not one per
+    due row) and writes one plan row for each; every write is one INSERT …
+    SELECT or UPDATE … FROM joining the due rows to their plan.
+    """
+    _prepare(conn)
+    selected = _select(conn, planner.now_value, limit, fairness)
+    crash_point("after_select")
+    result = BatchResult(selected=selected)
+    if not selected:
+        return result
+    groups, options, over = look_up(conn, planner)
+    plan_rows, pauses = plan_groups(planner, groups, options, over, result)
+    _write_items(conn, planner, selected, plan_rows)
+    crash_point("after_insert")
+    _write_state(conn, planner, selected)
+    crash_point("after_update")
+    _write_ledger(conn, planner)
+    crash_point("after_events")
+    if pauses:
+        result.ended_pauses = _ended_pauses(conn, pauses)
+    return result
 
 
-def _mark_over_quota(
-    conn: Connection,
-    planner: Planner,
-    limits: quotas.FireLimits,
-    groups: Sequence[Any],
-    decoded: list[list[Any]],
-    options: dict[tuple[str, str, str], Any],
-    over: dict[str, quotas.OverQuota],
-) -> int:
-    """Mark the batch's firing rows past their tenant's budget (store.dispatch.quotas);
-    fill `over` (tenant → its binding limit); how many rows were marked."""
-    budgets = limits.budgets(conn, {values[-3] for values in decoded}, planner.now)
-    firing = []
-    for (inputs, _count), values in zip(groups, decoded, strict=True):
-        active, tenant, stack, job = values[_INPUTS:]
-        if tenant not in budgets:
-            continue
-        key = (*values[:_INPUTS], int(active), (tenant, stack, job) in options)
-        if planner.plan(key).decision.enqueues:
-            firing.append(inputs)
-    if not firing:
-        return 0
-    over.update((tenant, (b.limit, b.value)) for tenant, b in budgets.items())
-    return quotas.mark_sqlite(conn, firing, budgets, _INPUTS + 1)
+def _prepare(conn: Connection) -> None:
+    """This connection's settings for a fire, and its temporary tables, empty."""
+    # The indexes keyed by (random) schedule ids take a batch's inserts all
+    # over, and SQLite's default 2 MB page cache turns a large batch into
+    # page churn. A bigger cache for this connection only.
+    conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+    # A checkpoint waits on fsync (60-90 ms here); at the default interval
+    # every second commit of a burst ran one. The dispatcher checkpoints
+    # once the burst is committed instead (`checkpoint`). Durability is
+    # unchanged for a crashed process; after a power loss, WAL + NORMAL
+    # can lose the commits since the last checkpoint, now up to this many
+    # pages instead of 1,000.
+    conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {SQLITE_FIRE_CHECKPOINT_PAGES}")
+    conn.exec_driver_sql(_FIRE_DUE)
+    conn.exec_driver_sql(_FIRE_PLAN)
+    # Emptied first, so n counts this batch's rows from 1 (the item ids' counter).
+    conn.exec_driver_sql("DELETE FROM temp.fire_due")
+    conn.exec_driver_sql("DELETE FROM temp.fire_plan")
+
+
+def _select(conn: Connection, now: str, limit: int, fairness: Fairness | None) -> int:
+    """Fill temp.fire_due with the batch's due rows (in next_run order, or shared across
+    tenants when more than one has a due row); how many."""
+    tenants = reads.fair_tenants(conn, now, fairness)
+    if not tenants:
+        return int(conn.exec_driver_sql(_SELECT_DUE_PLAIN, {"now": now, "limit": limit}).rowcount)
+    assert fairness is not None  # fair_tenants names none without it
+    _pick_fairly(conn, now, limit, fairness, tenants)
+    return int(conn.exec_driver_sql(_SELECT_DUE_PICKED, {"now": now}).rowcount)
 
 
 def _pick_fairly(
@@ -242,118 +252,53 @@ def _pick_fairly(
             run, key = after or ("", 0)
             rows = cursor.execute(_PICK_TENANT, (tenant, now, run, key, count)).fetchall()
             if rows:
-                picked.extend((row[0],) for row in rows)
-                taken[tenant] = (len(rows), (rows[-1][1], rows[-1][0]))
+                picked.extend((k,) for k, _next_run in rows)
+                last_k, last_next_run = rows[-1]
+                taken[tenant] = (len(rows), (last_next_run, last_k))
         cursor.executemany("INSERT INTO temp.fire_pick (k) VALUES (?)", picked)
         return taken
 
     fill(limit, tenants, take, fairness)
 
 
-def fire_sqlite(
-    conn: Connection, planner: Planner, limit: int, fairness: Fairness | None = None
-) -> BatchResult:
-    """The batch's rows copied and written by SQLite itself; Python decides once per group.
-
-    Python reads one row per distinct decision input and job (not one per
-    due row) and writes one plan row for each; every write is one INSERT …
-    SELECT or UPDATE … FROM joining the due rows to their plan.
-    """
-    # The indexes keyed by (random) schedule ids take a batch's inserts all
-    # over, and SQLite's default 2 MB page cache turns a large batch into
-    # page churn. A bigger cache for this connection only.
-    conn.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
-    # A checkpoint waits on fsync (60-90 ms here); at the default interval
-    # every second commit of a burst ran one. The dispatcher checkpoints
-    # once the burst is committed instead (`checkpoint`). Durability is
-    # unchanged for a crashed process; after a power loss, WAL + NORMAL
-    # can lose the commits since the last checkpoint, now up to this many
-    # pages instead of 1,000.
-    conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {SQLITE_FIRE_CHECKPOINT_PAGES}")
-    conn.exec_driver_sql(_FIRE_DUE)
-    conn.exec_driver_sql(_FIRE_PLAN)
-    # Emptied first, so n counts this batch's rows from 1 (the item ids' counter).
-    conn.exec_driver_sql("DELETE FROM temp.fire_due")
-    conn.exec_driver_sql("DELETE FROM temp.fire_plan")
-    now = planner.now_value
-    # Shared across tenants only when more than one has a due row.
-    tenants = [] if fairness is None else reads.due_tenants(conn, now)
-    if fairness is None or len(tenants) < 2:
-        selected = conn.exec_driver_sql(_SELECT_DUE_PLAIN, {"now": now, "limit": limit}).rowcount
-    else:
-        _pick_fairly(conn, now, limit, fairness, tenants)
-        selected = conn.exec_driver_sql(_SELECT_DUE_PICKED, {"now": now}).rowcount
-    crash_point("after_select")
-    result = BatchResult(selected=selected)
-    if not selected:
-        return result
-    groups = conn.exec_driver_sql(_GROUPS).all()
-    # Each group's key: _KEY_FIELDS.
-    decoded = [json.loads(inputs) for inputs, _count in groups]
-    options = reads.job_options(conn, {v[-3] for v in decoded}, {v[-1] for v in decoded})
-    over: dict[str, quotas.OverQuota] = {}
-    limits = quotas.fire_limits(conn, planner.quotas)
-    if limits is not None and _mark_over_quota(
-        conn, planner, limits, groups, decoded, options, over
-    ):
-        # The marked rows now group apart (their inputs start with quotas.MARK).
-        groups = conn.exec_driver_sql(_GROUPS).all()
-        decoded = [json.loads(inputs.removeprefix(quotas.MARK)) for inputs, _ in groups]
-    plan_rows = []
-    pauses: list[tuple[str, EndedPause]] = []
-    by_tenant: dict[tuple[str, Outcome], int] = {}
-    result.by_tenant = lambda: by_tenant
-    for (inputs, count), values in zip(groups, decoded, strict=True):
-        active, tenant, stack, job = values[_INPUTS:]
-        job_key = (tenant, stack, job)
-        job_options = options.get(job_key)
-        key = (*values[:_INPUTS], int(active), job_options is not None)
-        if over and inputs.startswith(quotas.MARK):
-            key = (*key, over[tenant])
-        plan = planner.plan(key)
-        decision = plan.decision
-        result.counts[decision.outcome] += count
-        tenant_key = (tenant, decision.outcome)
-        by_tenant[tenant_key] = by_tenant.get(tenant_key, 0) + count
-        # priority, expiry, attempts, timeout, max_concurrency
-        item_options: tuple[Any, ...] = (None, None, None, None, None)
-        if decision.enqueues:
-            assert job_options is not None  # FIRE implies an active job
-            item_options = planner.job_plan(job_key, job_options)
-            result.fired_for.extend([decision.fire_at] * count)
-            result.coalesced += (decision.coalesced - 1) * count
-        if plan.ended_pause is not None:
-            pauses.append((inputs, plan.ended_pause))
-        priority, expires, attempts, timeout, max_concurrency = item_options
-        plan_rows.append(
-            (
-                inputs, decision.enqueues, plan.code, plan.message, plan.detail,
-                plan.scheduled_for, priority, expires, attempts, now if decision.enqueues else None,
-                planner.enc.datetime(decision.next_run), decision.disables, decision.resumes, timeout,
-                max_concurrency, decision.cancels, decision.ends, plan.end_message, plan.end_detail,
-            )
-        )  # fmt: skip
-    bulk.sqlite_insert(conn, "temp.fire_plan", _FIRE_PLAN_COLUMNS, plan_rows)
+def _write_items(
+    conn: Connection, planner: Planner, selected: int, plan_rows: list[PlanRow]
+) -> None:
+    """The plan rows, the cancels of `cancel_running`, and the fired rows' items."""
+    bulk.sqlite_insert(conn, "temp.fire_plan", PlanRow._fields, plan_rows)
     if any(plan.decision.cancels for plan in planner.plans.values()):
-        cancelling = [row[0] for row in conn.exec_driver_sql(_CANCELLING)]
+        cancelling = [sid for (sid,) in conn.exec_driver_sql(_CANCELLING)]
         cancels.cancel_schedules(conn, cancelling, actor=ACTOR, now=planner.now)
     ids = time_ordered_run(planner.now, selected)
     conn.exec_driver_sql(
-        _INSERT_ITEMS, {"id_prefix": ids.prefix, "id_first": ids.first, "now": now}
+        _INSERT_ITEMS, {"id_prefix": ids.prefix, "id_first": ids.first, "now": planner.now_value}
     )
-    crash_point("after_insert")
+
+
+def _write_state(conn: Connection, planner: Planner, selected: int) -> None:
+    """schedule_state's compare-and-set for every due row; `schedules` where a plan needs it."""
     # The whole database is locked (BEGIN IMMEDIATE), so the compare-and-set
     # cannot miss; if it ever did, roll the whole batch back.
     if conn.exec_driver_sql(_UPDATE_STATE).rowcount != selected:
         raise RuntimeError("schedule rows changed under a fire transaction")
     if any(plan.writes_schedules for plan in planner.plans.values()):
-        conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": now})
-    crash_point("after_update")
+        conn.exec_driver_sql(_UPDATE_SCHEDULES, {"now": planner.now_value})
+
+
+def _write_ledger(conn: Connection, planner: Planner) -> None:
+    """Every due row's ledger event, then a V200150SCHEND for each row that ends."""
+    now = planner.now_value
     conn.exec_driver_sql(_INSERT_EVENTS, {"actor": ACTOR, "now": now})
     if any(plan.decision.ends for plan in planner.plans.values()):
         ended = {"code": ev.SCHEDULE_ENDED.text, "actor": ACTOR, "now": now}
         conn.exec_driver_sql(_INSERT_ENDED, ended)
-    crash_point("after_events")
-    if pauses:
-        result.ended_pauses = _ended_pauses(conn, pauses)
-    return result
+
+
+def _ended_pauses(conn: Connection, ended: list[tuple[str, EndedPause]]) -> list[EndedPause]:
+    """One EndedPause per due row of each plan row (its `inputs`) that ends a pause
+    whose policy enqueues what it passed."""
+    return [
+        replace(pause, schedule_id=UUID(str(sid)))
+        for inputs, pause in ended
+        for (sid,) in conn.exec_driver_sql(_PLAN_ROW_IDS, {"inputs": inputs})
+    ]
