@@ -54,13 +54,17 @@ class StopFlags:
             if flag is not None:
                 flag.set()
 
-    def fresh(self) -> bool:
-        """Make the flags at most CHECK_EVERY old, reading them when they are older; False
-        when the database could not answer (nothing is started on a guess)."""
+    def fresh(self, claimed: float) -> bool:
+        """Make an item's flag at most CHECK_EVERY old, reading the flags when it is older;
+        False when the database could not answer (nothing is started on a guess).
+        `claimed`: when the item was claimed (monotonic), itself an answer: a claim takes
+        only items not asked to stop."""
+        if self.monotonic() - max(claimed, self._checked) <= CHECK_EVERY:
+            return True
         with self._lock:
             mono = self.monotonic()  # before the read: its answer is at least this fresh
             if mono - self._checked <= CHECK_EVERY:
-                return True
+                return True  # another slot read them meanwhile
             try:
                 with self.database.read() as conn:
                     asked = cancels.asked_of(conn, self.worker)

@@ -230,7 +230,7 @@ class Worker:
             or mono - claimed.claimed > START_BOUND
         ):
             return item
-        if not self.stops.fresh():
+        if not self.stops.fresh(claimed.claimed):
             return item  # not started on a guess
         stop = self.stops.flag(item.id)
         if stop.is_set():

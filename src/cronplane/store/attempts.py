@@ -9,35 +9,48 @@ deleted with their items (store.queue.prune).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, select
 
 from cronplane.core.attempts import Attempt
-from cronplane.ids import time_ordered_id
+from cronplane.ids import time_ordered_hexes
+from cronplane.store import dialects
 from cronplane.store.tables import item_attempts
 
-
-def attempt_values(attempt: Attempt) -> dict[str, Any]:
-    """The row of one attempt (its id ordered by when it ended)."""
-    return {
-        "id": time_ordered_id(attempt.finished_at),
-        "item_id": attempt.item_id,
-        "attempt": attempt.attempt,
-        "outcome": attempt.outcome,
-        "worker": attempt.worker,
-        "started_at": attempt.started_at,
-        "finished_at": attempt.finished_at,
-        "error": attempt.error,
-        "output": attempt.output,
-    }
+# The columns as the bulk insert writes them.
+_COLUMNS = (
+    "id", "item_id", "attempt", "outcome", "worker", "started_at", "finished_at", "error",
+    "output",
+)  # fmt: skip
 
 
 def add(conn: Connection, attempts: Sequence[Attempt]) -> None:
-    """Insert attempts (one executemany)."""
-    if attempts:
-        conn.execute(insert(item_attempts), [attempt_values(a) for a in attempts])
+    """Insert attempts, encoded once by the dialect (one multi-row INSERT on SQLite, one
+    COPY on PostgreSQL): through Core's executemany the binds of a thousand-item group
+    cost 45 ms, a third of recording it. Ids ascend in the group's order, after the
+    last one ended (an item's attempts are read in attempt order, then by id)."""
+    if not attempts:
+        return
+    dialect = dialects.of(conn)
+    enc = dialect.row_encoder
+    uuid, when, text, null = enc.uuid, enc.datetime, enc.text, enc.null
+    ids = time_ordered_hexes(max(a.finished_at for a in attempts), len(attempts))
+    rows = [
+        (
+            uuid(attempt_id),
+            uuid(a.item_id),
+            enc.int(a.attempt),
+            text(a.outcome),
+            text(a.worker),
+            null if a.started_at is None else when(a.started_at),
+            when(a.finished_at),
+            null if a.error is None else text(a.error),
+            null if a.output is None else enc.json(a.output),
+        )
+        for attempt_id, a in zip(ids, attempts, strict=True)
+    ]
+    dialect.insert_rows(conn, item_attempts, _COLUMNS, rows)
 
 
 def of_item(conn: Connection, item_id: UUID) -> list[Attempt]:
