@@ -7,9 +7,11 @@ import re
 from typing import Any
 
 import pytest
-from ui_support import World, add_job, add_schedule, sign_in
+from ui_support import TENANT, World, add_job, add_schedule, sign_in
 
+from cronplane.clock import SystemClock
 from cronplane.core.access import Role
+from cronplane.service import ScheduleService
 
 try:
     from playwright.sync_api import expect
@@ -80,3 +82,48 @@ def test_retry_of_an_item_that_did_not_fail_is_refused_in_place(page: Any, world
     answer = page.request.post(f"/items/{item_id}/retry", form={"csrf": csrf}, max_redirects=0)
     assert answer.status == 409
     assert "only failed or expired items can be retried" in answer.text()
+
+
+def test_an_editor_registers_a_job_and_a_refusal_keeps_the_form(page: Any, world: World) -> None:
+    sign_in(page, world, Role.EDITOR)
+    page.goto("/jobs")
+    form = page.locator("#job-form")
+    form.get_by_label("Code").fill("zz-nightly-export")
+    form.get_by_label("Stack").fill("zz-reports")
+    form.get_by_label("Target").fill("command:/usr/bin/true")
+    form.get_by_label("Name", exact=True).fill("Nightly export")
+    form.get_by_label("Options").fill('{"max_attempts": 2}')
+    form.get_by_label("Labels").fill("team=data")
+    form.get_by_role("button", name="Register job").click()
+    # A tenant's editor may not register a command (a platform admin may): refused,
+    # the form as it was sent, nothing registered.
+    expect(page.locator("[role=alert]").first).to_contain_text("X403")
+    expect(form.get_by_label("Code")).to_have_value("zz-nightly-export")
+    expect(form.get_by_label("Labels")).to_have_value("team=data")
+    expect(page.locator("#jobs tr[data-job='zz-nightly-export']")).to_have_count(0)
+
+    form.get_by_label("Options").fill('{"max_attempts": 2')  # not JSON
+    form.get_by_label("Target").fill("python:ui_handlers:invoices")
+    form.get_by_role("button", name="Register job").click()
+    expect(page.locator("[role=alert]").first).to_contain_text("options is not JSON")
+    expect(page.locator("#jobs tr[data-job='zz-nightly-export']")).to_have_count(0)
+
+    form.get_by_label("Options").fill('{"max_attempts": 2}')
+    form.get_by_role("button", name="Register job").click()
+    expect(page.get_by_role("status")).to_contain_text("Registered job zz-nightly-export")
+    row = page.locator("#jobs tr[data-job='zz-nightly-export']")
+    expect(row).to_contain_text("python:ui_handlers:invoices")
+    expect(row).to_contain_text("zz-reports")
+    expect(row).to_contain_text("ACTIVE")
+    job = ScheduleService(world.database, SystemClock()).get_job(
+        TENANT, "zz-reports", "zz-nightly-export"
+    )
+    assert job.options["max_attempts"] == 2 and job.labels == {"team": "data"}
+    assert job.title == "Nightly export"
+
+
+def test_a_viewer_has_no_job_form(page: Any, world: World) -> None:
+    sign_in(page, world, Role.VIEWER)
+    page.goto("/jobs")
+    expect(page.locator("#jobs")).to_be_visible()
+    expect(page.locator("#job-form")).to_have_count(0)
