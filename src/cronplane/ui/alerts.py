@@ -4,30 +4,49 @@ Routes (each one service call, each guarded by its action):
 
     GET  /alerts                    Reader   open and recent alerts, rules, channels
     POST /alerts/{alert_id}/ack     Runner   AlertService.ack_alert
+    POST /alert-rules               Updater  AlertService.add_rule (the form below the rules)
 
 Notifications link here (`console_url` + `/alerts?tenant=…`); the page shows
-the signed-in tenant's alerts. Rules are managed with the CLI or the API
-(docs/alerts.md); the page lists them with what they watch.
+the signed-in tenant's alerts. The page lists the rules with what they watch,
+and an editor adds one with the API's rules (docs/alerts.md); removing one
+stays with the CLI and the API.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 from urllib.parse import urlencode
 from uuid import UUID
 
-from fastapi import Query, Request
+from fastapi import Depends, Query, Request
 from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
-from cronplane.core.alerts import AlertRule
-from cronplane.errors import CronplaneError
+from cronplane.core.alerts import SKIP_REASONS, AlertRule, Condition, RuleSpec, ScopeKind
+from cronplane.errors import CronplaneError, InvalidAlertRule
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
-from cronplane.ui.session import Reader, Runner, Session
+from cronplane.ui.session import Reader, Runner, Session, Updater
 
 router = page_router()
 RECENT: Final = 20
+MAX_FIELD: Final = 1_024
+_LISTS: Final = ("reasons", "channels")
+
+
+async def _fields(request: Request) -> dict[str, Any]:
+    posted = await request.form()
+    return {
+        **{name: [str(v)[:MAX_FIELD] for v in posted.getlist(name)][:16] for name in _LISTS},
+        **{
+            key: value.strip()[:MAX_FIELD]
+            for key, value in posted.items()
+            if isinstance(value, str) and key not in _LISTS
+        },
+    }
+
+
+Fields = Annotated[dict[str, Any], Depends(_fields)]
 
 
 def watched(rule: AlertRule) -> str:
@@ -42,9 +61,14 @@ def watched(rule: AlertRule) -> str:
 
 
 def alerts_page(
-    request: Request, session: Session, *, notice: str = "", error: CronplaneError | None = None
+    request: Request,
+    session: Session,
+    *,
+    notice: str = "",
+    error: CronplaneError | None = None,
+    form: dict[str, Any] | None = None,
 ) -> Response:
-    """The page, with a notice or a refusal in place."""
+    """The page, with a notice, or a refusal and the form as it was sent."""
     service = context_of(request).service
     closed = service.list_alerts(session.tenant, status="closed", limit=RECENT)
     return render(
@@ -58,6 +82,10 @@ def alerts_page(
             "rules": service.list_alert_rules(session.tenant),
             "channels": service.list_alert_channels(session.tenant),
             "watched": watched,
+            "conditions": [c.value for c in Condition],
+            "scopes": [k.value for k in ScopeKind],
+            "reasons": SKIP_REASONS,
+            "form": form or {"scope": "tenant", "reasons": [], "channels": []},
             "notice": notice,
             "error": error_context(error),
         },
@@ -84,3 +112,46 @@ def ack(request: Request, session: Runner, alert_id: UUID) -> Response:
         return alerts_page(request, session, error=error)
     notice = f"Acknowledged: {alert.condition} on {alert.schedule}."
     return RedirectResponse("/alerts?" + urlencode({"notice": notice}), status_code=303)
+
+
+@router.post("/alert-rules")
+def add_rule(request: Request, session: Updater, fields: Fields) -> Response:
+    """Add a rule, as `cronplane alert rule add` does."""
+    try:
+        rule = context_of(request).service.add_alert_rule(
+            session.tenant, rule_spec(fields), actor=session.principal.actor
+        )
+    except CronplaneError as error:
+        return alerts_page(request, session, error=error, form=fields)
+    notice = f"Added rule {rule.name}: {rule.condition} on {watched(rule)}."
+    return RedirectResponse("/alerts?" + urlencode({"notice": notice}), status_code=303)
+
+
+def rule_spec(fields: dict[str, Any]) -> RuleSpec:
+    """The form's rule: only the parts its scope takes (a stack for stack, schedule and
+    job scopes; an environment and a name for schedule and job; a selector for selector)."""
+    scope = fields.get("scope") or ScopeKind.TENANT.value
+    placed = scope in (ScopeKind.SCHEDULE, ScopeKind.JOB, ScopeKind.STACK)
+    named = scope in (ScopeKind.SCHEDULE, ScopeKind.JOB)
+    return RuleSpec(
+        name=fields.get("name", ""),
+        condition=fields.get("condition", ""),
+        scope=scope,
+        stack=(fields.get("stack") or None) if placed else None,
+        environment=(fields.get("environment") or None) if named else None,
+        target=(fields.get("target") or None) if named else None,
+        threshold=_seconds(fields.get("threshold", "")),
+        reasons=tuple(fields["reasons"]),
+        channels=tuple(fields["channels"]),
+        selector=(fields.get("selector") or None) if scope == ScopeKind.SELECTOR else None,
+    )
+
+
+def _seconds(text: str) -> int | None:
+    if not text:
+        return None
+    if not text.isdigit():
+        raise InvalidAlertRule(
+            f"threshold {text[:40]!r} is not a whole number of seconds", {"field": "threshold"}
+        )
+    return int(text)
