@@ -61,6 +61,15 @@ def test_an_alert_is_shown_on_the_listing_the_schedule_and_the_alerts_page(
 
     page.context.clear_cookies()
     sign_in(page, world, Role.OPERATOR)
+    # On a phone the row reads as a card: Acknowledge on screen, nothing to scroll to.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/alerts")
+    button = page.locator("#open-alerts tr[data-rule='alarmed-fails']").get_by_role("button")
+    box = button.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    wrap = page.locator("#open-alerts").locator("xpath=..")
+    assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth")
+    page.set_viewport_size({"width": 1360, "height": 860})
     page.goto("/alerts")
     row = page.locator("#open-alerts tr[data-rule='alarmed-fails']")
     row.get_by_role("button", name=re.compile("^Acknowledge")).click()
