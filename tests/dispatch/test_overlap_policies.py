@@ -120,7 +120,7 @@ def test_cancel_running_stops_the_running_item_and_enqueues(
     # The new item does not start while the old one still runs.
     assert claim(database, clock, "other") == []
     with database.read() as conn:
-        asked = cancels.requested(conn, [first.id], "w")
+        asked = cancels.asked_of(conn, "w")
     assert asked == {first.id}
     with database.begin() as conn:
         assert cancels.finish_cancelled(conn, first, "w", clock.now()) == "dispatcher"
