@@ -44,10 +44,12 @@ def test_an_operator_sees_what_changed_and_rolls_it_back(admin: Any, world: Worl
     expect(rows.first).to_contain_text("ops")
     # Roll back (confirmed) to version 1: a third version, equal to the first.
     admin.once("dialog", lambda dialog: dialog.accept())
+    admin.get_by_label("Reason for rolling back to version 1").fill("04:00 clashes with the backup")
     admin.get_by_role("button", name="Roll back to version 1").click()
     expect(admin.get_by_role("status")).to_contain_text("Rolled back to version 1")
     expect(rows).to_have_count(3)
     expect(rows.first).to_contain_text("rollback")
+    expect(rows.first).to_contain_text("04:00 clashes with the backup")  # the reason kept
     assert service.get_schedule(SCOPE, "zz-versioned").cron == "0 3 * * *"
     # A confirm answered no changes nothing.
     admin.once("dialog", lambda dialog: dialog.dismiss())
