@@ -59,6 +59,10 @@ SCHEDULE_ROLLED_BACK = _event(
 SCHEDULE_RESTORED = _event(
     "V201381SCHRSD", "deleted schedule restored from its last version (detail: version)"
 )
+SCHEDULE_PROMOTED = _event(
+    "V200382SCHPRM",
+    "schedule's definition promoted from another environment (detail: from, fields, changes)",
+)
 SCHEDULE_PAUSED = _event("V200101SCHPAU", "schedule paused (detail: note, until, missed)")
 SCHEDULE_RESUMED = _event(
     "V200102SCHRES", "schedule resumed by an operator, or at its until with a missed policy"

@@ -154,6 +154,13 @@ EXPECTED: dict[tuple[str, str], Op] = {
         },
     ),
     ("DELETE", T + "/apps/{stack}/{environment}"): Op(Action.SYNC, query={"dry_run": "true"}),
+    # Environments (issue 38): a promote creates and updates (an editor's); dry-run here.
+    ("GET", T + "/environments/diff"): Op(
+        Action.READ, query={"from_env": "prod", "to_env": "staging"}
+    ),
+    ("POST", T + "/environments/promote"): Op(
+        Action.PROMOTE, body=lambda t: {"from_env": "prod", "to_env": "staging", "dry_run": True}
+    ),
     ("GET", T + "/events"): Op(Action.READ),
     # Alerts (docs/alerts.md): rules and channels need UPDATE, acknowledging needs RUN.
     ("GET", T + "/alert-channels"): Op(Action.READ),

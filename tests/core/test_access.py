@@ -32,6 +32,7 @@ EXPECTED = {
         Action.TOGGLE,
         Action.CREATE,
         Action.UPDATE,
+        Action.PROMOTE,
         Action.TENANTS,
     },
     Role.ADMIN: set(Action),

@@ -26,6 +26,7 @@ from cronplane.api import (
     calendars,
     controls,
     cron,
+    environments,
     events,
     health,
     identity,
@@ -147,7 +148,7 @@ def create_app(
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
     routers = (schedules, versions, controls, selections, queue, jobs, sync, events, cron, identity)
-    for module in (*routers, alerts, tenants, calendars):
+    for module in (*routers, alerts, tenants, calendars, environments):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

@@ -99,6 +99,7 @@ CanToggle = Annotated[Principal, Depends(Authorizer(Action.TOGGLE))]
 CanDelete = Annotated[Principal, Depends(Authorizer(Action.DELETE))]
 CanRun = Annotated[Principal, Depends(Authorizer(Action.RUN))]
 CanSync = Annotated[Principal, Depends(Authorizer(Action.SYNC))]
+CanPromote = Annotated[Principal, Depends(Authorizer(Action.PROMOTE))]
 # For the seed's path, whose tenant is in the body: the route must call `check`.
 CanSyncBodyTenant = Annotated[Principal, Depends(Authorizer(Action.SYNC, tenant_in_body=True))]
 # A valid credential, whatever its tenant or role (tenant-free helpers).

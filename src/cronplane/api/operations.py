@@ -63,6 +63,9 @@ OPERATIONS: Final[dict[str, str]] = {
     "install_app": "apps_install",
     "uninstall_app": "apps_uninstall",
     "seed_sync": "apps_seed_sync",
+    # environments (api/environments.py)
+    "diff_environments": "environments_diff",
+    "promote_environment": "environments_promote",
     # events, cron, identity
     "list_events": "events_list",
     "explain_post": "cron_explain",

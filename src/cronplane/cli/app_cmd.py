@@ -1,4 +1,5 @@
-"""`cronplane app install FILE | uninstall STACK | sync FILE [--dry-run]`.
+"""`cronplane app install FILE | uninstall STACK | sync FILE [--dry-run]`, and
+`app diff|promote --from-env A --to-env B` (cli/promote_cmd.py).
 
 The stack is the manifest's `name`; the environment is `--env`.
 """
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cronplane.cli import hints, render
+from cronplane.cli import hints, promote_cmd, render
 from cronplane.cli.options import client, explicit_stack, json_option, scope_options, settings
 from cronplane.core.model import Scope
 from cronplane.manifest import load_manifest
@@ -33,7 +34,12 @@ def _report(report: AppReport, as_json: bool) -> None:
 @click.group()
 @scope_options
 def app() -> None:
-    """Apps: install a manifest (jobs + crons), sync its crons, uninstall."""
+    """Apps: install a manifest (jobs + crons), sync its crons, uninstall; diff and
+    promote environments."""
+
+
+for _command in promote_cmd.COMMANDS:
+    app.add_command(_command)
 
 
 @app.command("install")

@@ -15,6 +15,7 @@ from uuid import UUID
 import httpx
 
 from cronplane.client.http import DEFAULT_TIMEOUT
+from cronplane.client.promotion import Environments
 from cronplane.client.remote import RemoteService
 from cronplane.client.schedules import ACTOR, Schedules
 from cronplane.core.alerts import DEFAULT_RENOTIFY, Alert, AlertRule, Channel, RuleSpec, ScopeKind
@@ -227,9 +228,9 @@ class Client:
 
     `Client(url, token, tenant="acme")`; `token` is an API token (`cronplane token
     create`), None for a server that asks none. Resources: `schedules` (with the
-    controls and run now), `jobs`, `runs` (queue items), `alerts`. Close it, or use
-    it as a context manager; `scoped()` gives a client of another stack or
-    environment over the same connections.
+    controls and run now), `jobs`, `runs` (queue items), `alerts`, `environments` (diff
+    and promote). Close it, or use it as a context manager; `scoped()` gives a client
+    of another stack or environment over the same connections.
     """
 
     def __init__(
@@ -260,6 +261,7 @@ class Client:
         self.jobs = Jobs(service, scope)
         self.runs = Runs(service, scope.tenant)
         self.alerts = Alerts(service, scope.tenant)
+        self.environments = Environments(service, scope.tenant, ACTOR)
 
     @property
     def url(self) -> str:

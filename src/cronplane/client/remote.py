@@ -26,6 +26,7 @@ from typing import Any
 from cronplane.client.alerts import RemoteAlerts
 from cronplane.client.calendars import RemoteCalendars
 from cronplane.client.http import segment
+from cronplane.client.promotion import RemotePromotion
 from cronplane.client.queue import RemoteQueue
 from cronplane.client.versions import RemoteVersions
 from cronplane.core.codec import encode_value, from_document, to_document
@@ -60,7 +61,7 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions):
+class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions, RemotePromotion):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
     client.http, runs and the queue in client.queue, alerts in client.alerts)."""
 

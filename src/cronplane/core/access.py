@@ -89,6 +89,7 @@ class Action(enum.Enum):
     DELETE = "delete"  # remove a schedule, deactivate a job
     RUN = "run"  # run now
     SYNC = "sync"  # apply an app manifest: creates, updates and removes app rows
+    PROMOTE = "promote"  # apply one environment's definitions to another: creates, updates
     USE = "use"  # tenant-free helpers (cron/explain): any valid credential
     TENANTS = "tenants"  # platform credentials only: tenants' usage and quotas
     QUOTA = "quota"  # platform admins only: set a tenant's quota
@@ -104,6 +105,8 @@ NEEDS: Final[Mapping[Action, frozenset[Permission]]] = {
     Action.RUN: frozenset({_P.RUN}),
     # A sync may remove rows, so it needs everything a hand-made equivalent would.
     Action.SYNC: frozenset({_P.CREATE, _P.UPDATE, _P.DELETE}),
+    # A promote creates and updates rows, never removes one: an editor's.
+    Action.PROMOTE: frozenset({_P.CREATE, _P.UPDATE}),
     Action.USE: frozenset(),
     Action.TENANTS: frozenset({_P.READ}),
     Action.QUOTA: frozenset(Permission),

@@ -26,10 +26,11 @@ from cronplane.core.fields import SCHEDULE_FIELDS
 from cronplane.core.model import PAUSE_FIELDS, Schedule
 
 # How a change was made: an edge (api, cli, console), an app sync, an import, a
-# rollback or restore, or the system (housekeeping's own schedules; a service
+# rollback or restore, a promote from another environment, or the system (housekeeping's own schedules; a service
 # called in-process names none).
 Via = Literal[
-    "api", "cli", "console", "sync", "import", "rollback", "restore", "system", "service"
+    "api", "cli", "console", "sync", "import", "rollback", "restore", "promote", "system",
+    "service",
 ]  # fmt: skip
 VIAS: Final = (
     "api",
@@ -39,6 +40,7 @@ VIAS: Final = (
     "import",
     "rollback",
     "restore",
+    "promote",
     "system",
     "service",
 )

@@ -60,7 +60,9 @@
     │   ├── AlertRuleExists              X409312ALRDPL
     │   ├── ChannelExists                X409316CHNDPL
     │   ├── VersionJobGone               X409380VERJOB  rollback/restore to a version whose job is gone
-    │   └── RestoreNameTaken             X409381RSTDPL  restore of a name a live row holds
+    │   ├── RestoreNameTaken             X409381RSTDPL  restore of a name a live row holds
+    │   ├── PromoteConflict              X409382PRMCHG  promote: a row moved since the diff (or during it)
+    │   └── PromoteOwnership             X409383PRMOWN  promote --only of a row owned differently
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── QuotaExceeded                    a tenant quota (core.quotas), CLI exit 9
     │   ├── ScheduleQuotaExceeded        X403260QTASCH  max_schedules reached
@@ -115,6 +117,8 @@ from cronplane.errors.conflicts import (
     ItemFinished,
     JobExists,
     JobInactive,
+    PromoteConflict,
+    PromoteOwnership,
     RestoreNameTaken,
     ScheduleExists,
     VersionJobGone,
@@ -206,6 +210,8 @@ __all__ = [
     "NothingToRestore",
     "OutboundAddressDenied",
     "PayloadTooLarge",
+    "PromoteConflict",
+    "PromoteOwnership",
     "PythonTargetForbidden",
     "QueueItemNotFound",
     "QueueQuotaExceeded",

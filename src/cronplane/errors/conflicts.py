@@ -71,3 +71,25 @@ class RestoreNameTaken(Conflict):
     """A restore of a name that a live row holds (issue 38); nothing changes."""
 
     code = error_code("X409381RSTDPL", "restore refused: a schedule with this name exists")
+
+
+class PromoteConflict(Conflict):
+    """A promote whose rows moved: a target (or source) row changed since the diff whose
+    token it carries, or during the promote itself (issue 38); nothing is written."""
+
+    code = error_code(
+        "X409382PRMCHG",
+        "promote refused: a schedule changed since the diff was taken (or during the "
+        "promote); nothing written, take the diff again",
+    )
+
+
+class PromoteOwnership(Conflict):
+    """A promote limited (`only`) to a schedule owned differently in the two environments
+    (an app row facing a user row, or a system row); nothing is written."""
+
+    code = error_code(
+        "X409383PRMOWN",
+        "promote refused: the schedule is owned differently in the two environments "
+        "(app vs user, or system)",
+    )

@@ -5,7 +5,8 @@
 One object, composed of parts that share one `Context` (database, clock,
 change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
 `service.runs` (run now, queue items), `service.controls` (pause, resume,
-backfill), `service.versions` (versions, diff, rollback, restore), `service.tokens`, `service.audit`, `service.alerts` (alert
+backfill), `service.versions` (versions, diff, rollback, restore),
+`service.promotion` (environments diffed and promoted), `service.tokens`, `service.audit`, `service.alerts` (alert
 channels, rules, alerts).
 The use cases people call are also the service's own methods
 (`service.create_schedule(...)`), so the API, CLI and UI hold one object;
@@ -33,6 +34,7 @@ from cronplane.service.calendars import Calendars
 from cronplane.service.controls import BackfillReport, Controls
 from cronplane.service.jobs import Jobs
 from cronplane.service.offered import Offered
+from cronplane.service.promotion import PromoteReport, Promotion
 from cronplane.service.quotas import Tenants
 from cronplane.service.runs import RunService
 from cronplane.service.schedule_creates import NewSchedule
@@ -120,6 +122,7 @@ class ScheduleService:
         self.calendars = Calendars(self.context)
         self.selections = Selections(self.context, self.schedules, self.controls, self.runs)
         self.versions = Versions(self.context, self.schedules)
+        self.promotion = Promotion(self.context, self.schedules)
 
     create_schedule = Offered("schedules", Schedules.create_schedule)
     create_schedules = Offered("schedules", Schedules.create_schedules)
@@ -147,6 +150,8 @@ class ScheduleService:
     list_jobs = Offered("jobs", Jobs.list_jobs)
     update_job = Offered("jobs", Jobs.update_job)
     deactivate_job = Offered("jobs", Jobs.deactivate_job)
+    diff_environments = Offered("promotion", Promotion.diff_environments)
+    promote_environment = Offered("promotion", Promotion.promote_environment)
     sync = Offered("apps", Apps.sync)
     install_app = Offered("apps", Apps.install_app)
     uninstall_app = Offered("apps", Apps.uninstall_app)
@@ -177,6 +182,7 @@ __all__ = [
     "AppReport",
     "BackfillReport",
     "NewSchedule",
+    "PromoteReport",
     "Rollback",
     "ScheduleService",
     "VersionDiff",

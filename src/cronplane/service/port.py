@@ -8,7 +8,7 @@ which they drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -16,6 +16,7 @@ from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
+from cronplane.core.promotion import EnvironmentDiff
 from cronplane.core.queries import ScheduleQuery
 from cronplane.core.quotas import Usage
 from cronplane.core.reconcile import SyncPlan
@@ -24,6 +25,7 @@ from cronplane.core.versions import Version
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service.controls import BackfillReport
+from cronplane.service.promotion import PromoteReport
 from cronplane.service.run_logs import RunLog
 from cronplane.service.sync import AppReport
 from cronplane.service.versions import Rollback, VersionDiff
@@ -175,6 +177,24 @@ class ControlPlane(Protocol):
     ) -> AppReport: ...
 
     def uninstall_app(self, scope: Scope, *, actor: str, dry_run: bool = False) -> AppReport: ...
+
+    def diff_environments(
+        self, tenant: str, from_env: str, to_env: str, *, stack: str | None = None
+    ) -> EnvironmentDiff: ...
+
+    def promote_environment(
+        self,
+        tenant: str,
+        from_env: str,
+        to_env: str,
+        *,
+        actor: str,
+        stack: str | None = None,
+        only: Sequence[str] | None = None,
+        token: str | None = None,
+        dry_run: bool = False,
+        reason: str | None = None,
+    ) -> PromoteReport: ...
 
     def run_now(
         self, scope: Scope, name: str, *, actor: str, payload: dict[str, Any] | None = None

@@ -214,7 +214,7 @@ class Schedules(ScheduleCreates):
                 return row
             values: dict[str, Any] = dict(restore_declared(row))
             values["overrides"] = []
-            return self._write_changes(tx, row, values, actor, events.SCHEDULE_RESET, "reset")
+            return self.write_changes(tx, row, values, actor, events.SCHEDULE_RESET, "reset")
 
     def schedule_history(
         self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
@@ -261,9 +261,9 @@ class Schedules(ScheduleCreates):
             events.SCHEDULE_ENABLED: "enabled",
             events.SCHEDULE_DISABLED: "disabled",
         }.get(code, "updated")
-        return self._write_changes(tx, row, changes, actor, code, verb)
+        return self.write_changes(tx, row, changes, actor, code, verb)
 
-    def _write_changes(
+    def write_changes(
         self,
         tx: Transaction,
         row: Schedule,
@@ -272,7 +272,9 @@ class Schedules(ScheduleCreates):
         code: Code,
         verb: str,
     ) -> Schedule:
-        """Write `changes` (+ next_run, revision, updated_at) and the event."""
+        """Write `changes` (+ next_run, revision, updated_at) and the event, in the caller's
+        transaction: StaleRevision when the row moved since it was read (a promote,
+        service.promotion, writes through here too)."""
         fields: dict[str, Any] = {
             key: tuple(value) if key == "overrides" else value for key, value in changes.items()
         }

@@ -61,6 +61,7 @@ CONFIGURATION: Final = frozenset(
         ev.SCHEDULE_REMOVED,
         ev.SCHEDULE_ROLLED_BACK,
         ev.SCHEDULE_RESTORED,
+        ev.SCHEDULE_PROMOTED,
     )
 )
 # Operator actions that change no field (with what their detail says, and who): listed
