@@ -155,6 +155,7 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ),
     ("DELETE", T + "/apps/{stack}/{environment}"): Op(Action.SYNC, query={"dry_run": "true"}),
     ("GET", T + "/events"): Op(Action.READ),
+    ("GET", T + "/audit"): Op(Action.READ, query={"since": "2026-01-01", "kind": "changes"}),
     # Alerts (docs/alerts.md): rules and channels need UPDATE, acknowledging needs RUN.
     ("GET", T + "/alert-channels"): Op(Action.READ),
     ("POST", T + "/alert-channels"): Op(
