@@ -132,3 +132,69 @@ class Event:
     fired_at: datetime | None
     created_at: datetime
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _kind(kind: str, *codes: Code) -> dict[str, str]:
+    return {code.text: kind for code in codes}
+
+
+# What an audit export (`cronplane audit export --kind`, core.audit) files each code
+# under. `changes`: definitions and what operators and the platform did (who paused,
+# rolled back, cancelled, made a token). `runs`: the occurrence ledger and each queue
+# item's outcomes (a run now is a ledger row; a cancel *request* is an operator's, the
+# item's `cancelled` its outcome). `alerts`: what the alert loop observed and sent.
+# `system`: the platform's own (leadership, in the `_system` tenant). Every event code
+# has exactly one (tests/service/test_audit_export.py).
+AUDIT_KINDS: dict[str, str] = {
+    **_kind(
+        "changes",
+        SCHEDULE_CREATED,
+        SCHEDULE_UPDATED,
+        SCHEDULE_REMOVED,
+        SCHEDULE_ENABLED,
+        SCHEDULE_DISABLED,
+        SCHEDULE_RESET,
+        SCHEDULE_ROLLED_BACK,
+        SCHEDULE_RESTORED,
+        SCHEDULE_PROMOTED,
+        SCHEDULE_PAUSED,
+        SCHEDULE_RESUMED,
+        BACKFILL_ENQUEUED,
+        ITEM_CANCEL_REQUESTED,
+        JOB_REGISTERED,
+        JOB_UPDATED,
+        JOB_DEACTIVATED,
+        APP_SYNCED,
+        TENANT_QUOTA_SET,
+        ALERT_ACKED,
+        ALERT_RULE_CREATED,
+        ALERT_RULE_REMOVED,
+        CHANNEL_CREATED,
+        CHANNEL_REMOVED,
+        CALENDAR_SAVED,
+        CALENDAR_REMOVED,
+        TOKEN_CREATED,
+        TOKEN_REVOKED,
+    ),
+    **_kind(
+        "runs",
+        SCHEDULE_FIRED,
+        SKIPPED_OVERLAP,
+        SKIPPED_MISFIRE,
+        JOB_MISSING,
+        NEXT_RUN_FAILED,
+        SKIPPED_PAUSED,
+        SKIPPED_QUOTA,
+        SKIPPED_EXCLUDED,
+        SCHEDULE_ENDED,
+        SCHEDULE_RUN_NOW,
+        ITEM_SUCCEEDED,
+        ITEM_FAILED,
+        ITEM_RETRY,
+        ITEM_EXPIRED,
+        ITEM_CANCELLED,
+        ITEM_TIMED_OUT,
+    ),
+    **_kind("alerts", ALERT_OPENED, ALERT_RECOVERED, ALERT_SENT, ALERT_UNSENT),
+    **_kind("system", LEADER_ACQUIRED),
+}

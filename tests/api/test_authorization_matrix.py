@@ -162,6 +162,7 @@ EXPECTED: dict[tuple[str, str], Op] = {
         Action.PROMOTE, body=lambda t: {"from_env": "prod", "to_env": "staging", "dry_run": True}
     ),
     ("GET", T + "/events"): Op(Action.READ),
+    ("GET", T + "/audit"): Op(Action.READ, query={"since": "2026-01-01", "kind": "changes"}),
     # Alerts (docs/alerts.md): rules and channels need UPDATE, acknowledging needs RUN.
     ("GET", T + "/alert-channels"): Op(Action.READ),
     ("POST", T + "/alert-channels"): Op(

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cronplane import __version__
 from cronplane.api import (
     alerts,
+    audit,
     calendars,
     controls,
     cron,
@@ -148,7 +149,7 @@ def create_app(
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
     routers = (schedules, versions, controls, selections, queue, jobs, sync, events, cron, identity)
-    for module in (*routers, alerts, tenants, calendars, environments):
+    for module in (*routers, audit, alerts, tenants, calendars, environments):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

@@ -68,6 +68,7 @@ OPERATIONS: Final[dict[str, str]] = {
     "promote_environment": "environments_promote",
     # events, cron, identity
     "list_events": "events_list",
+    "export_audit": "audit_export",
     "explain_post": "cron_explain",
     "explain_get": "cron_explain_query",
     "whoami": "identity_whoami",

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "webhook": ("webhook_cmd", "webhook"),
     "queue": ("queue_cmd", "queue"),
     "alert": ("alert_cmd", "alert"),
+    "audit": ("audit_cmd", "audit"),
     "tenant": ("tenant_cmd", "tenant"),
     "calendar": ("calendar_cmd", "calendar"),
     "dispatcher": ("process_cmd", "dispatcher"),

@@ -12,8 +12,8 @@ Three layers, one HTTP implementation:
 
 | module | what |
 |---|---|
-| `client.client`, `client.schedules` | `Client`: resources (`schedules`, `jobs`, `runs`, `alerts`, `environments`) in one tenant, stack and environment |
-| `client.remote` (+ `queue`, `alerts`, `versions`, `promotion`) | `RemoteService`: the service's use cases over HTTP, a `ControlPlane` (the remote CLI's) |
+| `client.client`, `client.schedules` | `Client`: resources (`schedules`, `jobs`, `runs`, `alerts`, `audit`, `environments`) in one tenant, stack and environment |
+| `client.remote` (+ `queue`, `alerts`, `versions`, `promotion`, `audit`) | `RemoteService`: the service's use cases over HTTP, a `ControlPlane` (the remote CLI's) |
 | `client.http` | `RemoteHTTP`: the connection pool, requests, coded errors raised again |
 
 A coded error answer raises the `cronplane.errors` class the server raised
@@ -23,9 +23,18 @@ that cannot be reached raises `Unavailable`.
 
 from __future__ import annotations
 
-from cronplane.client.client import Alerts, Client, Jobs, Runs
+from cronplane.client.client import Alerts, Audit, Client, Jobs, Runs
 from cronplane.client.promotion import Environments
 from cronplane.client.remote import RemoteService
 from cronplane.client.schedules import Schedules
 
-__all__ = ["Alerts", "Client", "Environments", "Jobs", "RemoteService", "Runs", "Schedules"]
+__all__ = [
+    "Alerts",
+    "Audit",
+    "Client",
+    "Environments",
+    "Jobs",
+    "RemoteService",
+    "Runs",
+    "Schedules",
+]

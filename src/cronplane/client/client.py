@@ -1,4 +1,4 @@
-"""`Client`: cronplane's public Python client, and its `jobs`, `runs` and `alerts`.
+"""`Client`: cronplane's public Python client, and its `jobs`, `runs`, `alerts` and `audit`.
 
 A face over one `RemoteService` (client.remote), the same request code the
 remote CLI runs: this module builds arguments and never speaks HTTP itself.
@@ -7,7 +7,8 @@ remote CLI runs: this module builds arguments and never speaks HTTP itself.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 from uuid import UUID
@@ -19,6 +20,7 @@ from cronplane.client.promotion import Environments
 from cronplane.client.remote import RemoteService
 from cronplane.client.schedules import ACTOR, Schedules
 from cronplane.core.alerts import DEFAULT_RENOTIFY, Alert, AlertRule, Channel, RuleSpec, ScopeKind
+from cronplane.core.audit import ALL, AuditPage, AuditRecord
 from cronplane.core.choices import JobStatus
 from cronplane.core.inputs import UNSET, JobPatch, JobSpec, Unset
 from cronplane.core.model import DEFAULT_SCOPE_PART, Job, QueueItem, Scope
@@ -223,14 +225,66 @@ class Alerts:
         return self._service.remove_alert_channel(self._tenant, name, actor=ACTOR)
 
 
+def _when(value: datetime | str | None) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+class Audit:
+    """A tenant's audit export (`client.audit`): its events oldest first, resumable."""
+
+    def __init__(self, service: RemoteService, tenant: str) -> None:
+        self._service = service
+        self._tenant = tenant
+
+    def page(
+        self,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        after: int | None = None,
+        kind: str = ALL,
+        limit: int = 1000,
+    ) -> AuditPage:
+        """One page: records recorded in [since, until) after the cursor `after`, oldest
+        first; `since`/`until` an aware datetime, an ISO 8601 text or a duration ago
+        (`24h`); `kind` changes, runs, alerts, system or all (docs/api.md)."""
+        return self._service.export_audit(
+            self._tenant,
+            since=_when(since),
+            until=_when(until),
+            after=after,
+            kind=kind,
+            limit=limit,
+        )
+
+    def export(
+        self,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        after: int | None = None,
+        kind: str = ALL,
+        page_size: int = 1000,
+    ) -> Iterator[AuditRecord]:
+        """Every record that is ready, page by page (one page held at a time); resume
+        later with `after=` the last record's `id`."""
+        while True:
+            found = self.page(since=since, until=until, after=after, kind=kind, limit=page_size)
+            yield from found.records
+            if found.next is None:
+                return
+            after = found.next
+
+
 class Client:
     """A cronplane server's API for one tenant, stack and environment.
 
     `Client(url, token, tenant="acme")`; `token` is an API token (`cronplane token
     create`), None for a server that asks none. Resources: `schedules` (with the
-    controls and run now), `jobs`, `runs` (queue items), `alerts`, `environments` (diff
-    and promote). Close it, or use it as a context manager; `scoped()` gives a client
-    of another stack or environment over the same connections.
+    controls and run now), `jobs`, `runs` (queue items), `alerts`, `audit` (the export
+    of its events), `environments` (diff and promote). Close it, or use it as a context
+    manager; `scoped()` gives a client of another stack or environment over the same
+    connections.
     """
 
     def __init__(
@@ -262,6 +316,7 @@ class Client:
         self.runs = Runs(service, scope.tenant)
         self.alerts = Alerts(service, scope.tenant)
         self.environments = Environments(service, scope.tenant, ACTOR)
+        self.audit = Audit(service, scope.tenant)
 
     @property
     def url(self) -> str:

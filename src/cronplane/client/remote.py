@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cronplane.client.alerts import RemoteAlerts
+from cronplane.client.audit import RemoteAudit
 from cronplane.client.calendars import RemoteCalendars
 from cronplane.client.http import segment
 from cronplane.client.promotion import RemotePromotion
@@ -61,9 +62,12 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
     return {"name": manifest.name, "jobs": jobs, "crons": crons, "alerts": alerts}
 
 
-class RemoteService(RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions, RemotePromotion):
+class RemoteService(
+    RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions, RemotePromotion, RemoteAudit
+):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
-    client.http, runs and the queue in client.queue, alerts in client.alerts)."""
+    client.http, runs and the queue in client.queue, alerts in client.alerts, the
+    audit export in client.audit)."""
 
     # -- schedules --------------------------------------------------------------
 

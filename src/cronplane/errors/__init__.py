@@ -26,6 +26,7 @@
     │   ├── InvalidMaxRuns               X400151RUNINV  max_runs not a whole number >= 1
     │   ├── InvalidAlertRule             X400310ALRINV
     │   ├── InvalidChannel               X400314CHNINV
+    │   ├── InvalidAuditQuery            X400382AUDINV  an audit export's bounds, kind or format
     │   ├── PayloadTooLarge              X413001TOOBIG
     │   └── InputFileTooLarge            X413340INPBIG  a manifest or importer input over 4 MiB
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
@@ -129,6 +130,7 @@ from cronplane.errors.invalid import (
     InputFileTooLarge,
     IntervalTooShort,
     InvalidAlertRule,
+    InvalidAuditQuery,
     InvalidBackfill,
     InvalidChannel,
     InvalidJitter,
@@ -186,6 +188,7 @@ __all__ = [
     "IntervalTooShort",
     "IntervalUnderQuota",
     "InvalidAlertRule",
+    "InvalidAuditQuery",
     "InvalidBackfill",
     "InvalidChannel",
     "InvalidInput",

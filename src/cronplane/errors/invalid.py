@@ -143,6 +143,17 @@ class InvalidMaxRuns(InvalidInput):
     )
 
 
+class InvalidAuditQuery(InvalidInput):
+    """An audit export refused: a bound that is no instant or duration, until not after
+    since, an unknown kind or format, or neither since nor after (core.audit)."""
+
+    code = error_code(
+        "X400382AUDINV",
+        "audit export invalid: since/until not an instant or duration, until <= since, "
+        "unknown kind or format",
+    )
+
+
 class PayloadTooLarge(InvalidInput):
     """A request body over the size limit."""
 

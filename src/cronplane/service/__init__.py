@@ -136,6 +136,7 @@ class ScheduleService:
     record_run = Offered("schedules", Schedules.record_run)
     reset_to_manifest = Offered("schedules", Schedules.reset_to_manifest)
     schedule_history = Offered("schedules", Schedules.schedule_history)
+    export_audit = Offered("audit", AuditLog.export)
     list_versions = Offered("versions", Versions.list_versions)
     get_version = Offered("versions", Versions.get_version)
     diff_versions = Offered("versions", Versions.diff_versions)

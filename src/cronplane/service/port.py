@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
+from cronplane.core.audit import AuditPage
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
@@ -143,6 +144,17 @@ class ControlPlane(Protocol):
     def schedule_history(
         self, scope: Scope, name: str, *, limit: int = 50, before_id: int | None = None
     ) -> list[Event]: ...
+
+    def export_audit(
+        self,
+        tenant: str,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        after: int | None = None,
+        kind: str = "all",
+        limit: int = 1000,
+    ) -> AuditPage: ...
 
     def list_jobs(
         self,

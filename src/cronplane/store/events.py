@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Final
 from uuid import UUID
 
 from sqlalchemy import ColumnElement, Connection, Row, Select, func, insert, select, union_all
 
 from cronplane.codes import Code
 from cronplane.events import Event
-from cronplane.store.tables import events
+from cronplane.store.tables import events, queue_items
 
 
 def event_values(
@@ -152,3 +152,84 @@ def of_item(
         where.append(events.c.schedule_id == schedule_id)
     query = select(events).where(*where).order_by(events.c.id).limit(limit)
     return [event_from_row(row) for row in conn.execute(query)]
+
+
+# Ids grow with time, but not strictly: a transaction's events carry its "now" and
+# get their ids as it runs, and nodes' clocks differ. An export's window is found
+# by id on the assumption that no event is recorded further out of time order than
+# this (queue.prune assumes ids grow with time too); membership is still by time.
+OUT_OF_ORDER: Final = timedelta(minutes=15)
+
+
+def _first_from(conn: Connection, tenant: str, start: int) -> Row[Any, Any] | None:
+    query = (
+        select(events.c.id, events.c.created_at)
+        .where(events.c.tenant == tenant, events.c.id >= start)
+        .order_by(events.c.id)
+        .limit(1)
+    )
+    return conn.execute(query).first()
+
+
+def first_id_at(conn: Connection, tenant: str, at: datetime, low: int) -> int:
+    """The least id >= `low` from which the tenant's events were recorded at `at` or
+    later (every id below it earlier), as ids grow with time: bisected over
+    ix_events_tenant in O(log n) reads of one row each (events keep no index on
+    created_at). Past the tenant's last event when all are older."""
+    first = _first_from(conn, tenant, low)
+    if first is None or first.created_at >= at:
+        return low
+    newest = (
+        select(events.c.id, events.c.created_at)
+        .where(events.c.tenant == tenant)
+        .order_by(events.c.id.desc())
+        .limit(1)
+    )
+    last = conn.execute(newest).first()
+    if last is None:  # pruned meanwhile
+        return low
+    if last.created_at < at:
+        return int(last.id) + 1
+    lo, hi = int(first.id) + 1, int(last.id)  # the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = _first_from(conn, tenant, mid)
+        if row is None or row.created_at >= at:
+            hi = mid
+        else:  # every id in [mid, row.id] starts at this row, recorded before `at`
+            lo = int(row.id) + 1
+    return lo
+
+
+def export_rows(
+    conn: Connection,
+    *,
+    tenant: str,
+    low: int,
+    high: int | None,
+    since: datetime | None,
+    until: datetime | None,
+    codes: Iterable[str] | None,
+    limit: int,
+) -> list[tuple[Event, str | None]]:
+    """Up to `limit` of the tenant's events with `low <= id < high`, recorded in
+    [since, until) and of `codes`, oldest first (ix_events_tenant), each with the job
+    its item ran while the item is kept (its primary key)."""
+    where: list[ColumnElement[bool]] = [events.c.tenant == tenant, events.c.id >= low]
+    if high is not None:
+        where.append(events.c.id < high)
+    if since is not None:
+        where.append(events.c.created_at >= since)
+    if until is not None:
+        where.append(events.c.created_at < until)
+    if codes is not None:
+        where.append(events.c.code.in_(sorted(codes)))
+    joined = events.outerjoin(queue_items, queue_items.c.id == events.c.item_id)
+    query = (
+        select(events, queue_items.c.job.label("item_job"))
+        .select_from(joined)
+        .where(*where)
+        .order_by(events.c.id)
+        .limit(limit)
+    )
+    return [(event_from_row(row), row._mapping["item_job"]) for row in conn.execute(query)]
