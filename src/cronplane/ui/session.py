@@ -99,6 +99,7 @@ class Permissions:
     run: bool = False
     sync: bool = False
     use: bool = False
+    promote: bool = False  # an environment's schedules onto another (CREATE + UPDATE)
     tenants: bool = False  # platform tokens only
     quota: bool = False  # platform admins only
 
