@@ -64,8 +64,8 @@ class Pace:
         return max(1, math.ceil(count * self.seconds / (START_BOUND / 2)))
 
 
-# What a slot makes of a claimed item: its outcome; itself, unrun, to give back; None.
-Start = Callable[[Claimed], "RunOutcome | QueueItem | None"]
+# What a slot makes of a claimed item: its outcome, or itself, unrun, to give back.
+Start = Callable[[Claimed], "RunOutcome | QueueItem"]
 
 
 class RunSlots:
@@ -189,7 +189,7 @@ class RunSlots:
                         if not self.pending:
                             self.oldest = self.monotonic()
                         self.pending.append(outcome)
-                    elif outcome is not None:
+                    else:
                         self.unstarted.append(outcome)
                     if not self.waiting or self.due_to_flush():
                         self.cond.notify_all()
