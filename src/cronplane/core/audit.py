@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
 from cronplane.core.codec import field_names
+from cronplane.core.controls import parse_instant
 from cronplane.core.queries import MAX_PAGE
 from cronplane.errors import InvalidAuditQuery
 
@@ -81,15 +82,11 @@ class AuditQuery:
 
 def parse_when(text: str, now: datetime, what: str) -> datetime:
     """An export bound as aware UTC: an ISO 8601 instant or a duration before `now`."""
-    stripped = text.strip()
     try:
-        ago = _AGO.match(stripped)
+        ago = _AGO.match(text.strip())
         if ago is not None:
             return now - timedelta(**{_UNITS[ago["unit"]]: int(ago["count"])})
-        parsed = datetime.fromisoformat(stripped)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        return parse_instant(text, "UTC", what)
     except (ValueError, OverflowError) as error:
         raise InvalidAuditQuery(
             f"{what} {text!r} is not an ISO 8601 instant or a duration like 24h or 7d",
