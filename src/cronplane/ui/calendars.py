@@ -22,6 +22,7 @@ from cronplane.api.context import context_of
 from cronplane.core.calendars import ON_EXCLUDED_NOTES, WEEKDAYS
 from cronplane.core.validation import comma_list
 from cronplane.errors import CronplaneError
+from cronplane.ui.form import posted_fields
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Session, Updater
@@ -32,19 +33,7 @@ Segment = Annotated[str, Path(min_length=1, max_length=128)]
 MAX_FIELD: Final = 16_384
 
 
-async def _fields(request: Request) -> dict[str, Any]:
-    posted = await request.form()
-    return {
-        "weekly": [str(v) for v in posted.getlist("weekly")][:7],
-        **{
-            key: value.strip()[:MAX_FIELD]
-            for key, value in posted.items()
-            if isinstance(value, str) and key != "weekly"
-        },
-    }
-
-
-Fields = Annotated[dict[str, Any], Depends(_fields)]
+Fields = Annotated[dict[str, Any], Depends(posted_fields(MAX_FIELD, {"weekly": 7}))]
 
 
 def calendars_page(

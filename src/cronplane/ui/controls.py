@@ -22,7 +22,7 @@ from cronplane.api.context import context_of
 from cronplane.core.model import Schedule, Scope
 from cronplane.errors import CronplaneError
 from cronplane.ui.editor import KEY, editor_page, schedule_url
-from cronplane.ui.form import ScheduleForm
+from cronplane.ui.form import ScheduleForm, posted_fields
 from cronplane.ui.pages import to_listing
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Runner, Session, Updater
@@ -35,14 +35,7 @@ MAX_FIELD: Final = 512
 SHOWN: Final = 5
 
 
-async def _fields(request: Request) -> dict[str, str]:
-    posted = await request.form()
-    return {
-        key: value.strip()[:MAX_FIELD] for key, value in posted.items() if isinstance(value, str)
-    }
-
-
-Fields = Annotated[dict[str, str], Depends(_fields)]
+Fields = Annotated[dict[str, str], Depends(posted_fields(MAX_FIELD))]
 
 
 def _refused(

@@ -8,7 +8,7 @@ the service's, which answers with a coded error the editor shows in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
@@ -205,3 +205,25 @@ async def read_form(request: Request) -> ScheduleForm:
     }
     keys = {name: given[name].strip()[:MAX_FIELD] for name in KEY_FIELDS if name in given}
     return ScheduleForm(**keys, texts=texts)
+
+
+def posted_fields(
+    max_field: int, lists: Mapping[str, int] | None = None
+) -> Callable[[Request], Awaitable[dict[str, Any]]]:
+    """A route dependency reading a page's posted form (the Calendars, Jobs, Alerts and
+    control forms): each text field stripped and cut at `max_field` characters; each of
+    `lists` (name -> the most values kept) as the list of its values (checkboxes)."""
+    many = dict(lists or {})
+
+    async def read(request: Request) -> dict[str, Any]:
+        posted = await request.form()
+        fields: dict[str, Any] = {
+            key: value.strip()[:max_field]
+            for key, value in posted.items()
+            if isinstance(value, str) and key not in many
+        }
+        for name, most in many.items():
+            fields[name] = [str(v)[:max_field] for v in posted.getlist(name)][:most]
+        return fields
+
+    return read

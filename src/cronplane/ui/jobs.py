@@ -28,7 +28,7 @@ from cronplane.core.inputs import JobSpec
 from cronplane.core.labels import parse_text
 from cronplane.core.model import QueueItem
 from cronplane.errors import CronplaneError
-from cronplane.ui.form import json_object
+from cronplane.ui.form import json_object, posted_fields
 from cronplane.ui.history import attempts_text, item_tone, retrying
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
@@ -37,19 +37,7 @@ from cronplane.ui.session import Creator, Reader, Runner, Session
 router = page_router()
 ITEMS_PER_STATUS: Final = 50
 MAX_FIELD: Final = 16_384
-FORM_FIELDS: Final = ("name", "stack", "target", "title", "payload", "options", "labels")
-
-
-async def _fields(request: Request) -> dict[str, str]:
-    posted = await request.form()
-    return {
-        key: str(posted.get(key) or "").strip()[:MAX_FIELD]
-        for key in FORM_FIELDS
-        if isinstance(posted.get(key) or "", str)
-    }
-
-
-Fields = Annotated[dict[str, str], Depends(_fields)]
+Fields = Annotated[dict[str, str], Depends(posted_fields(MAX_FIELD))]
 
 
 def troubled_items(request: Request, tenant: str) -> list[QueueItem]:
