@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from cronplane.core.alert_channels import check_channel
 from cronplane.core.alert_rules import check_rule
 from cronplane.core.alerts import (
+    SCOPE_PARTS,
     Alert,
     AlertRule,
     NotificationKind,
@@ -22,6 +23,7 @@ from cronplane.core.alerts import (
     Watched,
     on_cleared,
     on_observed,
+    scoped,
     watches,
 )
 from cronplane.core.codec import to_document
@@ -238,3 +240,27 @@ def test_a_skipped_threshold_is_a_pause_limit(
         assert caught.value.detail == {"field": "threshold"}
     else:
         assert check_rule(spec).threshold == threshold
+
+
+@given(
+    st.sampled_from(["schedule", "job", "stack", "tenant", "selector"]),
+    st.sampled_from([None, "billing"]),
+    st.sampled_from([None, "prod"]),
+    st.sampled_from([None, "nightly"]),
+    st.sampled_from([None, "team=payments"]),
+)
+def test_a_scoped_rule_keeps_only_what_its_scope_names(
+    scope: str, stack: str | None, environment: str | None, target: str | None, selector: str | None
+) -> None:
+    spec = RuleSpec("r", "failed", scope, stack, environment, target, channels=("ops",),
+                    selector=selector)  # fmt: skip
+    kept = scoped(spec)
+    for part in ("stack", "environment", "target", "selector"):
+        expected = getattr(spec, part) if part in SCOPE_PARTS[scope] else None
+        assert getattr(kept, part) == expected
+    # Refused, if at all, for a part its scope needs and the form left empty: never for
+    # one it does not name.
+    try:
+        check_rule(kept)
+    except InvalidAlertRule as refused:
+        assert refused.detail["field"] in SCOPE_PARTS[scope]

@@ -20,6 +20,7 @@ from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.core.alert_rules import check_rule
 from cronplane.core.alerts import (
     DEFAULT_RENOTIFY,
+    SCOPE_PARTS,
     SKIP_REASONS,
     Alert,
     AlertRule,
@@ -184,13 +185,16 @@ def rule_add(
     s = settings(ctx)
     named = "schedule" if schedule_name else "job" if job_name else None
     kind = scope or named or ("selector" if selector is not None else "tenant")
-    placed = kind in ("schedule", "job", "stack")
+    # Where the rule is placed comes from the settings' stack and environment, as its
+    # scope names them (core.alerts.SCOPE_PARTS); a target or selector given is kept for
+    # check_rule to judge.
+    parts = SCOPE_PARTS.get(kind, frozenset())
     spec = RuleSpec(
         name=name,
         condition=condition,
         scope=kind,
-        stack=s.stack if placed else None,
-        environment=s.environment if kind in ("schedule", "job") else None,
+        stack=s.stack if "stack" in parts else None,
+        environment=s.environment if "environment" in parts else None,
         target=schedule_name or job_name,
         threshold=threshold,
         reasons=reasons,

@@ -105,6 +105,32 @@ class RuleSpec:
     selector: str | None = None  # a label selector (core.selectors): scope `selector`
 
 
+# The parts of a rule each scope names as the CLI and the console make one (check_rule
+# refuses the others; a stack rule made through the API may also name an environment:
+# the CLI's and the console's environment always has a value, so theirs name none).
+_PLACED: Final = frozenset({"stack", "environment", "target"})
+SCOPE_PARTS: Final[Mapping[str, frozenset[str]]] = {
+    ScopeKind.SCHEDULE: _PLACED,
+    ScopeKind.JOB: _PLACED,
+    ScopeKind.STACK: frozenset({"stack"}),
+    ScopeKind.TENANT: frozenset(),
+    ScopeKind.SELECTOR: frozenset({"selector"}),
+}
+
+
+def scoped(spec: RuleSpec) -> RuleSpec:
+    """`spec` without the parts its scope does not name (SCOPE_PARTS): a form shows every
+    input, and what was typed into one its scope ignores is not a refusal."""
+    parts = SCOPE_PARTS.get(spec.scope, frozenset())
+    return replace(
+        spec,
+        stack=spec.stack if "stack" in parts else None,
+        environment=spec.environment if "environment" in parts else None,
+        target=spec.target if "target" in parts else None,
+        selector=spec.selector if "selector" in parts else None,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class AlertRule:
     """A stored rule."""

@@ -22,8 +22,16 @@ from fastapi import Depends, Query, Request
 from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.context import context_of
-from cronplane.core.alerts import SKIP_REASONS, AlertRule, Condition, RuleSpec, ScopeKind
+from cronplane.core.alerts import (
+    SKIP_REASONS,
+    AlertRule,
+    Condition,
+    RuleSpec,
+    ScopeKind,
+    scoped,
+)
 from cronplane.errors import CronplaneError, InvalidAlertRule
+from cronplane.ui.form import posted_fields
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Runner, Session, Updater
@@ -31,22 +39,9 @@ from cronplane.ui.session import Reader, Runner, Session, Updater
 router = page_router()
 RECENT: Final = 20
 MAX_FIELD: Final = 1_024
-_LISTS: Final = ("reasons", "channels")
-
-
-async def _fields(request: Request) -> dict[str, Any]:
-    posted = await request.form()
-    return {
-        **{name: [str(v)[:MAX_FIELD] for v in posted.getlist(name)][:16] for name in _LISTS},
-        **{
-            key: value.strip()[:MAX_FIELD]
-            for key, value in posted.items()
-            if isinstance(value, str) and key not in _LISTS
-        },
-    }
-
-
-Fields = Annotated[dict[str, Any], Depends(_fields)]
+Fields = Annotated[
+    dict[str, Any], Depends(posted_fields(MAX_FIELD, {"reasons": 16, "channels": 16}))
+]
 
 
 def watched(rule: AlertRule) -> str:
@@ -128,22 +123,20 @@ def add_rule(request: Request, session: Updater, fields: Fields) -> Response:
 
 
 def rule_spec(fields: dict[str, Any]) -> RuleSpec:
-    """The form's rule: only the parts its scope takes (a stack for stack, schedule and
-    job scopes; an environment and a name for schedule and job; a selector for selector)."""
-    scope = fields.get("scope") or ScopeKind.TENANT.value
-    placed = scope in (ScopeKind.SCHEDULE, ScopeKind.JOB, ScopeKind.STACK)
-    named = scope in (ScopeKind.SCHEDULE, ScopeKind.JOB)
-    return RuleSpec(
-        name=fields.get("name", ""),
-        condition=fields.get("condition", ""),
-        scope=scope,
-        stack=(fields.get("stack") or None) if placed else None,
-        environment=(fields.get("environment") or None) if named else None,
-        target=(fields.get("target") or None) if named else None,
-        threshold=_seconds(fields.get("threshold", "")),
-        reasons=tuple(fields["reasons"]),
-        channels=tuple(fields["channels"]),
-        selector=(fields.get("selector") or None) if scope == ScopeKind.SELECTOR else None,
+    """The form's rule, without what its scope does not name (core.alerts.scoped)."""
+    return scoped(
+        RuleSpec(
+            name=fields.get("name", ""),
+            condition=fields.get("condition", ""),
+            scope=fields.get("scope") or ScopeKind.TENANT.value,
+            stack=fields.get("stack") or None,
+            environment=fields.get("environment") or None,
+            target=fields.get("target") or None,
+            threshold=_seconds(fields.get("threshold", "")),
+            reasons=tuple(fields["reasons"]),
+            channels=tuple(fields["channels"]),
+            selector=fields.get("selector") or None,
+        )
     )
 
 
