@@ -107,21 +107,19 @@ def _value(row: Schedule, name: str) -> Any:
 
 
 def field_differences(source: Schedule, target: Schedule) -> tuple[FieldDifference, ...]:
-    """The fields whose values differ, in field order (then the app fields)."""
+    """The fields whose values differ, in field order (then, for two app rows, the
+    manifest's part of the row)."""
     names = [*PROMOTED_FIELDS]
     if source.source == target.source == "app":
         names.extend(APP_FIELDS)
-    return tuple(
-        FieldDifference(
-            name,
-            _value(target, name),
-            _value(source, name),
-            name in target.overrides,
-            name in source.overrides,
-        )
-        for name in names
-        if _value(target, name) != _value(source, name)
-    )
+    found: list[FieldDifference] = []
+    for name in names:
+        old, new = _value(target, name), _value(source, name)
+        if old != new:
+            found.append(
+                FieldDifference(name, old, new, name in target.overrides, name in source.overrides)
+            )
+    return tuple(found)
 
 
 def compare(
@@ -188,16 +186,9 @@ def moved_sides(token: str, current: str) -> list[str]:
 
 
 def promoted_changes(source: Schedule, target: Schedule) -> dict[str, Any]:
-    """The column values a promote sets on `target` (only what differs), as a row holds
-    them: the effective definition, and for two app rows the overrides and declaration."""
-    names = [*PROMOTED_FIELDS]
-    if source.source == target.source == "app":
-        names.extend(APP_FIELDS)
-    changes = {
-        name: getattr(source, name)
-        for name in names
-        if _value(source, name) != _value(target, name)
-    }
+    """The column values a promote sets on `target` (the fields `field_differences`
+    finds), as a row holds them."""
+    changes = {d.field: getattr(source, d.field) for d in field_differences(source, target)}
     if "overrides" in changes:
         changes["overrides"] = sorted(changes["overrides"])
     return changes
