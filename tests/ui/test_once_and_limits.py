@@ -30,7 +30,7 @@ def test_once_preset_and_runs_left(admin: Any) -> None:
     admin.get_by_label("Repeat").select_option(label="Once, at")
     at = admin.get_by_label("At (in the zone)")
     expect(at).to_be_visible()
-    at.fill("2030-01-01T03:00")
+    at.fill("2030-01-01 03:00")  # 24-hour ISO, typed
     expression = admin.get_by_label("Expression")
     expect(expression).to_have_value("once at 2030-01-01T03:00")
     expect(admin.locator("#cron-normalized")).to_have_text("@once 2030-01-01T03:00")
@@ -46,7 +46,7 @@ def test_once_preset_and_runs_left(admin: Any) -> None:
     admin.get_by_role("tab", name="Cron").click()
     expect(expression).to_have_value("@once 2030-01-01T03:00")
     expect(admin.get_by_label("Repeat")).to_have_value("once")
-    expect(at).to_have_value("2030-01-01T03:00")
+    expect(at).to_have_value("2030-01-01 03:00")
 
     admin.goto("/?q=launch-once")
     row = admin.get_by_role("row").filter(has_text="launch-once")

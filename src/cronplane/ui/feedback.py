@@ -3,6 +3,9 @@
 - `GET /ui/cron/explain?cron=&timezone=&seed=`: core's `explain`, as the API answers it
   (normalized form, description, next 5 occurrences in the zone) or the coded error
   (X400001CRNINV quoting the input, X400004ZONINV for a zone).
+- `GET /ui/instant?field=NAME&zone=&NAME=TEXT`: a typed time (a 24-hour ISO wall time
+  in the zone) as the UTC instant the service will read it as, with a note when a
+  clock change skips or repeats it (`core.wall_times`), or why it is not a time.
 - `POST /ui/payload/check`: the payload text parsed and checked with the
   service's validators against the chosen job's JSON Schema.
 
@@ -20,6 +23,7 @@ from cronplane.api.context import context_of
 from cronplane.core import validation
 from cronplane.core.dst import GAPS, REPEATS, DstPolicy
 from cronplane.core.explain import explain
+from cronplane.core.wall_times import read_wall_time
 from cronplane.errors import CronplaneError
 from cronplane.ui.form import payload_object
 from cronplane.ui.pages import error_context, render
@@ -61,6 +65,28 @@ def cron_feedback(
         request,
         "_cron_feedback.html",
         {"preview": preview, "error": error_context(error), "timezone": timezone or "UTC"},
+    )
+
+
+@router.get("/ui/instant")
+def instant_feedback(
+    request: Request,
+    session: User,
+    field: Annotated[str, Query(pattern="^(until|from|to)$")] = "until",
+    zone: Short = "UTC",
+) -> Response:
+    """The time typed in `field` (its own query parameter, as htmx sends an input) in UTC."""
+    text = request.query_params.get(field, "")[:64]
+    reading = problem = None
+    if text.strip():
+        try:
+            reading = read_wall_time(text, zone)
+        except (ValueError, KeyError) as refused:  # KeyError: an unknown zone name
+            problem = str(refused) if isinstance(refused, ValueError) else "unknown zone"
+    return render(
+        request,
+        "_instant_feedback.html",
+        {"reading": reading, "problem": problem, "zone": zone},
     )
 
 

@@ -132,7 +132,7 @@
       case "weekly": return m + " " + h + " * * " + $("#p-weekday").value;
       case "monthly": return m + " " + h + " " + ($("#p-day").value || 1) + " * *";
       case "yearly": return m + " " + h + " " + ($("#p-day").value || 1) + " " + $("#p-month").value + " *";
-      case "once": return $("#p-once").value ? "once at " + $("#p-once").value.slice(0, 16) : null;
+      case "once": return $("#p-once").value.trim() ? "once at " + $("#p-once").value.trim().replace(" ", "T").slice(0, 16) : null;
       default: return null;
     }
   }
@@ -160,7 +160,7 @@
       } else if (preset === "hourly") {
         $("#p-minute").value = match[1];
       } else if (preset === "once") {
-        $("#p-once").value = match[1] + "T" + match[2];
+        $("#p-once").value = match[1] + " " + match[2];
       } else {
         if (+match[1] > 59 || +match[2] > 23) { return "advanced"; }
         $("#p-time").value = pad(+match[2]) + ":" + pad(+match[1]);
