@@ -79,3 +79,30 @@ def test_retry_enqueues_a_fresh_manual_copy_of_a_failed_item(database: Database)
     assert ledger[0].detail["retry_of"] == str(item.id)
     with pytest.raises(QueueItemNotFound):
         service.runs.retry_item("other-tenant", item.id, actor="op")
+
+
+def test_recent_items_are_each_rows_newest_oldest_first(database: Database) -> None:
+    clock = FakeClock(START)
+    service = _service(database, clock)
+    fires = service.get_schedule(SCOPE, "fires")
+    waits = service.get_schedule(SCOPE, "waits")
+    ids = [fires.id, waits.id]
+    assert service.runs.recent_items("acme", ids, 3) == {}
+    made = []
+    dispatcher = Dispatcher(database, clock)
+    for _ in range(5):  # fires interleaved with run-nows, one second apart
+        clock.advance(minutes=10)
+        dispatcher.tick()
+        clock.advance(seconds=1)
+        made.append(service.run_now(SCOPE, "fires", actor="t").id)
+    manual = service.run_now(SCOPE, "waits", actor="t")
+
+    recent = service.runs.recent_items("acme", ids, 3)
+    assert [item.id for item in recent[fires.id]] == made[-3:]  # the newest, oldest first
+    every = service.runs.recent_items("acme", ids, 20)[fires.id]
+    # The first fire's item is still queued, so the later fires were skipped (overlap).
+    assert [item.source for item in every] == ["schedule"] + ["manual"] * 5
+    times = [item.created_at for item in every]
+    assert times == sorted(times)
+    assert [item.id for item in recent[waits.id]] == [manual.id]
+    assert service.runs.recent_items("other-tenant", ids, 3) == {}

@@ -1,4 +1,6 @@
-"""The time display switch (schedule's zone / UTC / browser's zone), remembered per user."""
+"""The console's one time rule: every time on a page in one zone, UTC unless the viewer
+chose the browser's zone or each schedule's own, named in the column headers; the choice
+remembered per user."""
 
 from __future__ import annotations
 
@@ -33,21 +35,29 @@ def new_york(browser: Any, world: World) -> Iterator[Any]:
     context.close()
 
 
-def test_utc_everywhere_on_the_page_and_remembered(admin: Any, world: World) -> None:
+def test_utc_by_default_each_rows_zone_on_request_and_remembered(admin: Any, world: World) -> None:
     add_schedule(world, "kl-times", timezone="Asia/Kuala_Lumpur")
     admin.goto("/?q=kl-times")
-    last_run = admin.locator("#schedules tr[data-name='kl-times'] td.col-next time")
-    expect(last_run).to_have_text(re.compile(r"\+08$"))
-    admin.get_by_label("Times in").select_option("utc")
-    expect(last_run).to_have_text(IN_UTC)
+    next_run = admin.locator("#schedules tr[data-name='kl-times'] td.col-next time")
+    header = admin.get_by_role("columnheader", name=re.compile("^Next Run"))
+    expect(next_run).to_have_text(IN_UTC)
+    expect(header).to_have_text("Next Run (UTC)")
+    admin.get_by_label("Times in").select_option("schedule")
+    expect(next_run).to_have_text(re.compile(r"\+08$"))
+    expect(header).to_have_text("Next Run (each row's zone)")
     admin.reload()
-    expect(admin.get_by_label("Times in")).to_have_value("utc")
-    expect(last_run).to_have_text(IN_UTC)
+    expect(admin.get_by_label("Times in")).to_have_value("schedule")
+    expect(next_run).to_have_text(re.compile(r"\+08$"))
 
+    admin.get_by_label("Times in").select_option("utc")
     admin.goto("/schedules/billing/prod/kl-times")
     expect(admin.locator("#created-date time")).to_have_text(IN_UTC)
     admin.get_by_role("tab", name="Cron").click()
-    expect(admin.locator("#cron-next li time").first).to_have_text(IN_UTC)
+    # A cron's next runs are about its zone's clock: in that zone, named in the header.
+    expect(admin.locator("#cron-next li time").first).to_have_text(re.compile(r"03:00 \+08$"))
+    expect(admin.locator(".explain dt", has_text="Next 5 runs")).to_contain_text(
+        "Asia/Kuala_Lumpur"
+    )
     admin.get_by_role("button", name="Run now").click()
     admin.get_by_role("dialog").get_by_role("button", name="Run now").click()
     queued = admin.locator("#run-card .run-head time")
@@ -60,9 +70,9 @@ def test_utc_everywhere_on_the_page_and_remembered(admin: Any, world: World) -> 
 
 
 def test_the_choice_belongs_to_the_user(admin: Any, world: World) -> None:
-    admin.get_by_label("Times in").select_option("utc")
+    admin.get_by_label("Times in").select_option("schedule")
     sign_in(admin, world, Role.VIEWER)  # same browser, another user
-    expect(admin.get_by_label("Times in")).to_have_value("schedule")
+    expect(admin.get_by_label("Times in")).to_have_value("utc")
 
 
 def test_the_browsers_zone(new_york: Any, world: World) -> None:
@@ -74,6 +84,8 @@ def test_the_browsers_zone(new_york: Any, world: World) -> None:
     new_york.goto("/?q=nightly-report")
     last_run = new_york.locator("#schedules tr[data-name='nightly-report'] td.last-run time")
     expect(last_run).to_have_text(re.compile(r"\d\d:\d\d (GMT-[45]|E[SD]T)$"))
+    header = new_york.get_by_role("columnheader", name=re.compile("^Last Run"))
+    expect(header).to_have_text("Last Run (America/New_York)")
 
 
 def test_the_zone_picker_is_searchable(admin: Any) -> None:

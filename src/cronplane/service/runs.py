@@ -165,6 +165,13 @@ class RunService(ServiceBase):
         with self._listing() as conn:
             return summaries.latest_by_schedule(conn, tenant, schedule_ids)
 
+    def recent_items(
+        self, tenant: str, schedule_ids: list[UUID], per_schedule: int = 12
+    ) -> dict[UUID, list[QueueItem]]:
+        """Each schedule's newest `per_schedule` items, oldest first, for a page of rows."""
+        with self._listing() as conn:
+            return summaries.recent_by_schedule(conn, tenant, schedule_ids, per_schedule)
+
     def fired_schedules(self, tenant: str, schedule_ids: list[UUID]) -> set[UUID]:
         """Which of these schedules ever fired (`last_run` alone cannot say: SPEC §2)."""
         with self._listing() as conn:

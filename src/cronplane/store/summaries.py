@@ -42,6 +42,39 @@ def latest_by_schedule(
     return latest
 
 
+def recent_by_schedule(
+    conn: Connection, tenant: str, schedule_ids: Sequence[UUID], per_schedule: int
+) -> dict[UUID, list[QueueItem]]:
+    """Each schedule's newest `per_schedule` items (any source), oldest first, in one
+    query: the listing's sparkline of recent outcomes."""
+    if not schedule_ids:
+        return {}
+    rank = (
+        func.row_number()
+        .over(
+            partition_by=queue_items.c.schedule_id,
+            order_by=(queue_items.c.created_at.desc(), queue_items.c.id.desc()),
+        )
+        .label("rank")
+    )
+    ranked = (
+        select(queue_items, rank)
+        .where(queue_items.c.tenant == tenant, schedule_in(queue_items, schedule_ids))
+        .subquery()
+    )
+    query = select(*(ranked.c[column.name] for column in queue_items.c)).where(
+        ranked.c.rank <= per_schedule
+    )
+    recent: dict[UUID, list[QueueItem]] = {}
+    for row in conn.execute(query):
+        item = item_from_row(row)
+        assert item.schedule_id is not None
+        recent.setdefault(item.schedule_id, []).append(item)
+    for items in recent.values():
+        items.sort(key=lambda item: (item.created_at, item.id))
+    return recent
+
+
 def fired_schedules(
     conn: Connection, tenant: str, schedule_ids: Sequence[UUID], fired_code: str
 ) -> set[UUID]:

@@ -4,7 +4,8 @@ Filters and search go straight to `ScheduleService.list_schedules` (search:
 a case-insensitive substring of name, job, stack or environment, matched by
 the store), so paging is the service's keyset paging. Each row also shows
 whether it ever fired and its newest item (`RunService.fired_schedules`,
-`last_items`: two queries per page). Row actions: Run (confirmed in a
+`last_items`: two queries per page), and a sparkline of its last 12 items
+(`RunService.recent_items`, one more). Row actions: Run (confirmed in a
 dialog, `POST /ui/run`) and Enable/Disable; bulk Enable/Disable posts the
 checked rows to `POST /schedules/bulk`, one service call per row, each with
 the revision the page showed (a row changed since is refused, not toggled).
@@ -31,12 +32,14 @@ from cronplane.ui.history import item_tone
 from cronplane.ui.pages import error_context, render, to_listing
 from cronplane.ui.route import page_router
 from cronplane.ui.session import Reader, Session, Toggler
+from cronplane.ui.timeline import sparkline
 
 router = page_router()
 
 PAGE_SIZE: Final = 20
 MAX_BULK: Final = 100
 MAX_NOTICE: Final = 500
+SPARK_RUNS: Final = 12  # a row's recent items its sparkline draws
 Text = Annotated[str, Query(max_length=128)]
 
 
@@ -131,10 +134,12 @@ def listing(
             "can_create": session.can(Action.CREATE),
             "fired": ctx.service.runs.fired_schedules(session.tenant, ids),
             "last_items": ctx.service.runs.last_items(session.tenant, ids),
+            "recent": ctx.service.runs.recent_items(session.tenant, ids, SPARK_RUNS),
             "alert_counts": ctx.service.alerts.open_counts(session.tenant, ids),
             "item_tone": item_tone,
             "row_key": row_key,
             "with_label": with_label,
+            "sparkline": sparkline,
         },
         status_code=error.status if error else 200,
     )

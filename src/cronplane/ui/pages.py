@@ -41,16 +41,25 @@ SECURITY_HEADERS: Final = {
 
 
 def when(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Markup:
-    """A UTC instant shown in `zone`, with the UTC reading on hover; a dash when None.
+    """A UTC instant as the viewer reads times: in UTC unless they chose otherwise; a dash
+    when None.
 
-    `data-zone` is the zone it was rendered in: the time display switch
-    (console.js) re-renders every `<time>` in UTC or the browser's zone.
-    `seconds` shows them too (a schedule of `every 10 seconds`, whose next
-    instants would otherwise read alike).
+    The console's one time rule (docs/console.md): a page shows every time in one zone,
+    the viewer's choice, named in the column's header (`zone_label`). The server
+    writes UTC, the default; the time display switch (console.js) re-renders every
+    `<time>` in the browser's zone, or in `data-zone` (the row's own zone) when
+    the viewer asks for "each schedule's zone". `seconds` shows them too (a
+    schedule of `every 10 seconds`, whose next instants would otherwise read alike).
     """
-    if seconds:
-        return _time(value, zone, "%Y-%m-%d %H:%M:%S %Z", "seconds")
-    return _time(value, zone, "%Y-%m-%d %H:%M %Z", "datetime")
+    return _time(value, zone, _pattern("datetime", seconds), "seconds" if seconds else "datetime")
+
+
+def wall(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Markup:
+    """An instant as the clock in `zone` reads it, whatever the viewer chose: for what
+    is about that zone's wall clock (a cron's next runs in its zone, named in its
+    header). The UTC reading is on hover."""
+    form = "seconds" if seconds else "datetime"
+    return _time(value, zone, _pattern(form, seconds), form, fixed=True)
 
 
 def clock(value: datetime | None, zone: str = "UTC") -> Markup:
@@ -58,7 +67,13 @@ def clock(value: datetime | None, zone: str = "UTC") -> Markup:
     return _time(value, zone, "%H:%M %Z", "time")
 
 
-def _time(value: datetime | None, zone: str, pattern: str, form: str) -> Markup:
+def _pattern(form: str, seconds: bool) -> str:
+    return "%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z"
+
+
+def _time(
+    value: datetime | None, zone: str, pattern: str, form: str, *, fixed: bool = False
+) -> Markup:
     if value is None:
         return Markup('<span class="muted" aria-label="never">—</span>')
     try:
@@ -66,15 +81,24 @@ def _time(value: datetime | None, zone: str, pattern: str, form: str) -> Markup:
     except UnknownZone:
         zone, local = "UTC", value.astimezone(UTC)
     utc = value.astimezone(UTC)
+    # `data-local`: the row's own zone's reading, written here so "each schedule's
+    # zone" names zones as the rest of the product does (+08, not the browser's GMT+8).
     return Markup(
-        '<time datetime="{}" data-zone="{}" data-form="{}" title="{} UTC">{}</time>'
+        '<time datetime="{}" data-zone="{}" data-form="{}" data-local="{}"{} title="{} UTC">{}</time>'
     ).format(
         utc.isoformat(),
         zone,
         form,
-        utc.strftime("%Y-%m-%d %H:%M:%S"),
         local.strftime(pattern),
+        Markup(' data-fixed=""') if fixed else "",
+        utc.strftime("%Y-%m-%d %H:%M:%S"),
+        (local if fixed else utc).strftime(pattern),
     )
+
+
+def zone_label() -> Markup:
+    """A column header's zone name: UTC as served; console.js names the viewer's choice."""
+    return Markup('<span class="zone-label" data-zone-label>(UTC)</span>')
 
 
 def pretty_json(value: Any) -> str:
@@ -98,6 +122,8 @@ def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATE_DIR)
     env = templates.env
     env.filters["when"] = when
+    env.filters["wall"] = wall
+    env.globals["zone_label"] = zone_label
     env.filters["clock"] = clock
     env.filters["pretty_json"] = pretty_json
     env.filters["compact_json"] = compact_json

@@ -23,6 +23,8 @@ LIMIT: Final = 30
 WIDTH: Final = 600
 HEIGHT: Final = 64
 LATE_MS: Final = 1000
+SPARK_WIDTH: Final = 96
+SPARK_HEIGHT: Final = 22
 # The ledger rows that put an item on the queue (the rest are skips and ends).
 FIRES: Final = frozenset({ev.SCHEDULE_FIRED.text, ev.SCHEDULE_RUN_NOW.text})
 # What an item's status says of its occurrence, as a tone (the CSS class of the bar).
@@ -89,11 +91,37 @@ def summary(shown: list[Mark]) -> str:
     return f"The last {len(shown)} occurrences: {words}."
 
 
-def timeline_svg(shown: list[Mark], width: int = WIDTH, height: int = HEIGHT) -> Markup:
+def item_marks(items: list[QueueItem]) -> list[Mark]:
+    """A row's recent items (oldest first) as marks: the listing's sparkline, which has
+    the queue's items at hand, not the ledger's skips."""
+    found = []
+    for item in items:
+        at = item.scheduled_for or item.created_at
+        seconds = _duration(item)
+        late_ms = None
+        if item.scheduled_for is not None and item.started_at is not None:
+            late_ms = int((item.started_at - item.scheduled_for).total_seconds() * 1000)
+        text = f"{at:%Y-%m-%d %H:%M:%S} UTC: {item.source}, {item.status}"
+        text += f" in {seconds:.1f} s" if seconds is not None else ""
+        late = late_ms is not None and late_ms >= LATE_MS
+        text += f", started {late_ms:,} ms late" if late else ""
+        found.append(Mark(at, ITEM_TONE.get(item.status, "info"), text, seconds, late))
+    return found
+
+
+def sparkline(items: list[QueueItem]) -> Markup:
+    """A listing row's recent runs, small: the timeline's picture at 96 × 22 px."""
+    return timeline_svg(item_marks(items), width=SPARK_WIDTH, height=SPARK_HEIGHT, css="sparkline")
+
+
+def timeline_svg(
+    shown: list[Mark], width: int = WIDTH, height: int = HEIGHT, css: str = "timeline"
+) -> Markup:
     """The SVG of `shown` (bars left to right, oldest first), `width` × `height` px."""
     label = escape(summary(shown))
+    size = 'width="100%"' if css == "timeline" else f'width="{width}"'
     parts = [
-        f'<svg class="timeline" viewBox="0 0 {width} {height}" width="100%" height="{height}"'
+        f'<svg class="{css}" viewBox="0 0 {width} {height}" {size} height="{height}"'
         f' role="img" aria-label="{label}" preserveAspectRatio="none">'
     ]
     if shown:

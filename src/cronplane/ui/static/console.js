@@ -232,12 +232,15 @@
   }
 
 
-  /* -- time display: each schedule's zone / UTC / the browser's zone ------ */
+  /* -- time display: UTC (the default) / the browser's zone / each schedule's zone --
+     One zone per page, named in each time column's header ([data-zone-label]). The
+     server writes UTC; a <time data-fixed> is about its own zone's wall clock (a
+     cron's next runs, named in its header) and is left alone. */
   var TIME_KEY = "cronplane.time-display.";
   function timeMode() {
     var select = $("#time-display");
-    if (!select) { return "schedule"; }
-    try { return localStorage.getItem(TIME_KEY + select.getAttribute("data-user")) || "schedule"; } catch (e) { return "schedule"; }
+    if (!select) { return "utc"; }
+    try { return localStorage.getItem(TIME_KEY + select.getAttribute("data-user")) || "utc"; } catch (e) { return "utc"; }
   }
   function formatIn(date, zone, form) {
     var parts = {};
@@ -253,13 +256,16 @@
     var mode = timeMode();
     var browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
     $all("time[datetime][data-zone]", root).forEach(function (time) {
+      if (time.hasAttribute("data-fixed")) { return; }
       if (!time.hasAttribute("data-text")) { time.setAttribute("data-text", time.textContent); }
-      if (mode === "schedule") { time.textContent = time.getAttribute("data-text"); return; }
-      var zone = mode === "utc" ? "UTC" : browserZone;
+      if (mode === "utc") { time.textContent = time.getAttribute("data-text"); return; }
+      if (mode === "schedule") { time.textContent = time.getAttribute("data-local") || time.getAttribute("data-text"); return; }
       try {
-        time.textContent = formatIn(new Date(time.getAttribute("datetime")), zone, time.getAttribute("data-form"));
+        time.textContent = formatIn(new Date(time.getAttribute("datetime")), browserZone, time.getAttribute("data-form"));
       } catch (e) { time.textContent = time.getAttribute("data-text"); }
     });
+    var label = mode === "browser" ? "(" + browserZone + ")" : mode === "schedule" ? "(each row's zone)" : "(UTC)";
+    $all("[data-zone-label]", root).forEach(function (span) { span.textContent = label; });
   }
   function setupTimeSwitch() {
     var select = $("#time-display");
