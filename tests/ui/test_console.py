@@ -124,7 +124,7 @@ def test_create_through_the_picker_and_a_preset(admin: Any, tmp_path: Path) -> N
 
 
 def test_a_bad_cron_shows_the_coded_error_live_and_on_save(admin: Any) -> None:
-    admin.goto("/schedules/billing/prod/ledger-sync")
+    admin.goto("/schedules/billing/prod/ledger-sync/edit")
     admin.get_by_role("tab", name="Cron").click()
     expression = admin.get_by_label("Expression")
     expression.fill("61 * * * *")
@@ -227,6 +227,7 @@ def test_app_rows_show_overrides_and_reset_to_manifest(admin: Any) -> None:
     expect(admin.get_by_label("Job (code)")).to_have_attribute("readonly", "")
     expect(admin.get_by_role("button", name="Choose job…")).to_have_count(0)
     expect(admin.get_by_role("button", name="Delete")).to_have_count(0)
+    admin.get_by_role("link", name="Edit", exact=True).click()
     admin.get_by_role("tab", name="Cron").click()
     admin.get_by_label("Expression").fill("*/20 * * * *")
     admin.get_by_role("button", name="Save").click()
@@ -259,6 +260,10 @@ def test_a_viewer_sees_no_edit_buttons_and_the_server_refuses_anyway(
         expect(page.get_by_role("button", name=name)).to_have_count(0)
     expect(page.get_by_label("Expression")).to_have_attribute("readonly", "")
     expect(page.get_by_text("Read-only: your role (viewer)")).to_be_visible()
+    expect(page.get_by_role("link", name="Edit", exact=True)).to_have_count(0)
+    page.goto("/schedules/billing/prod/invoices-sweep/edit")
+    expect(page.locator("#page-error")).to_contain_text("X403001FORBID")
+    page.goto("/schedules/billing/prod/invoices-sweep")
     csrf = page.locator("input[name=csrf]").first.input_value()
     forged = page.request.post(
         "/schedules/billing/prod/invoices-sweep/disable", form={"csrf": csrf}, max_redirects=0
@@ -276,6 +281,22 @@ def test_an_operator_may_run_and_toggle_but_not_edit(page: Any, world: World) ->
     expect(page.get_by_role("button", name="Disable")).to_be_visible()
     for name in ("Save", "Delete"):
         expect(page.get_by_role("button", name=name)).to_have_count(0)
+    expect(page.get_by_role("link", name="Edit", exact=True)).to_have_count(0)
+
+
+def test_a_rows_page_leads_with_status_and_edit_is_its_own_view(admin: Any) -> None:
+    admin.goto("/schedules/billing/prod/invoices-sweep")
+    expect(admin.locator("#status-strip")).to_be_visible()
+    expect(admin.get_by_role("button", name="Save")).to_have_count(0)  # no form to save here
+    expect(admin.get_by_label("Expression")).to_have_attribute("readonly", "")
+    admin.get_by_role("link", name="Edit", exact=True).click()
+    expect(admin).to_have_url(re.compile(r"/schedules/billing/prod/invoices-sweep/edit$"))
+    expect(admin.get_by_role("heading", level=1)).to_have_text("Edit invoices-sweep")
+    expect(admin.locator("#status-strip")).to_have_count(0)
+    expect(admin.get_by_role("tab", name="History")).to_have_count(0)
+    expect(admin.get_by_label("Expression")).to_be_editable()
+    admin.get_by_role("link", name="Cancel").click()
+    expect(admin).to_have_url(re.compile(r"/schedules/billing/prod/invoices-sweep$"))
 
 
 def test_keyboard_moves_between_tabs_and_opens_the_picker(admin: Any) -> None:
@@ -324,7 +345,7 @@ def test_every_details_row_of_the_field_table_is_an_input_that_saves(
     add_schedule(world, "zz-every-detail")
     service = ScheduleService(world.database, SystemClock())
     service.save_calendar("demo", "zz-sundays", weekly=["sun"], actor="test")
-    admin.goto("/schedules/billing/prod/zz-every-detail")
+    admin.goto("/schedules/billing/prod/zz-every-detail/edit")
     typed: dict[str, str] = {}
     for row in DETAIL_FIELDS:
         control = admin.get_by_label(re.compile(rf"^{re.escape(row.label)}\b"))
@@ -358,7 +379,7 @@ def test_the_cron_tab_notes_the_clock_changes_under_the_policy_chosen(
     admin: Any, world: World
 ) -> None:
     add_schedule(world, "zz-dst-notes", cron="30 1 * * *", timezone="Europe/London")
-    admin.goto("/schedules/billing/prod/zz-dst-notes")
+    admin.goto("/schedules/billing/prod/zz-dst-notes/edit")
     admin.get_by_label("Clocks back").select_option("second")
     admin.get_by_role("tab", name="Cron").click()
     notes = admin.locator("#cron-dst-notes")

@@ -101,12 +101,13 @@ def test_backfill_dialog_dry_run_then_enqueue(admin: Any, world: World) -> None:
 
 def test_jitter_is_edited_like_any_field(admin: Any, world: World) -> None:
     add_schedule(world, "spread-nightly", cron="0 3 * * *")
-    admin.goto("/schedules/billing/prod/spread-nightly")
+    admin.goto("/schedules/billing/prod/spread-nightly/edit")
     admin.get_by_label(re.compile("Jitter")).fill("3600")
     admin.get_by_role("button", name="Save").click()
     stored = row(world, "spread-nightly")
     assert stored.jitter == 3600 and 0 <= stored.jitter_offset < 3600
     expect(admin.locator("#jitter-hint")).to_contain_text(f"{stored.jitter_offset} s")
+    admin.get_by_role("link", name="Edit", exact=True).click()
     admin.get_by_label(re.compile("Jitter")).fill("-4")
     admin.get_by_role("button", name="Save").click()
     expect(admin.get_by_role("alert")).to_contain_text("X400100JITINV")

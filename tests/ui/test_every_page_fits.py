@@ -31,6 +31,7 @@ PAGES = {
     "cron": (SCHEDULE + "?tab=cron", "#cron-description"),
     "json": (SCHEDULE + "?tab=json", "textarea"),
     "history": (SCHEDULE + "?tab=history", "#items"),
+    "edit": (SCHEDULE + "/edit", "#save-button"),
     "versions": (SCHEDULE + "/versions", "h1"),
     "jobs": ("/jobs", "#jobs"),
     "alerts": ("/alerts", "#alert-rules"),

@@ -53,7 +53,7 @@ def test_a_retrying_item_says_which_attempt_failed_and_when_the_next_is(
 
 def test_changes_are_their_own_list_with_old_new_and_actor(admin: Any, world: World) -> None:
     add_schedule(world, "diffed", cron="0 3 * * *")
-    admin.goto("/schedules/billing/prod/diffed")
+    admin.goto("/schedules/billing/prod/diffed/edit")
     admin.get_by_role("tab", name="Cron").click()
     admin.get_by_label("Expression").fill("0 4 * * *")
     admin.get_by_role("button", name="Save").click()

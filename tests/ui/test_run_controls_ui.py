@@ -25,13 +25,14 @@ except ImportError as missing:  # the test extra installs it; CI must have it
 
 def test_editor_sets_overlap_and_timeout(admin: Any, world: World) -> None:
     add_schedule(world, "controlled")
-    admin.goto("/schedules/billing/prod/controlled")
+    admin.goto("/schedules/billing/prod/controlled/edit")
     admin.get_by_label("Overlap", exact=True).select_option("buffer_one")
     admin.get_by_label("Timeout (seconds)").fill("45")
     admin.get_by_role("button", name="Save").click()
     expect(admin.get_by_role("status")).to_contain_text("saved", ignore_case=True)
     expect(admin.get_by_label("Overlap", exact=True)).to_have_value("buffer_one")
     expect(admin.get_by_label("Timeout (seconds)")).to_have_value("45")
+    admin.get_by_role("link", name="Edit", exact=True).click()
     admin.get_by_label("Timeout (seconds)").fill("0")
     admin.get_by_role("button", name="Save").click()
     expect(admin.locator("body")).to_contain_text("X400007REQINV")

@@ -49,5 +49,5 @@ def test_a_row_shows_its_recent_runs_and_one_that_never_ran_none(admin: Any, wor
     expect(spark.locator("g.mark.tone-ok")).to_have_count(3)
     idle = admin.locator("#schedules tr[data-name='zz-spark-idle']")
     expect(idle.locator("svg.sparkline")).to_have_count(0)
-    row.locator("a.spark-link").click()
+    row.get_by_role("link", name="Recent runs of zz-spark-runs").click()
     expect(admin).to_have_url(re.compile(r"/schedules/billing/prod/zz-spark-runs\?tab=history$"))

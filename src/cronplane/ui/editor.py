@@ -4,7 +4,9 @@ Routes (each one service call, each guarded by its action):
 
     GET  /schedules/new                         Creator   the empty editor
     POST /schedules/new                         Creator   create_schedule
-    GET  /schedules/{stack}/{environment}/{name}  Reader  the editor on a row
+    GET  /schedules/{stack}/{environment}/{name}  Reader  the row's page: status, fields
+                                                          read-only, history; an Edit link
+    GET  .../edit                               Updater   the editor on the row
     POST /schedules/{stack}/{environment}/{name}  Updater update_schedule
     POST .../enable | .../disable               Toggler   enable / disable
     POST .../reset                              Updater   reset_to_manifest
@@ -104,8 +106,11 @@ def editor_page(
     error: CronplaneError | None = None,
     notice: str = "",
     tab: str = "details",
+    editing: bool = True,
 ) -> Response:
-    """The editor, for a new schedule (`schedule` None) or a stored one."""
+    """The editor, for a new schedule (`schedule` None) or a stored one; with `editing`
+    False, a stored row's own page: its status first, every field read-only, its
+    history, and an Edit link when the role may change something (issue 39)."""
     ctx = context_of(request)
     jobs = ctx.service.list_jobs(session.tenant)
     scope = Scope(session.tenant, form.stack or "default", form.environment or "default")
@@ -126,11 +131,15 @@ def editor_page(
         }
         if schedule is not None and schedule.jitter
         else {},
-        "editable": editable_fields(session, schedule),
+        "editable": editable_fields(session, schedule) if editing else frozenset(),
+        "editing": editing,
+        "can_edit": bool(editable_fields(session, schedule)),
         "seed": scope.identity(form.name or form.job or "new"),
         "error": error_context(error),
         "notice": notice,
-        "tab": tab if tab in ("details", "cron", "json", "history") else "details",
+        "tab": tab
+        if tab in ("details", "cron", "json", "history")[: 3 if editing else 4]
+        else "details",
         "history": (shown := history(request, schedule.scope, schedule.name) if schedule else None),
         "timeline": timeline_svg(marks(shown)) if shown is not None else None,
         "alert_rules": ctx.service.alerts.list_rules(
@@ -202,13 +211,30 @@ def edit_schedule(
     notice: Annotated[str, Query(max_length=500)] = "",
     tab: Annotated[str, Query(max_length=16)] = "details",
 ) -> Response:
-    """The editor on a stored schedule (read-only where the role or the source says so)."""
+    """A stored schedule's page: status, fields read-only, history, its actions."""
     schedule = context_of(request).service.get_schedule(
         Scope(session.tenant, stack, environment), name
     )
+    form = ScheduleForm.of(schedule)
     return editor_page(
-        request, session, form=ScheduleForm.of(schedule), schedule=schedule, notice=notice, tab=tab
+        request, session, form=form, schedule=schedule, notice=notice, tab=tab, editing=False
     )
+
+
+@router.get(KEY + "/edit")
+def schedule_editor(
+    request: Request,
+    session: Updater,
+    stack: Segment,
+    environment: Segment,
+    name: Segment,
+    tab: Annotated[str, Query(max_length=16)] = "details",
+) -> Response:
+    """The editor on a stored schedule (read-only where the source says so)."""
+    schedule = context_of(request).service.get_schedule(
+        Scope(session.tenant, stack, environment), name
+    )
+    return editor_page(request, session, form=ScheduleForm.of(schedule), schedule=schedule, tab=tab)
 
 
 @router.post(KEY)
@@ -257,8 +283,9 @@ def _act(
             )
     except CronplaneError as error:
         schedule = service.get_schedule(scope, name)
+        form = ScheduleForm.of(schedule)
         return editor_page(
-            request, session, form=ScheduleForm.of(schedule), schedule=schedule, error=error
+            request, session, form=form, schedule=schedule, error=error, editing=False
         )
     notices = {"enable": "Enabled.", "disable": "Disabled.", "reset": "Reset to the manifest."}
     return RedirectResponse(schedule_url(done, notice=notices[verb]), status_code=303)
