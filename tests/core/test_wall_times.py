@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cronplane.core.controls import parse_instant
-from cronplane.core.wall_times import read_wall_time
+from cronplane.core.wall_times import read_wall_time, wall_text
 
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
 
@@ -60,3 +60,22 @@ def test_an_offset_given_wins_over_the_zone() -> None:
 def test_what_is_not_a_time_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         read_wall_time(text, "UTC")
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2090, 12, 31), timezones=st.just(UTC)
+    ),
+    st.sampled_from(ZONES),
+)
+def test_what_an_input_shows_reads_back_as_the_same_instant(instant: datetime, zone: str) -> None:
+    """A stored instant shown as its wall time and saved untouched does not move, not
+    even in the second pass of a repeated hour."""
+    instant = instant.replace(microsecond=0)
+    assert read_wall_time(wall_text(instant, zone), zone).instant == instant
+
+
+def test_the_second_pass_of_a_repeat_keeps_its_offset() -> None:
+    first, second = (datetime(2027, 10, 31, h, 30, tzinfo=UTC) for h in (0, 1))
+    assert wall_text(first, "Europe/Berlin") == "2027-10-31 02:30"
+    assert wall_text(second, "Europe/Berlin") == "2027-10-31 02:30+01:00"

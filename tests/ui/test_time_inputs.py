@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from ui_support import TENANT, World, add_schedule
 
 from cronplane.clock import SystemClock
+from cronplane.core.inputs import SchedulePatch
 from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
 
@@ -58,3 +60,24 @@ def test_the_backfill_range_is_typed_in_the_rows_zone(admin: Any, world: World) 
     expect(dialog.locator("#backfill-from-utc")).to_have_text("= 2026-01-01 00:00 UTC")
     dialog.get_by_label(re.compile("To \\(exclusive\\)")).fill("2026-01-01T09:00+08:00")
     expect(dialog.locator("#backfill-to-utc")).to_have_text("= 2026-01-01 01:00 UTC")
+
+
+def test_the_window_is_shown_and_typed_in_the_rows_zone_and_kept_when_untouched(
+    admin: Any, world: World
+) -> None:
+    add_schedule(world, "zz-berlin-window", timezone="Europe/Berlin")
+    service = ScheduleService(world.database, SystemClock())
+    scope = Scope(TENANT, "billing", "prod")
+    ends = datetime(2099, 10, 25, 1, 30, tzinfo=UTC)  # 02:30, the repeated hour's 2nd pass
+    service.update_schedule(scope, "zz-berlin-window", SchedulePatch(end_at=ends), actor="test")
+    admin.goto("/schedules/billing/prod/zz-berlin-window/edit")
+    end_at = admin.get_by_label(re.compile("^End at"))
+    expect(end_at).to_have_value("2099-10-25 02:30+01:00")  # the offset says which pass
+    start_at = admin.get_by_label(re.compile("^Start at"))
+    start_at.fill("2099-07-01 09:30")
+    expect(admin.locator("#start_at-utc")).to_have_text("= 2099-07-01 07:30 UTC")
+    admin.get_by_role("button", name="Save").click()
+    expect(admin.get_by_role("status")).to_have_text("Saved.")
+    stored = service.get_schedule(scope, "zz-berlin-window")
+    assert stored.start_at == datetime(2099, 7, 1, 7, 30, tzinfo=UTC)
+    assert stored.end_at == ends  # shown, saved untouched: not moved by an hour

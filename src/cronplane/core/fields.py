@@ -278,7 +278,7 @@ SCHEDULE_FIELDS: Final = (
         help="No fire after this ISO 8601 instant (naive: in --tz).",
         about="No fire after this instant.",
         placeholder="no end",
-        hint="ISO 8601, e.g. 2027-01-01T03:00 (in the schedule's zone) or "
+        hint="24-hour ISO, e.g. 2027-01-01 03:00 (in the schedule's zone) or "
         "2027-01-01T03:00+01:00. No fire outside the window; after it the schedule is ended.",
         timing=True,
     ),

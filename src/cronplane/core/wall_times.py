@@ -2,6 +2,7 @@
 service will use, and a note when the zone's clock change makes it doubtful.
 
     read_wall_time(text, zone) -> WallTime
+    wall_text(instant, zone) -> str           the other way: what to show in the input
 
 The console shows it live beside every time input (pause until, backfill
 from/to), so the operator sees the UTC instant before submitting. It reads
@@ -47,3 +48,15 @@ def read_wall_time(text: str, zone: str) -> WallTime:
             return WallTime(instant, f"{wall} does not exist in {zone}: read as {moved}")
         return WallTime(instant, f"{wall} happens twice in {zone}: the first is used")
     return WallTime(instant, "")
+
+
+def wall_text(instant: datetime, zone: str) -> str:
+    """`instant` as 24-hour ISO wall time in `zone` ("2027-01-31 06:00"), which the
+    service reads back in the row's zone; with its offset where the bare wall time
+    would read back as another instant (the second pass of a repeated hour), so a
+    save that leaves the field alone never moves it."""
+    local = instant.astimezone(ZoneInfo(zone))
+    text = local.strftime("%Y-%m-%d %H:%M:%S" if local.second else "%Y-%m-%d %H:%M")
+    if read_wall_time(text, zone).instant != instant:
+        return text + local.strftime("%z")[:3] + ":" + local.strftime("%z")[3:]
+    return text

@@ -3,7 +3,7 @@
 - `GET /ui/cron/explain?cron=&timezone=&seed=`: core's `explain`, as the API answers it
   (normalized form, description, next 5 occurrences in the zone) or the coded error
   (X400001CRNINV quoting the input, X400004ZONINV for a zone).
-- `GET /ui/instant?field=NAME&zone=&NAME=TEXT`: a typed time (a 24-hour ISO wall time
+- `GET /ui/instant?field=NAME&zone=[&timezone=]&NAME=TEXT`: a typed time (a 24-hour ISO wall time
   in the zone) as the UTC instant the service will read it as, with a note when a
   clock change skips or repeats it (`core.wall_times`), or why it is not a time.
 - `POST /ui/payload/check`: the payload text parsed and checked with the
@@ -72,10 +72,13 @@ def cron_feedback(
 def instant_feedback(
     request: Request,
     session: User,
-    field: Annotated[str, Query(pattern="^(until|from|to)$")] = "until",
+    field: Annotated[str, Query(pattern="^(until|from|to|start_at|end_at)$")] = "until",
     zone: Short = "UTC",
+    timezone: Short = "",
 ) -> Response:
-    """The time typed in `field` (its own query parameter, as htmx sends an input) in UTC."""
+    """The time typed in `field` (its own query parameter, as htmx sends an input) in UTC;
+    in the editor, `timezone` is the zone chosen on its Cron tab (it wins over `zone`)."""
+    zone = timezone or zone
     text = request.query_params.get(field, "")[:64]
     reading = problem = None
     if text.strip():

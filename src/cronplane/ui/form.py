@@ -20,14 +20,18 @@ from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.labels import labels_text, parse_text
 from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
 from cronplane.core.validation import comma_list
+from cronplane.core.wall_times import wall_text
 from cronplane.errors import InvalidPayload, InvalidRequest
 
 DEFAULT_CRON: Final = "0 0 * * *"  # the seed's editor starts at "every day at midnight"
 MAX_FIELD: Final = 256
 
 
-def _field_text(row: ScheduleField, value: Any) -> str:
-    """A field's value as its input shows it (labels as `k=v, k2=v2`)."""
+def _field_text(row: ScheduleField, value: Any, zone: str = "UTC") -> str:
+    """A field's value as its input shows it (labels as `k=v, k2=v2`, an instant as the
+    wall time in the row's zone)."""
+    if row.kind == "instant" and isinstance(value, datetime):
+        return wall_text(value, zone)
     if row.kind == "labels":
         return labels_text(value) if value else ""
     if row.kind == "names":
@@ -85,7 +89,10 @@ class ScheduleForm:
             name=schedule.name,
             status="ACTIVE" if schedule.enabled else "INACTIVE",
             revision=str(schedule.revision),
-            texts={f.name: _field_text(f, getattr(schedule, f.name)) for f in FORM_FIELDS},
+            texts={
+                f.name: _field_text(f, getattr(schedule, f.name), schedule.timezone)
+                for f in FORM_FIELDS
+            },
         )
 
     def text(self, name: str) -> str:
