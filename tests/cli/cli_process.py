@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -70,15 +69,3 @@ def run_cronplane(
         timeout=timeout,
     )
     return Outcome(done.returncode, done.stdout, done.stderr)
-
-
-def stop_group(process: subprocess.Popen[str]) -> None:
-    """Ctrl-C a server started with start_new_session, KILL it after 15 s; close its pipe."""
-    os.killpg(process.pid, signal.SIGINT)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    if process.stdout is not None:
-        process.stdout.close()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cli_process import stop_group
+
+from make_run_server import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 

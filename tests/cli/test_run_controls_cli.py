@@ -12,9 +12,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from cli_process import Cronplane, command, stop_group
+from cli_process import Cronplane, command
 
 from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
+from make_run_server import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -44,7 +44,7 @@ def when(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Ma
     """A UTC instant as the viewer reads times: in UTC unless they chose otherwise; a dash
     when None.
 
-    The console's one time rule (docs/console.md): a page shows every time in one zone,
+    The console's one time rule (docs/console.md, "Times, once"): a page shows every time in one zone,
     the viewer's choice, named in the column's header (`zone_label`). The server
     writes UTC, the default; the time display switch (console.js) re-renders every
     `<time>` in the browser's zone, or in `data-zone` (the row's own zone) when
