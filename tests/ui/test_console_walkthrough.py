@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from make_run_server import ROOT, make_run
 
 try:
