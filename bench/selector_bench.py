@@ -10,7 +10,7 @@ database); it is migrated, emptied and seeded in SQL: 1,000,000 schedules in
 ONE tenant (a selector is always within a tenant, so one tenant holding every
 row is the worst case: spread over tenants, each query sees fewer), each with
 the labels team (20 values), tier (3), env (2), region (5), and `legacy` on
-1 in 100. The label index is filled as migration 0017 fills it. Then, per
+1 in 100. The label index is filled as migration 0018 fills it. Then, per
 selector shape, the store's `list_page` (the API's and the CLI's listing: a
 page of 100, rows ordered by name) is timed `--runs` times in process, and
 the whole selection (`list_all`: what an action by selector reads) once.
@@ -31,8 +31,8 @@ from cronplane.store.database import Database
 from cronplane.store.schedules import list_all, list_page
 from dispatch_bench import reset, seed
 
-# The fill's SQL of migration 0017 (its module name starts with a digit).
-fill = importlib.import_module("cronplane.store.migrations.versions.0017_label_index")
+# The fill's SQL of migration 0018 (its module name starts with a digit).
+fill = importlib.import_module("cronplane.store.migrations.versions.0018_label_index")
 
 SHAPES = {
     "one value (5 %)": "team=team-7",
@@ -55,7 +55,7 @@ LABELS = {
 
 
 def label_rows(database: Database, rows: int) -> None:
-    """Give every seeded row its labels, then fill the index as migration 0017 does."""
+    """Give every seeded row its labels, then fill the index as migration 0018 does."""
     sqlite = database.dialect == "sqlite"
     build = "json_object" if sqlite else "jsonb_build_object"
     pairs = ", ".join(f"'{key}', {value}" for key, value in LABELS.items())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -19,6 +20,7 @@ from cronplane.core.queries import ScheduleQuery
 from cronplane.core.selectors import OPS, Requirement, Selector
 from cronplane.manifest import manifest_from_data
 from cronplane.service import ScheduleService
+from cronplane.store import label_index
 from cronplane.store.database import Database
 from cronplane.store.schedules import insert_rows, split_values
 from cronplane.store.tables import schedule_labels, schedule_state, schedules
@@ -198,3 +200,48 @@ def test_search_reads_the_cron_the_job_title_and_label_values(database: Database
     assert names("*/7") == ["b"]
     assert names("export to") == ["a", "b"]
     assert names("100%") == []
+
+
+def test_every_walk_pages_through_what_the_selector_matches(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two, cursor after cursor, give exactly the matching rows in the listing's
+    order, whichever range a page walks: with the count cap at 3, most terms reach it,
+    so common terms are chosen by sample, an `in` is walked one value at a time and
+    merged, and a key-only term of one value is walked in order."""
+    monkeypatch.setattr(label_index, "COUNT_CAP", 3)
+    monkeypatch.setattr(label_index, "SAMPLE", 4)
+    rows = []
+    for n in range(36):
+        labels = {
+            "team": ("pay", "ops", "web")[n % 3],
+            **({"tier": ("pay", "web")[n % 2]} if n % 5 else {}),
+            **({"example.com/env": ""} if n % 4 == 0 else {}),
+        }
+        # Names repeat across stacks: the keyset's ties (name, then stack).
+        stack = ("a", "b")[n % 2]
+        rows.append(
+            {**schedule_row(f"s{n // 2:02d}", stack=stack, next_run=None), "labels": labels}
+        )
+    with database.begin() as conn:
+        insert_rows(conn, rows)
+    service = ScheduleService(database, FakeClock(START))
+    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(requirements(), max_size=3))
+    def check(terms: list[Requirement]) -> None:
+        selector = Selector(tuple(terms))
+        shown: list[tuple[str, str]] = []
+        cursor = None
+        for _ in range(40):
+            query = ScheduleQuery(selector=str(selector), limit=2, cursor=cursor)
+            page = service.list_schedules("acme", query)
+            shown += [(row.name, row.stack) for row in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        expected = [(r["name"], r["stack"]) for r in order if selector.matches(r["labels"])]
+        assert shown == expected, str(selector)
+
+    check()

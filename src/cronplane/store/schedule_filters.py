@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, exists, not_, or_, select, tuple_
+from sqlalchemy import Connection, and_, exists, not_, or_, select, tuple_, union_all
 from sqlalchemy.sql import ColumnElement, Select
 
 from cronplane.core.queries import ScheduleQuery
@@ -54,6 +54,8 @@ def listing(
         order: Order = (schedules.c.name, schedules.c.stack, schedules.c.environment)
         found = conditions(tenant, filters) + _after(order, after, fixed)
         return _page(select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS), found, order, limit)
+    if walk.branches and limit is not None and _labels_and_scope_only(filters):
+        return _merged(tenant, filters, walk, after, limit, fixed)
     walked = schedule_labels.alias("walked")
     order = (walked.c.name, walked.c.stack, walked.c.environment)
     # The other terms probe by the walked entry's id: no schedule row read until they hold.
@@ -61,15 +63,10 @@ def listing(
         tenant, selector, but=walk.term, ids=walked.c.schedule_id
     )
     terms += _after(order, after, fixed)
-    if limit is not None and not walk.ordered and _labels_and_scope_only(filters):
-        scoped = [
-            column == value
-            for column, value in (
-                (walked.c.stack, filters.stack),
-                (walked.c.environment, filters.environment),
-            )
-            if value is not None
-        ]
+    # An `in` walked whole (its branches need the labels-only page): its range is sorted.
+    ordered = walk.ordered and not walk.branches
+    if limit is not None and not ordered and _labels_and_scope_only(filters):
+        scoped = _scoped(walked, filters)
         inner = _page(select(walked.c.schedule_id, *order), terms + scoped, order, limit).subquery()
         rows = SCHEDULE_ROWS.join(inner, inner.c.schedule_id == schedules.c.id)
         by: Order = (inner.c.name, inner.c.stack, inner.c.environment)
@@ -77,6 +74,42 @@ def listing(
     rows = SCHEDULE_ROWS.join(walked, walked.c.schedule_id == schedules.c.id)
     found = conditions(tenant, filters, with_selector=False) + terms
     return _page(select(*SCHEDULE_COLUMNS).select_from(rows), found, order, limit)
+
+
+def _merged(
+    tenant: str,
+    filters: ScheduleQuery,
+    walk: label_index.Walk,
+    after: Keyset | None,
+    limit: int,
+    fixed: bool,
+) -> Select[Any]:
+    """A page of an `in` term walked one value's range at a time: each range is in the
+    listing's order, so each yields at most `limit` entries, and the page is the
+    first `limit` of their union (a sort of at most `limit` × values index entries)."""
+    selector = filters.selection()
+    pages = []
+    for number, branch in enumerate(walk.branches):
+        walked = schedule_labels.alias(f"walked_{number}")
+        order: Order = (walked.c.name, walked.c.stack, walked.c.environment)
+        found = label_index.range_of(walked, tenant, branch) + label_index.selected(
+            tenant, selector, but=walk.term, ids=walked.c.schedule_id
+        )
+        found += _scoped(walked, filters)
+        page = _page(
+            select(walked.c.schedule_id, *order), found + _after(order, after, fixed), order, limit
+        )
+        pages.append(page.subquery().select())
+    inner = union_all(*pages).subquery()
+    by: Order = (inner.c.name, inner.c.stack, inner.c.environment)
+    rows = SCHEDULE_ROWS.join(inner, inner.c.schedule_id == schedules.c.id)
+    return select(*SCHEDULE_COLUMNS).select_from(rows).order_by(*by).limit(limit)
+
+
+def _scoped(walked: Any, filters: ScheduleQuery) -> list[ColumnElement[bool]]:
+    """The scope filter on a walked index alias (it carries the listing key)."""
+    pairs = ((walked.c.stack, filters.stack), (walked.c.environment, filters.environment))
+    return [column == value for column, value in pairs if value is not None]
 
 
 def _labels_and_scope_only(filters: ScheduleQuery) -> bool:
