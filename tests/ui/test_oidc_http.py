@@ -101,6 +101,9 @@ def test_an_editor_signs_in_pauses_and_is_recorded_as_the_oidc_actor(
     cookie = set_cookie_header(answer, OIDC_COOKIE).lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "max-age=" in cookie
     assert "edith" not in cookie  # sealed: neither readable nor changeable
+    # It ends with the ID token (the provider's last 600 s), before the 8 h maximum.
+    max_age = int(re.search(r"max-age=(\d+)", cookie).group(1))  # type: ignore[union-attr]
+    assert 500 < max_age <= 600
     page = client.get("/").text
     assert "Edith Editor" in page and "editor" in page and f"<strong>{TENANT}</strong>" in page
     assert 'title="oidc:edith@example.test"' in page
