@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 import uvicorn
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from joserfc import jwt
-from joserfc.jwk import RSAKey
+from joserfc.jwk import OctKey, RSAKey
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -61,9 +61,9 @@ USERS: dict[str, dict[str, Any]] = {
 }
 
 
-def new_key() -> RSAKey:
-    """An RS256 signing key with the provider's key id."""
-    return RSAKey.generate_key(2048, parameters={"kid": KEY_ID, "alg": "RS256", "use": "sig"})
+def new_key(kid: str = KEY_ID) -> RSAKey:
+    """An RS256 signing key with key id `kid`."""
+    return RSAKey.generate_key(2048, parameters={"kid": kid, "alg": "RS256", "use": "sig"})
 
 
 @dataclass
@@ -72,7 +72,8 @@ class Provider:
 
     url: str = ""
     key: RSAKey = field(default_factory=new_key)
-    signing_key: RSAKey | None = None  # None: `key` (the one the JWKS publishes)
+    signing_key: RSAKey | OctKey | None = None  # None: `key` (the one the JWKS publishes)
+    algorithm: str = "RS256"
     tamper: dict[str, Any] = field(default_factory=dict)
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -82,6 +83,7 @@ class Provider:
         with self.lock:
             self.tamper = {}
             self.signing_key = None
+            self.algorithm = "RS256"
 
     def settings(self, **changes: Any) -> OidcSettings:
         """cronplane's settings for this provider."""
@@ -168,9 +170,10 @@ class Provider:
         }
         with self.lock:
             claims.update(self.tamper)
-            key = self.signing_key or self.key
+            key, algorithm = self.signing_key or self.key, self.algorithm
         claims = {k: v for k, v in claims.items() if v is not None}
-        id_token = jwt.encode({"alg": "RS256", "kid": KEY_ID}, claims, key)
+        header = {"alg": algorithm, "kid": self.key.kid or KEY_ID}
+        id_token = jwt.encode(header, claims, key, algorithms=[algorithm])
         answer = {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer"}
         return JSONResponse({**answer, "id_token": id_token, "expires_in": 600})
 

@@ -9,19 +9,24 @@ session cookie tampered with, sign-out, CSRF on writes.
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
 import pytest
-from oidc_idp import OidcWorld, Provider, new_key
+from joserfc.jwk import OctKey
+from oidc_idp import CLIENT_SECRET, OidcWorld, Provider, new_key, served
 from ui_support import TENANT, World, add_schedule
 
+from cronplane.api.app import create_app
 from cronplane.clock import SystemClock
+from cronplane.core.access import Role
 from cronplane.core.model import Scope
 from cronplane.service import ScheduleService
 from cronplane.ui.oidc_session import FLOW_COOKIE, OIDC_COOKIE
+from cronplane.ui.session import SESSION_COOKIE
 
 
 @pytest.fixture
@@ -239,3 +244,64 @@ def test_a_user_whose_claims_map_to_no_role_is_refused(client: httpx.Client) -> 
     answer = sign_in(client, "zz-nobody")
     refused(answer, client, "X403390OIDROL")
     assert "nobody@example.test" in answer.text and "CRONPLANE_OIDC_ROLE_MAP" in answer.text
+
+
+def test_a_token_session_and_an_oidc_one_replace_each_other(
+    client: httpx.Client, world: World
+) -> None:
+    signin = client.get("/login")
+    token = client.post(
+        "/login", data={"token": world.tokens[Role.VIEWER], "csrf": csrf_of(signin.text)}
+    )
+    assert token.status_code == 303 and SESSION_COOKIE in client.cookies
+    answer = sign_in(client, "zz-edith")
+    assert set_cookie_header(answer, SESSION_COOKIE).startswith(f'{SESSION_COOKIE}=""')
+    assert SESSION_COOKIE not in client.cookies and "Edith Editor" in client.get("/").text
+    signin = client.get("/login")
+    client.post("/login", data={"token": world.tokens[Role.VIEWER], "csrf": csrf_of(signin.text)})
+    assert OIDC_COOKIE not in client.cookies
+    assert "viewer-browser" in client.get("/").text
+
+
+def test_a_rotated_signing_key_is_fetched_again(client: httpx.Client, idp: Provider) -> None:
+    assert sign_in(client, "zz-edith").status_code == 303  # the console holds key 1
+    first = idp.key
+    idp.key = new_key("zz-key-2")  # the provider rotates: JWKS and signature change
+    try:
+        client.cookies.clear()
+        assert sign_in(client, "zz-victor").status_code == 303
+    finally:
+        idp.key = first
+
+
+def test_an_hmac_token_keyed_by_the_client_secret_is_refused(
+    client: httpx.Client, idp: Provider
+) -> None:
+    # The classic confusion: HS256 with a secret the client knows, not the provider's key.
+    idp.signing_key = OctKey.import_key(CLIENT_SECRET * 2)
+    idp.algorithm = "HS256"
+    answer = sign_in(client, "zz-edith")
+    refused(answer, client, "X401390OIDREJ")
+    assert "signature does not verify" in answer.text
+
+
+def test_a_provider_that_does_not_answer_is_503(world: World, idp: Provider) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    nowhere = create_app(
+        world.database,
+        SystemClock(),
+        ui=True,
+        oidc=idp.settings(issuer=f"http://127.0.0.1:{port}"),
+    )
+    # A discovery document naming another issuer (here: the same one with a `/`) is refused.
+    elsewhere = create_app(
+        world.database, SystemClock(), ui=True, oidc=idp.settings(issuer=idp.url + "/")
+    )
+    for app in (nowhere, elsewhere):
+        with served(app) as url, httpx.Client(base_url=url) as http:
+            answer = http.get("/login/oidc")
+            assert answer.status_code == 503 and "X503390OIDDWN" in answer.text
+            assert "Sign in with Test IdP" in answer.text and 'label for="token"' in answer.text

@@ -10,8 +10,9 @@ import pytest
 
 from cronplane.core.access import Role
 from cronplane.core.grants import Grant
-from cronplane.errors import InvalidOidcSettings
+from cronplane.errors import InvalidOidcSettings, OidcNoRole
 from cronplane.settings import oidc_settings
+from cronplane.ui.oidc import identity_of
 from cronplane.ui.oidc_session import OidcIdentity, OidcSignIn, actor_name
 
 GOOD = {
@@ -104,3 +105,27 @@ def test_the_actor_is_the_verified_email_else_the_subject() -> None:
     assert actor_name({"sub": "s1", "email": "a@example.test"}) == "a@example.test"
     assert actor_name({"sub": "s1", "email": "a@example.test", "email_verified": False}) == "s1"
     assert actor_name({"sub": "s1"}) == "s1"
+
+
+def test_the_roles_claim_may_be_a_string_or_a_dotted_path() -> None:
+    keycloak = oidc_settings(
+        {
+            **GOOD,
+            "CRONPLANE_OIDC_ROLES_CLAIM": "realm_access.roles",
+            "CRONPLANE_OIDC_ROLE_MAP": "ops=t:editor",
+        }
+    )
+    assert keycloak is not None
+    exp = int((NOW + timedelta(minutes=5)).timestamp())
+    claims = {"sub": "s1", "exp": exp, "realm_access": {"roles": ["x", "ops"]}}
+    found = identity_of(OidcSignIn(keycloak), claims, NOW)
+    assert found.grants == (Grant("t", Role.EDITOR),) and found.display == "s1"
+    assert found.expires == NOW + timedelta(minutes=5)  # the ID token's end, before 8 h
+    single = oidc_settings({**GOOD, "CRONPLANE_OIDC_ROLES_CLAIM": "role"})
+    assert single is not None
+    far = int((NOW + timedelta(days=1)).timestamp())
+    one = identity_of(OidcSignIn(single), {"sub": "s", "exp": far, "role": "ops"}, NOW)
+    assert one.grants == (Grant(None, Role.ADMIN),)
+    assert one.expires == NOW + timedelta(hours=8)  # the session's hours, before the token's
+    with pytest.raises(OidcNoRole):
+        identity_of(OidcSignIn(single), {"sub": "s", "exp": far, "role": []}, NOW)

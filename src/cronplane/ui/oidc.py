@@ -98,7 +98,7 @@ async def oidc_start(request: Request, next: str = "/") -> Response:
     return response
 
 
-def _identity(sign_in: OidcSignIn, claims: dict[str, Any], now: datetime) -> OidcIdentity:
+def identity_of(sign_in: OidcSignIn, claims: dict[str, Any], now: datetime) -> OidcIdentity:
     """The session's identity from checked claims; OidcNoRole when the role map gives none."""
     values: Any = claims
     for part in sign_in.settings.roles_claim.split("."):  # `realm_access.roles` (Keycloak)
@@ -150,7 +150,7 @@ def _complete(request: Request, state: str, code: str, error: str) -> Response:
         next_path = flow["next"]
         id_token, access = sign_in.provider.exchange(code, flow["verifier"], flow["redirect_uri"])
         claims = sign_in.provider.verify(id_token, access, flow["nonce"], now)
-        identity = _identity(sign_in, claims, now)
+        identity = identity_of(sign_in, claims, now)
     except CronplaneError as refusal:
         page = signin_page(request, next_path=next_path, error=refusal, status_code=refusal.status)
         page.delete_cookie(FLOW_COOKIE, path=FLOW_PATH)
