@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from joserfc.jwk import OctKey
 from oidc_idp import CLIENT_SECRET, OidcWorld, Provider, new_key, served
 from ui_support import TENANT, World, add_schedule
@@ -305,3 +306,21 @@ def test_a_provider_that_does_not_answer_is_503(world: World, idp: Provider) -> 
             answer = http.get("/login/oidc")
             assert answer.status_code == 503 and "X503390OIDDWN" in answer.text
             assert "Sign in with Test IdP" in answer.text and 'label for="token"' in answer.text
+
+
+def test_over_https_the_cookies_are_secure(world: World, idp: Provider) -> None:
+    app = create_app(world.database, SystemClock(), ui=True, oidc=idp.settings())
+    with TestClient(app, base_url="https://testserver", follow_redirects=False) as http:
+        start = http.get("/login/oidc")
+        assert "; secure" in set_cookie_header(start, FLOW_COOKIE).lower()
+        done = http.get(approve(start.headers["location"], "zz-edith"))
+        assert done.status_code == 303, done.text
+        assert "; secure" in set_cookie_header(done, OIDC_COOKIE).lower()
+
+
+def test_a_sign_in_the_user_declined_at_the_provider_is_refused(client: httpx.Client) -> None:
+    location = begin(client)
+    state = dict(parse_qsl(urlsplit(location).query))["state"]
+    answer = client.get("/login/oidc/callback", params={"state": state, "error": "access_denied"})
+    refused(answer, client, "X401390OIDREJ")
+    assert "the provider refused the sign-in (access_denied)" in answer.text
