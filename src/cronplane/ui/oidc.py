@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 from authlib.common.security import generate_token
 from fastapi import Form, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from cronplane.api.auth import Public
@@ -62,7 +61,7 @@ def _redirect_uri(request: Request, sign_in: OidcSignIn) -> str:
 
 
 @router.get(FLOW_PATH, dependencies=[Public])
-async def oidc_start(request: Request, next: str = "/") -> Response:
+def oidc_start(request: Request, next: str = "/") -> Response:
     """Start a sign-in: remember the flow in a sealed cookie, send the browser to the provider."""
     sign_in = _configured(request)
     now = context_of(request).clock.now()
@@ -74,12 +73,8 @@ async def oidc_start(request: Request, next: str = "/") -> Response:
         "redirect_uri": _redirect_uri(request, sign_in),
     }
     try:
-        location = await run_in_threadpool(
-            sign_in.provider.authorization_url,
-            flow["redirect_uri"],
-            flow["state"],
-            flow["nonce"],
-            flow["verifier"],
+        location = sign_in.provider.authorization_url(
+            flow["redirect_uri"], flow["state"], flow["nonce"], flow["verifier"]
         )
     except CronplaneError as error:
         return signin_page(request, next_path=flow["next"], error=error, status_code=error.status)
@@ -184,11 +179,10 @@ def _complete(request: Request, state: str, code: str, error: str) -> Response:
 
 
 @router.get(FLOW_PATH + "/callback", dependencies=[Public], name="oidc_callback")
-async def oidc_callback(
-    request: Request, state: str = "", code: str = "", error: str = ""
-) -> Response:
-    """The provider's answer: every check, then the session (or the refusal page)."""
-    return await run_in_threadpool(_complete, request, state[:512], code[:2048], error[:200])
+def oidc_callback(request: Request, state: str = "", code: str = "", error: str = "") -> Response:
+    """The provider's answer: every check, then the session (or the refusal page). A sync
+    route: the provider's answers and the clock are read in the thread pool."""
+    return _complete(request, state[:512], code[:2048], error[:200])
 
 
 @router.post("/session/tenant")
