@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,8 @@ except ImportError as missing:  # the test extra installs it; CI must have it
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         raise
     pytest.skip(f"Playwright is not installed: {missing}", allow_module_level=True)
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "pages"
 
 
 @pytest.fixture
@@ -116,3 +119,30 @@ def test_a_user_with_several_tenants_switches_in_the_header(
         "viewer"
     )
     expect(tab.get_by_text("invoices-sweep")).to_have_count(0)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_oidc_sign_in_and_the_switcher_fit_the_width(
+    browser: Any, oidc_world: OidcWorld, idp: Provider, tmp_path: Path, width: int
+) -> None:
+    out = DOCS if os.environ.get("CRONPLANE_SCREENSHOTS") == "1" else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(
+        base_url=oidc_world.url, viewport={"width": width, "height": 900}, locale="en-GB"
+    )
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    try:
+        page.goto("/login")
+        expect(page.get_by_role("link", name="Sign in with Test IdP")).to_be_in_viewport()
+        expect(page.get_by_label("API token")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(out / f"login-oidc-{width}.png"), full_page=True)
+        sign_in_with_provider(page, oidc_world, "zz-multi")
+        expect(page.locator("#schedules")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        if width > 390:  # the header's account details are hidden on a phone, as before
+            expect(page.get_by_label("Tenant", exact=True)).to_be_in_viewport()
+        page.screenshot(path=str(out / f"listing-oidc-{width}.png"), full_page=False)
+    finally:
+        context.close()
