@@ -16,6 +16,8 @@
 | —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
 | —            | —          | CRONPLANE_LISTEN_URL     | unset: LISTEN on the database URL, none through PgBouncer |
 | —            | —          | CRONPLANE_READ_URL       | unset: every read on the database URL |
+| —            | —          | CRONPLANE_OIDC_ISSUER, …_CLIENT_ID, …_CLIENT_SECRET, …_ROLE_MAP | unset: console sign-in by token only |
+| —            | —          | CRONPLANE_OIDC_ROLES_CLAIM, …_PROVIDER_NAME, …_SCOPES, …_SESSION_HOURS, …_REDIRECT_URL | `groups`, the issuer's host, `openid email profile`, `8`, this server's callback |
 
 A flag wins over its variable; the variable wins over the default.
 A CRONPLANE_LISTEN_URL that does not parse, or names another database than
@@ -35,6 +37,8 @@ The `CRONPLANE_QUOTA_*` variables are the platform's default tenant quotas
 `CRONPLANE_MIN_INTERVAL`. Read where the service and the dispatcher are made.
 `CRONPLANE_OUTBOUND_ALLOW` (:func:`outbound_policy`, core.outbound) adds CIDRs and
 host names to the public addresses webhooks and alert channels may connect to.
+The `CRONPLANE_OIDC_*` variables (:func:`oidc_settings`) add "Sign in with <provider>" to
+the console (cronplane.ui.oidc, docs/security.md); a bad one is X400390OIDCFG at start-up.
 """
 
 from __future__ import annotations
@@ -42,14 +46,16 @@ from __future__ import annotations
 import getpass
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
+from cronplane.core.grants import ROLE_MAP_VARIABLE, RoleMap, parse_role_map
 from cronplane.core.model import DEFAULT_SCOPE_PART, Scope
 from cronplane.core.outbound import ALLOW_VARIABLE, OutboundPolicy, parse_allow
 from cronplane.core.python_targets import VARIABLE as PYTHON_TARGETS_VARIABLE
 from cronplane.core.python_targets import parse_prefixes
 from cronplane.core.quotas import Quota, checked_limits
-from cronplane.errors import InvalidRequest
+from cronplane.errors import InvalidOidcSettings, InvalidRequest
 
 # The store's default, spelled here so reading settings imports no database driver
 # (store.database.DEFAULT_URL is this same value).
@@ -224,3 +230,102 @@ def outbound_policy(environ: Mapping[str, str] | None = None) -> OutboundPolicy:
     CRONPLANE_OUTBOUND_ALLOW names; InvalidRequest naming a bad entry."""
     env = os.environ if environ is None else environ
     return parse_allow(env.get(ALLOW_VARIABLE))
+
+
+@dataclass(frozen=True, slots=True)
+class OidcSettings:
+    """Console sign-in through an OpenID Connect provider (CRONPLANE_OIDC_*), see
+    :func:`oidc_settings` and docs/security.md."""
+
+    issuer: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    role_map: RoleMap
+    secret_key: bytes = field(repr=False)  # CRONPLANE_SECRET_KEY: seals the session cookie
+    roles_claim: str = "groups"
+    provider_name: str = ""
+    scopes: str = "openid email profile"
+    session_hours: float = 8.0
+    redirect_url: str | None = None  # unset: this server's own /login/oidc/callback
+
+    @property
+    def shown_name(self) -> str:
+        """What the sign-in button names: the setting, else the issuer's host."""
+        return self.provider_name or urlsplit(self.issuer).hostname or self.issuer
+
+
+OIDC_VARIABLES = {
+    "issuer": "CRONPLANE_OIDC_ISSUER",
+    "client_id": "CRONPLANE_OIDC_CLIENT_ID",
+    "client_secret": "CRONPLANE_OIDC_CLIENT_SECRET",
+    "role_map": ROLE_MAP_VARIABLE,
+    "roles_claim": "CRONPLANE_OIDC_ROLES_CLAIM",
+    "provider_name": "CRONPLANE_OIDC_PROVIDER_NAME",
+    "scopes": "CRONPLANE_OIDC_SCOPES",
+    "session_hours": "CRONPLANE_OIDC_SESSION_HOURS",
+    "redirect_url": "CRONPLANE_OIDC_REDIRECT_URL",
+}
+MIN_SECRET_KEY_BYTES = 16  # the webhook keyring's minimum (targets.webhook.MIN_KEY_LENGTH)
+MAX_SESSION_HOURS = 24.0
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _oidc_url(variable: str, text: str) -> str:
+    """An https URL (http only on a loopback host: a provider run beside the server)."""
+    parts = urlsplit(text)
+    local = parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS
+    if not (parts.scheme == "https" or local) or not parts.hostname or parts.query:
+        raise InvalidOidcSettings(
+            f"{variable} must be an https URL without a query (http only on localhost), "
+            f"not {text[:80]!r}",
+            {"field": variable},
+        )
+    # Kept as written: the ID token's `iss` must equal it exactly (some end in `/`).
+    return text
+
+
+def oidc_settings(environ: Mapping[str, str] | None = None) -> OidcSettings | None:
+    """The console's OIDC sign-in from CRONPLANE_OIDC_*; None when CRONPLANE_OIDC_ISSUER is
+    unset (tokens only). InvalidOidcSettings naming the variable for a missing or bad one,
+    so the server refuses to start instead of offering a sign-in that cannot work."""
+    env = os.environ if environ is None else environ
+    given = {name: env.get(variable, "").strip() for name, variable in OIDC_VARIABLES.items()}
+    if not given["issuer"]:
+        return None
+    for name in ("client_id", "client_secret", "role_map"):
+        if not given[name]:
+            variable = OIDC_VARIABLES[name]
+            raise InvalidOidcSettings(
+                f"{variable} must be set when CRONPLANE_OIDC_ISSUER is", {"field": variable}
+            )
+    key = env.get("CRONPLANE_SECRET_KEY", "")
+    if len(key.encode()) < MIN_SECRET_KEY_BYTES:
+        raise InvalidOidcSettings(
+            f"CRONPLANE_SECRET_KEY must be set (at least {MIN_SECRET_KEY_BYTES} bytes, the "
+            "same on every node) when CRONPLANE_OIDC_ISSUER is: it seals the session cookie",
+            {"field": "CRONPLANE_SECRET_KEY"},
+        )
+    hours_text = given["session_hours"] or "8"
+    try:
+        hours = float(hours_text)
+    except ValueError:
+        hours = -1.0
+    if not 0 < hours <= MAX_SESSION_HOURS:
+        variable = OIDC_VARIABLES["session_hours"]
+        raise InvalidOidcSettings(
+            f"{variable} must be hours in (0, {MAX_SESSION_HOURS:g}], not {hours_text[:20]!r}",
+            {"field": variable},
+        )
+    redirect = given["redirect_url"]
+    return OidcSettings(
+        issuer=_oidc_url(OIDC_VARIABLES["issuer"], given["issuer"]),
+        client_id=given["client_id"],
+        client_secret=given["client_secret"],
+        role_map=parse_role_map(given["role_map"]),
+        secret_key=key.encode(),
+        roles_claim=given["roles_claim"] or "groups",
+        provider_name=given["provider_name"][:60],
+        scopes=given["scopes"] or "openid email profile",
+        session_hours=hours,
+        redirect_url=_oidc_url(OIDC_VARIABLES["redirect_url"], redirect) if redirect else None,
+    )

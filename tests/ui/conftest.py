@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from oidc_idp import OidcWorld, Provider, providing, served
 from ui_support import World, serving, sign_in
 
+from cronplane.api.app import create_app
+from cronplane.clock import SystemClock
 from cronplane.core.access import Role
 from required_services import require_service
 
@@ -35,6 +38,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """The API + UI served over a seeded SQLite file, with a worker."""
     with serving(tmp_path_factory.mktemp("ui") / "cronplane.db") as served:
         yield served
+
+
+@pytest.fixture(scope="session")
+def oidc_world(world: World) -> Iterator[OidcWorld]:
+    """A second console (API + UI, uvicorn on its own port) over the world's database, with
+    CRONPLANE_OIDC_* pointing at a test provider served beside it (tests/ui/oidc_idp.py)."""
+    with providing() as provider:
+        app = create_app(world.database, SystemClock(), ui=True, oidc=provider.settings())
+        with served(app) as url:
+            yield OidcWorld(url, provider, world)
+
+
+@pytest.fixture
+def idp(oidc_world: OidcWorld) -> Iterator[Provider]:
+    """The test provider, honest again after the test."""
+    yield oidc_world.provider
+    oidc_world.provider.reset()
 
 
 @pytest.fixture(scope="session")

@@ -50,7 +50,7 @@ from cronplane.api.origin import ChangeOrigin
 from cronplane.api.schemas import ErrorBody
 from cronplane.clock import Clock, SystemClock
 from cronplane.service import ScheduleService
-from cronplane.settings import metrics_token
+from cronplane.settings import OidcSettings, metrics_token
 from cronplane.store.database import Database
 
 API_PREFIX: Final = "/api/v1"
@@ -99,6 +99,7 @@ def create_app(
     token_cache_seconds: float = DEFAULT_TOKEN_CACHE_SECONDS,
     min_interval: int = 1,
     replica: Database | None = None,
+    oidc: OidcSettings | None = None,
 ) -> FastAPI:
     """Build the API over `database`.
 
@@ -108,7 +109,8 @@ def create_app(
     remembered `token_cache_seconds` (a revocation made elsewhere takes effect
     within that time; 0 reads the database on every request). `min_interval` is
     the CRONPLANE_MIN_INTERVAL setting: the shortest interval a write may set.
-    `replica` (CRONPLANE_READ_URL) serves the listings and history reads.
+    `replica` (CRONPLANE_READ_URL) serves the listings and history reads. `oidc`
+    (CRONPLANE_OIDC_*, with `ui`) adds the console's sign-in through an OIDC provider.
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -167,7 +169,7 @@ def create_app(
         # rules) and answer with pages, so they sit outside the API's inventory.
         from cronplane import ui as console
 
-        console.mount(app)
+        console.mount(app, oidc)
     # Added last = outermost: metrics see every answer, including refusals.
     app.add_middleware(RequestLimits, limits=app.state.cronplane.limits)
     app.add_middleware(InternalErrors)

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from cronplane.api.app import create_app
 from cronplane.processes.collector import tune_collector
 from cronplane.processes.node import Node
+from cronplane.settings import OidcSettings
 from cronplane.store.database import Database, read_replica
 
 log = logging.getLogger(__name__)
@@ -26,13 +27,15 @@ def serve_api(
     ui: bool = True,
     min_interval: int = 1,
     replica: Database | None = None,
+    oidc: OidcSettings | None = None,
 ) -> None:
     """Start the node's threads, serve the API (and console) until SIGINT/SIGTERM, then stop.
 
     The app shares the node's clock, and its writes wake the node: a changed
     schedule wakes the dispatcher, a run-now wakes the workers. `min_interval` is
     the CRONPLANE_MIN_INTERVAL setting; `replica` the CRONPLANE_READ_URL one, where the
-    API and console read listings and history.
+    API and console read listings and history; `oidc` the CRONPLANE_OIDC_* ones, the
+    console's sign-in through an OIDC provider.
     """
     app = create_app(
         database,
@@ -42,6 +45,7 @@ def serve_api(
         ui=ui,
         min_interval=min_interval,
         replica=replica,
+        oidc=oidc if ui else None,
     )
     # One process, one event loop: the API's sync routes run in its thread pool,
     # the dispatcher and workers in their own threads. uvicorn owns the signals.

@@ -289,11 +289,12 @@ def serve(
     """Serve the HTTP API and console, with a dispatcher and workers, until interrupted.
     `--json`: the start line and log lines as JSON objects."""
     from cronplane.api.server import serve_api
-    from cronplane.settings import read_url_setting
+    from cronplane.settings import oidc_settings, read_url_setting
     from cronplane.store.database import read_replica
 
     _logging(verbose or True, as_json)
     replica = read_replica(read_url_setting())  # a bad CRONPLANE_READ_URL stops start-up
+    oidc = oidc_settings()  # and so does a bad CRONPLANE_OIDC_* (X400390OIDCFG)
     database = _database(ctx)
     minimum = settings(ctx).min_interval  # so does a bad CRONPLANE_MIN_INTERVAL
     workers = 0 if no_worker else workers
@@ -327,6 +328,7 @@ def serve(
         port=port,
         min_interval=minimum,
         replica=replica,
+        oidc=oidc,
     )
 
 

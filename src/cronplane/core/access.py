@@ -117,12 +117,17 @@ PLATFORM_ONLY: Final = frozenset({Action.TENANTS, Action.QUOTA})
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated caller: which token, whose tenant, what role."""
+    """The authenticated caller: which token, whose tenant, what role.
+
+    `via` is how it signed in: `token` (an API token named `name`) or `oidc` (a console
+    user of the OIDC provider, `name` their e-mail or subject; `token_id` None).
+    """
 
     token_id: UUID | None
     tenant: str | None  # None: a platform credential spanning tenants
     role: Role
     name: str
+    via: str = "token"
 
     @property
     def is_platform(self) -> bool:
@@ -132,7 +137,7 @@ class Principal:
     @property
     def actor(self) -> str:
         """How events record this caller."""
-        return f"token:{self.name}"
+        return f"{self.via}:{self.name}"
 
 
 def parse_role(text: str) -> Role:

@@ -13,6 +13,7 @@
     │   ├── InvalidManifest              X400006MANINV
     │   ├── YamlOverLimit                X400340YAMLIM  YAML over a loader limit (names it, and the line)
     │   ├── YamlDuplicateKey             X400341YAMDUP  a YAML mapping names a key twice
+    │   ├── InvalidOidcSettings          X400390OIDCFG  a CRONPLANE_OIDC_* setting: the server refuses to start
     │   ├── InvalidRequest               X400007REQINV
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
@@ -30,11 +31,13 @@
     │   ├── PayloadTooLarge              X413001TOOBIG
     │   └── InputFileTooLarge            X413340INPBIG  a manifest or importer input over 4 MiB
     ├── Unauthenticated                  X401001AUTHRQ  CLI exit 6
+    │   └── OidcSignInRejected           X401390OIDREJ  an OIDC sign-in failed a check (state, ID token)
     ├── Forbidden                        X403001FORBID  CLI exit 6
     │   ├── CommandTargetsOff            X403250CMDOFF  `command:` targets not enabled here
     │   ├── CommandJobForbidden          X403251CMDADM  only a platform admin may set one
     │   ├── PythonTargetForbidden        X403252PYDENY  a python: module outside CRONPLANE_PYTHON_TARGETS
-    │   └── OutboundAddressDenied        X403270OUTDNY  a webhook/channel address the platform denies
+    │   ├── OutboundAddressDenied        X403270OUTDNY  a webhook/channel address the platform denies
+    │   └── OidcNoRole                   X403390OIDROL  an OIDC user whose claims map to no role
     ├── NotFound                         404 class, CLI exit 3
     │   ├── ScheduleNotFound             X404902SCHNFD
     │   ├── JobNotFound                  X404903JOBNFD
@@ -71,13 +74,14 @@
     │   ├── IntervalUnderQuota           X403262QTAINT  fires more often than the tenant's min_interval
     │   └── QueueQuotaExceeded           X429260QTAQUE  max_queued reached (a volume: retry later)
     ├── Unavailable                      X503001DBDOWN  CLI exit 7
+    │   └── OidcUnavailable              X503390OIDDWN  the OIDC provider did not answer
     ├── ContainerEngineMissing           X503253CTRENG  a container: item on a worker with neither podman nor docker
     └── InternalError                    X500001INTERN  CLI exit 1: a bug, never bad input
 
 Raise the most specific class; never a bare CronplaneError. The roots and the
 codes that stand alone are in `base.py`; each branch's classes in a module of
 its own (`invalid.py`, `access.py` with the quotas, `missing.py`,
-`conflicts.py`); a new code goes to its branch's module and into this tree.
+`conflicts.py`; the console's OIDC sign-in, across branches, in `signin.py`); a new code goes to its branch's module and into this tree.
 Everything is imported from `cronplane.errors`.
 """
 
@@ -165,6 +169,12 @@ from cronplane.errors.missing import (
     TokenNotFound,
     VersionNotFound,
 )
+from cronplane.errors.signin import (
+    InvalidOidcSettings,
+    OidcNoRole,
+    OidcSignInRejected,
+    OidcUnavailable,
+)
 
 __all__ = [
     "AlertNotFound",
@@ -196,6 +206,7 @@ __all__ = [
     "InvalidManifest",
     "InvalidMaxRuns",
     "InvalidName",
+    "InvalidOidcSettings",
     "InvalidPayload",
     "InvalidRequest",
     "InvalidState",
@@ -211,6 +222,9 @@ __all__ = [
     "MethodNotAllowed",
     "NotFound",
     "NothingToRestore",
+    "OidcNoRole",
+    "OidcSignInRejected",
+    "OidcUnavailable",
     "OutboundAddressDenied",
     "PayloadTooLarge",
     "PromoteConflict",

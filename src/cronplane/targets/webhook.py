@@ -118,7 +118,12 @@ class SecretKeyring:
         return "whsec_" + self._derive(label).hex()
 
     def _fernet(self) -> Fernet:
-        return Fernet(base64.urlsafe_b64encode(self._derive("cronplane/seal/v1")))
+        return self.sealer("cronplane/seal/v1")
+
+    def sealer(self, label: str) -> Fernet:
+        """A Fernet (encrypted and authenticated) keyed for one use, `label`: what one
+        label seals, another cannot open (the console's OIDC cookies use their own)."""
+        return Fernet(base64.urlsafe_b64encode(self._derive(label)))
 
     def seal(self, secret: str) -> str:
         """`sealed:v1:<token>`: a given secret, encrypted for a job's `secret` option."""

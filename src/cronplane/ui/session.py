@@ -4,9 +4,12 @@ A session is the API token itself, kept in an HttpOnly, SameSite=Strict
 cookie (Secure when served over HTTPS): scripts cannot read it and other
 sites cannot send it. Every request re-authenticates it through
 `TokenService.authenticate`, so revoking the token ends the session at once.
+Or, for a user who signed in through the OIDC provider, a sealed cookie with
+their identity and grants (`cronplane.ui.oidc_session`), which yields the same
+`Principal` (`via` "oidc") in the tenant viewed (core.grants.principal_for).
 
 CSRF: every form and every htmx request that changes something carries a
-synchronizer token derived from the session secret (HMAC-SHA256), checked on
+synchronizer token derived from the session cookie (HMAC-SHA256), checked on
 every non-GET request. It is bound to the session, needs no server state, and
 does not reveal the secret. The sign-in form, which has no session yet, uses a
 double-submit cookie instead.
@@ -33,7 +36,9 @@ from starlette.responses import Response
 from cronplane.api.auth import RULE_ATTRIBUTE
 from cronplane.api.context import context_of
 from cronplane.core.access import PLATFORM_ONLY, Action, Principal, check, permits
+from cronplane.core.grants import default_tenant, principal_for, tenants_of
 from cronplane.errors import CronplaneError, Forbidden, Unauthenticated
+from cronplane.ui.oidc_session import OIDC_COOKIE, sign_in_of
 
 SESSION_COOKIE: Final = "cronplane_session"
 TENANT_COOKIE: Final = "cronplane_tenant"
@@ -111,6 +116,8 @@ class Session:
     principal: Principal
     tenant: str
     csrf: str
+    tenants: tuple[str, ...] = ()  # an OIDC user's tenants, for the header's switcher
+    display: str = ""  # an OIDC user's name claim, for the header
 
     def can(self, action: Action) -> bool:
         """True when the role grants `action` (decides which buttons appear); a platform-only
@@ -143,6 +150,7 @@ def set_session(response: Response, request: Request, secret: str, tenant: str |
     else:
         response.delete_cookie(TENANT_COOKIE, path="/")
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/")
+    response.delete_cookie(OIDC_COOKIE, path="/")
 
 
 def set_tenant(response: Response, request: Request, tenant: str) -> None:
@@ -157,9 +165,35 @@ def clear_session(response: Response) -> None:
     """Remove the session cookies."""
     response.delete_cookie(SESSION_COOKIE, path="/")
     response.delete_cookie(TENANT_COOKIE, path="/")
+    response.delete_cookie(OIDC_COOKIE, path="/")
+
+
+def _oidc_session(request: Request, sealed: str) -> Session:
+    """The OIDC user's Principal in the tenant viewed (the tenant cookie when a grant covers
+    it, else their first tenant); SignInRequired when the cookie does not open or expired."""
+    sign_in = sign_in_of(request)
+    now = context_of(request).clock.now()
+    identity = sign_in.identity(sealed, now) if sign_in is not None else None
+    if identity is None:
+        raise SignInRequired("Your session ended: sign in again.")
+    chosen = request.cookies.get(TENANT_COOKIE) or ""
+    principal = principal_for(identity.grants, chosen, identity.name) if chosen else None
+    if principal is None:
+        chosen = default_tenant(identity.grants)
+        principal = principal_for(identity.grants, chosen, identity.name)
+    if principal is None:
+        raise SignInRequired("Your session grants no tenant: sign in again.")
+    tenants = tenants_of(identity.grants)
+    return Session(
+        principal, principal.tenant or chosen, csrf_token(sealed), tenants, identity.display
+    )
 
 
 def _authenticate(request: Request, action: Action) -> Session:
+    sealed = request.cookies.get(OIDC_COOKIE)
+    if sealed:
+        session = _oidc_session(request, sealed)
+        return _checked(session, action)
     secret = request.cookies.get(SESSION_COOKIE)
     if not secret:
         raise SignInRequired()
@@ -168,6 +202,12 @@ def _authenticate(request: Request, action: Action) -> Session:
     except Unauthenticated as error:
         raise SignInRequired("Your session ended: the token is invalid or was revoked.") from error
     tenant = principal.tenant or request.cookies.get(TENANT_COOKIE) or ""
+    return _checked(Session(principal, tenant, csrf_token(secret)), action)
+
+
+def _checked(session: Session, action: Action) -> Session:
+    """`session` if its principal may do `action` in its tenant; the refusal otherwise."""
+    principal, tenant = session.principal, session.tenant
     if not tenant:
         # A platform session before it chose a tenant: what needs none works (the
         # Tenants page, quotas, sign-out); the rest waits for a choice there.
@@ -177,12 +217,12 @@ def _authenticate(request: Request, action: Action) -> Session:
             check(principal, None, action)
         except CronplaneError as error:
             raise PageRefused(error) from error
-        return Session(principal, tenant, csrf_token(secret))
+        return session
     try:
         check(principal, tenant, action)
     except CronplaneError as error:
         raise PageRefused(error) from error
-    return Session(principal, tenant, csrf_token(secret))
+    return session
 
 
 async def _csrf_given(request: Request) -> str | None:

@@ -4,6 +4,8 @@ The token is checked with the same `TokenService.authenticate` and
 `core.access.check` (READ on the tenant) as every API call; a platform token
 may name the tenant to view, or choose one afterwards on the Tenants page. On success the token goes into the session
 cookie (see `cronplane.ui.session`) and the browser goes where it was headed.
+With CRONPLANE_OIDC_ISSUER set, the page also offers "Sign in with <provider>"
+(`cronplane.ui.oidc`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cronplane.api.context import context_of
 from cronplane.core.access import Action, check
 from cronplane.core.validation import validate_name
 from cronplane.errors import CronplaneError
+from cronplane.ui.oidc_session import sign_in_of
 from cronplane.ui.pages import error_context, render
 from cronplane.ui.route import page_router
 from cronplane.ui.session import (
@@ -43,7 +46,7 @@ def safe_next(target: str | None) -> str:
     return target
 
 
-def _signin_page(
+def signin_page(
     request: Request,
     *,
     next_path: str,
@@ -52,7 +55,10 @@ def _signin_page(
     tenant: str = "",
     status_code: int = 200,
 ) -> Response:
+    """The sign-in page (token form, and the OIDC button when configured) with a fresh
+    double-submit CSRF cookie."""
     csrf = new_signin_csrf()
+    oidc = sign_in_of(request)
     response = render(
         request,
         "signin.html",
@@ -62,6 +68,7 @@ def _signin_page(
             "notice": notice,
             "error": error_context(error),
             "tenant": tenant,
+            "oidc_name": oidc.settings.shown_name if oidc is not None else "",
         },
         status_code=status_code,
     )
@@ -79,7 +86,7 @@ def _signin_page(
 @router.get("/login", dependencies=[Public])
 def signin_form(request: Request, next: str = "/", reason: str = "") -> Response:
     """The sign-in form."""
-    return _signin_page(request, next_path=safe_next(next), notice=reason[:200])
+    return signin_page(request, next_path=safe_next(next), notice=reason[:200])
 
 
 @router.post("/login", dependencies=[Public])
@@ -109,7 +116,7 @@ async def signin(
             check(principal, None, Action.TENANTS)
             next_path = "/tenants" if next_path == "/" else next_path
     except CronplaneError as error:
-        return _signin_page(
+        return signin_page(
             request, next_path=next_path, error=error, tenant=tenant, status_code=error.status
         )
     response = RedirectResponse(next_path, status_code=303)
