@@ -77,6 +77,17 @@ def test_every_page_fits_its_width(browser: Any, world: World, tmp_path: Path, w
                 )
             page.screenshot(path=str(out / f"{name}-{width}.png"), full_page=True)
         assert overflowing == {}, overflowing
+        # The dialogs with time inputs are forms that fit too: each field full width.
+        page.goto(SCHEDULE)
+        for opener, field in (("Pause", "#pause-until"), ("Backfill", "#backfill-from")):
+            page.get_by_role("button", name=opener, exact=True).click()
+            dialog = page.locator("dialog[open]")
+            box, input_box = dialog.bounding_box(), page.locator(field).bounding_box()
+            assert box is not None and input_box is not None
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, (opener, box)
+            assert input_box["width"] >= box["width"] * 0.7, (opener, input_box, box)
+            page.screenshot(path=str(out / f"{opener.lower()}-dialog-{width}.png"))
+            dialog.get_by_role("button", name="Cancel").click()
         for name in PAGES:
             assert (out / f"{name}-{width}.png").stat().st_size > 5_000
     finally:
