@@ -21,6 +21,7 @@ from cronplane.ui import (
     controls,
     editor,
     feedback,
+    job_versions,
     jobs,
     listing,
     run_page,
@@ -38,6 +39,6 @@ __all__ = ["mount"]
 def mount(app: FastAPI) -> None:
     """Serve the UI from `app`: pages at `/`, static files under `/ui/static`."""
     first = (signin, listing, selection, editor, controls, runs, feedback, jobs, alerts)
-    for module in (*first, run_page, tenants, calendars, versions):
+    for module in (*first, run_page, tenants, calendars, versions, job_versions):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")
