@@ -15,7 +15,9 @@ from api_support import make_api
 from cli_process import run_cronplane
 from live_server import serving
 
+from cronplane.client import Client
 from cronplane.core.access import Role
+from cronplane.errors import JobVersionNotFound
 from cronplane.store.database import Database
 
 JOB = "/api/v1/tenants/acme/jobs/billing/report"
@@ -133,3 +135,18 @@ def test_the_cli_local_and_remote_answer_the_same(
     for env in (local, remote):
         refused = run_cronplane(*stale, env=env, cwd=tmp_path)
         assert refused.code == 5 and "X412001REVSTL" in refused.stderr
+
+
+def test_the_public_client(served: tuple[str, httpx.Client]) -> None:
+    url, http = served
+    token = http.headers["Authorization"].removeprefix("Bearer ")
+    with Client(url, token, tenant="acme", stack="billing") as client:
+        client.jobs.register("report", TARGET)
+        client.jobs.deactivate("report")
+        versions = client.jobs.versions("report")
+        assert [(v.number, v.via) for v in versions] == [(2, "api"), (1, "api")]
+        assert [c.field for c in client.jobs.diff("report").changes] == ["status"]
+        done = client.jobs.rollback("report", to=1, reason="still needed")
+        assert done.job.status == "active" and done.to == 1 and not done.dry_run
+        with pytest.raises(JobVersionNotFound):
+            client.jobs.rollback("report", to=99)

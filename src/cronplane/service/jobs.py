@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 from uuid import uuid4
 
 from sqlalchemy import Connection
@@ -27,6 +27,8 @@ from cronplane.store import jobs as job_store
 from cronplane.store.events import append_event
 
 PATCH_FIELDS = field_names(JobPatch)
+# What a job change's event says was done, by its code.
+VERBS: Final = {events.JOB_DEACTIVATED: "deactivated", events.JOB_ROLLED_BACK: "rolled back"}
 
 
 def checked_job(spec: JobSpec) -> JobSpec:
@@ -228,13 +230,7 @@ def update_job_in(
     deactivated = changes.get("status") == "inactive"
     if code is None:
         code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
-    verb = (
-        "rolled back"
-        if code is events.JOB_ROLLED_BACK
-        else "deactivated"
-        if deactivated
-        else "updated"
-    )
+    verb = VERBS.get(code, "updated")
     job_event(tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)})
     return updated
 
