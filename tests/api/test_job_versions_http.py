@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from api_support import make_api
-from cli_process import run_cronplane
+from cli_process import Outcome, run_cronplane
 from live_server import serving
 
 from cronplane.client import Client
@@ -85,56 +85,57 @@ def test_refusals_are_coded_and_change_nothing(served: tuple[str, httpx.Client])
     assert len(http.get(JOB + "/versions").json()["items"]) == 1
 
 
-def _cli(*args: str, env: dict[str, str | None], cwd: Path) -> Any:
-    done = run_cronplane(*args, "--json", env=env, cwd=cwd)
-    assert done.code == 0, done.stderr
-    return done.json()
-
-
 def test_the_cli_local_and_remote_answer_the_same(
     served: tuple[str, httpx.Client], database: Database, tmp_path: Path
 ) -> None:
+    """The installed command on the database, and with `--url` against the server."""
     url, http = served
     _register(http)
     token = http.headers["Authorization"].removeprefix("Bearer ")
     base = {"CRONPLANE_TENANT": "acme", "CRONPLANE_STACK": "billing"}
-    local = {**base, "CRONPLANE_DATABASE_URL": database.url, "CRONPLANE_ACTOR": "cli:local"}
-    remote = {**base, "CRONPLANE_URL": url, "CRONPLANE_TOKEN": token}
+    on_file = {**base, "CRONPLANE_DATABASE_URL": database.url, "CRONPLANE_ACTOR": "cli:local"}
+    served_env = {**base, "CRONPLANE_TOKEN": token, "CRONPLANE_DATABASE_URL": None}
+
+    def local(*args: str) -> Outcome:
+        return run_cronplane(*args, env=on_file, cwd=tmp_path)
+
+    def remote(*args: str) -> Outcome:
+        return run_cronplane("--url", url, *args, env=served_env, cwd=tmp_path)
+
+    def both(*args: str) -> Any:
+        here, there = local(*args, "--json"), remote(*args, "--json")
+        assert here.code == 0 and there.code == 0, (here.stderr, there.stderr)
+        assert here.json() == there.json()
+        return here.json()
+
     assert http.patch(JOB, json={"payload": {"a": 2}}).status_code == 200
-    for env in (local, remote):
-        assert _cli("job", "versions", "report", env=env, cwd=tmp_path) == _cli(
-            "job", "versions", "report", env=remote, cwd=tmp_path
-        )
-        assert _cli("job", "diff", "report", "1", "2", env=env, cwd=tmp_path) == _cli(
-            "job", "diff", "report", "1", "2", env=remote, cwd=tmp_path
-        )
-    dry = ("job", "rollback", "report", "--to", "1", "--dry-run")
-    local_dry = _cli(*dry, env=local, cwd=tmp_path)
-    assert local_dry == _cli(*dry, env=remote, cwd=tmp_path)
-    assert local_dry["dry_run"] and local_dry["job"]["payload"] == {"a": 1}
-    rolled = _cli(
-        "job", "rollback", "report", "--to", "1", "--reason", "café", env=remote, cwd=tmp_path
-    )
-    assert rolled["job"]["payload"] == {"a": 1} and rolled["job"]["revision"] == 3
-    again = _cli("job", "rollback", "report", "--to", "2", env=local, cwd=tmp_path)
-    assert again["job"]["payload"] == {"a": 2}
-    listed = _cli("job", "versions", "report", env=local, cwd=tmp_path)
-    assert [(v["number"], v["via"], v["actor"], v["reason"]) for v in listed][:2] == [
-        (4, "rollback", "cli:local", None),
-        (3, "rollback", listed[1]["actor"], "café"),
+    assert [v["number"] for v in both("job", "versions", "report")] == [2, 1]
+    assert [c["field"] for c in both("job", "diff", "report", "1", "2")["changes"]] == ["payload"]
+    dry = both("job", "rollback", "report", "--to", "1", "--dry-run")
+    assert dry["dry_run"] and dry["job"]["payload"] == {"a": 1}
+    rolled = remote("job", "rollback", "report", "--to", "1", "--reason", "café", "--json")
+    assert rolled.code == 0, rolled.stderr
+    assert rolled.json()["job"]["payload"] == {"a": 1} and rolled.json()["job"]["revision"] == 3
+    again = local("job", "rollback", "report", "--to", "2", "--json")
+    assert again.code == 0 and again.json()["job"]["payload"] == {"a": 2}
+    listed = both("job", "versions", "report")
+    assert [(v["number"], v["via"], v["reason"]) for v in listed][:2] == [
+        (4, "rollback", None),
+        (3, "rollback", "café"),
     ]
-    table = run_cronplane("job", "versions", "report", env=remote, cwd=tmp_path)
+    assert listed[0]["actor"] == "cli:local" and listed[1]["actor"] != "cli:local"
+    table = remote("job", "versions", "report")
     assert table.code == 0 and "rollback" in table.stdout and TARGET in table.stdout
-    shown = run_cronplane("job", "diff", "report", env=local, cwd=tmp_path)
-    assert (
-        shown.code == 0 and "version 3 -> version 4" in shown.stdout and "payload" in shown.stdout
-    )
-    missing = run_cronplane("job", "rollback", "report", "--to", "9", env=remote, cwd=tmp_path)
-    assert missing.code == 3 and missing.stderr.startswith("X404384JVRNFD")
-    stale = ("job", "rollback", "report", "--to", "1", "--revision", "1")
-    for env in (local, remote):
-        refused = run_cronplane(*stale, env=env, cwd=tmp_path)
-        assert refused.code == 5 and "X412001REVSTL" in refused.stderr
+    assert table.stdout == local("job", "versions", "report").stdout
+    shown = local("job", "diff", "report")
+    assert shown.code == 0 and "version 3 -> version 4" in shown.stdout
+    assert "payload" in shown.stdout
+    for run in (local, remote):
+        missing = run("job", "rollback", "report", "--to", "9")
+        assert missing.code == 3 and missing.stderr.startswith("X404384JVRNFD")
+        stale = run("job", "rollback", "report", "--to", "1", "--revision", "1")
+        assert stale.code == 5 and "X412001REVSTL" in stale.stderr
+    assert len(both("job", "versions", "report")) == 4
 
 
 def test_the_public_client(served: tuple[str, httpx.Client]) -> None:

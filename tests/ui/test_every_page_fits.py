@@ -33,6 +33,7 @@ PAGES = {
     "history": (SCHEDULE + "?tab=history", "#items"),
     "versions": (SCHEDULE + "/versions", "h1"),
     "jobs": ("/jobs", "#jobs"),
+    "job-versions": ("/jobs/stock/legacy-export/versions", "#versions"),
     "alerts": ("/alerts", "#alert-rules"),
     "calendars": ("/calendars", "#calendar-form"),
 }
