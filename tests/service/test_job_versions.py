@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from cronplane import events
 from cronplane.clock import FakeClock
 from cronplane.core.inputs import JobPatch, JobSpec
 from cronplane.core.job_versions import JOB_ROLLBACK_FIELDS, job_definition_of
@@ -15,6 +16,7 @@ from cronplane.errors import JobNotFound, JobVersionNotFound, StaleRevision
 from cronplane.manifest import parse_manifest
 from cronplane.service import ScheduleService, housekeeping
 from cronplane.service.base import changes_via
+from cronplane.store.events import list_events
 from service_support import counts
 
 MANIFEST = """
@@ -94,6 +96,14 @@ def test_diff_and_rollback(service: ScheduleService, clock: FakeClock) -> None:
     assert {k: now[k] for k in JOB_ROLLBACK_FIELDS} == {k: first[k] for k in JOB_ROLLBACK_FIELDS}
     latest = service.list_job_versions("acme", "billing", "report", limit=1)[0]
     assert (latest.number, latest.via, latest.actor, latest.reason) == (4, "rollback", "b", "bad")
+    with service.database.read() as conn:
+        (event,) = list_events(conn, tenant="acme", codes=[events.JOB_ROLLED_BACK.text])
+    assert event.detail["to"] == 1 and event.detail["fields"] == [
+        "kind",
+        "labels",
+        "payload",
+        "target",
+    ]
     # Paged: below a number.
     assert _numbers(service, "report")[1:] == [
         v.number for v in service.list_job_versions("acme", "billing", "report", before=4)

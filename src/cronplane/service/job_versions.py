@@ -126,6 +126,7 @@ class JobVersions(ServiceBase):
                 caller=caller,
                 revision=revision,
                 code=events.JOB_ROLLED_BACK,
+                detail={"to": to},
             )
         return JobRollback(updated, to, changes, False)
 

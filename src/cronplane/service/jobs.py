@@ -198,11 +198,12 @@ def update_job_in(
     revision: int | None = None,
     change: Change | None = None,
     code: Code | None = None,
+    detail: Mapping[str, Any] | None = None,
 ) -> Job:
     """Apply a patch to a job inside `tx` (update_job, app install for its jobs, a
     rollback); `caller` judges a change to a `command:` job. Its version is stamped
     with `change` (default: the transaction's) and its event is `code` (default: updated
-    or deactivated)."""
+    or deactivated), its detail the fields changed and `detail`."""
     if revision is not None and revision != job.revision:
         raise StaleRevision(
             f"job {job.name!r} is at revision {job.revision}, not {revision}",
@@ -231,7 +232,8 @@ def update_job_in(
     if code is None:
         code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
     verb = VERBS.get(code, "updated")
-    job_event(tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)})
+    detail = {"fields": sorted(changes), **(detail or {})}
+    job_event(tx, code, updated, actor, f"job {job.name} {verb}", detail)
     return updated
 
 
