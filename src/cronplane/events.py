@@ -74,6 +74,9 @@ SCHEDULE_RUN_NOW = _event("V202007SCHRUN", "schedule run now: item enqueued by h
 JOB_REGISTERED = _event("V201008JOBREG", "job registered")
 JOB_UPDATED = _event("V200009JOBUPD", "job updated")
 JOB_DEACTIVATED = _event("V200010JOBDEA", "job deactivated")
+JOB_ROLLED_BACK = _event(
+    "V200384JOBRBK", "job rolled back to an earlier version (detail: to, fields)"
+)
 APP_SYNCED = _event("V200011APPSYN", "app sync applied (detail: the plan)")
 
 TENANT_QUOTA_SET = _event(
@@ -164,6 +167,7 @@ AUDIT_KINDS: dict[str, str] = {
         JOB_REGISTERED,
         JOB_UPDATED,
         JOB_DEACTIVATED,
+        JOB_ROLLED_BACK,
         APP_SYNCED,
         TENANT_QUOTA_SET,
         ALERT_ACKED,

@@ -113,8 +113,9 @@ def command_targets_enabled(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def version_retention_days(environ: Mapping[str, str] | None = None) -> int:
-    """CRONPLANE_VERSION_RETENTION: days a schedule version is kept (default 400; each
-    live row's last 20 are kept however old); ValueError unless a whole number >= 1."""
+    """CRONPLANE_VERSION_RETENTION: days a schedule or job version is kept (default 400;
+    each live row's or job's last 20 are kept however old); ValueError unless a whole
+    number >= 1."""
     env = os.environ if environ is None else environ
     text = env.get("CRONPLANE_VERSION_RETENTION", "").strip()
     days = int(text) if text else 400

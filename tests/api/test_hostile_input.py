@@ -17,6 +17,7 @@ from uuid import uuid4
 import pytest
 from api_support import Api
 
+from cronplane.core.versions import Change
 from cronplane.store import jobs as job_store
 from cronplane.targets.webhook import SecretKeyring
 
@@ -200,7 +201,9 @@ def test_no_read_route_returns_a_stored_secret_to_a_viewer(seeded: Api) -> None:
         options={"secret": PLAIN, "timeout": 5},
     )
     with seeded.database.begin() as conn:
-        assert job_store.insert_job(conn, legacy)
+        assert job_store.insert_job(
+            conn, legacy, change=Change("test", "system", legacy.updated_at)
+        )
     schedule = {"job": "hook", "cron": "5 4 * * *", "stack": "billing", "environment": "prod"}
     assert (
         seeded.call(

@@ -113,8 +113,8 @@ def a_job(name: str = "send-invoices", **changes: object) -> Job:
 def test_a_job_round_trips(database: Database) -> None:
     job = a_job()
     with database.begin() as conn:
-        assert job_store.insert_job(conn, job)
-        assert not job_store.insert_job(conn, replace(job, id=uuid4()))
+        assert job_store.insert_job(conn, job, change=BY)
+        assert not job_store.insert_job(conn, replace(job, id=uuid4()), change=BY)
     with database.read() as conn:
         assert job_store.get_job(conn, "acme", "billing", "send-invoices") == job
         assert job_store.list_jobs(conn, "acme") == [job]
@@ -126,7 +126,7 @@ def test_jobs_are_read_by_key_in_one_statement(database: Database) -> None:
     stored = [a_job("a"), a_job("a", stack="ops"), a_job("a", tenant="globex")]
     with database.begin() as conn:
         for one in stored:
-            assert job_store.insert_job(conn, one)
+            assert job_store.insert_job(conn, one, change=BY)
     keys = [("acme", "billing", "a"), ("globex", "billing", "a"), ("acme", "billing", "gone")]
     with database.read() as conn:
         found = job_store.jobs_by_key(conn, [*keys, keys[0]])

@@ -1,5 +1,5 @@
-"""Migration 0020 gives every existing row its version 1, equal to what the store
-would write for it now (so the first diff after the upgrade shows only the edit)."""
+"""Migrations 0020 and 0025 give every existing row and job its version 1, equal to what
+the store would write for it now (so the first diff after the upgrade shows only the edit)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from uuid import uuid4
 
-from cronplane.core.model import Schedule
+from cronplane.core.job_versions import job_definition_of
+from cronplane.core.model import Job, Schedule
 from cronplane.core.versions import definition_of
+from cronplane.store import job_versions as job_version_store
+from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store import versions as version_store
 from cronplane.store.database import Database
+from cronplane.store.tables import jobs
 
 AT = datetime(2026, 3, 2, 10, tzinfo=UTC)
 
@@ -57,3 +61,33 @@ def test_0020_gives_each_row_a_first_version(empty_database: Database) -> None:
                 None if row.end_at is None else "2027-03-02T10:00:00+00:00"
             )
             assert (first.tenant, first.name) == (row.tenant, row.name) and not first.removed
+
+
+def test_0025_gives_each_job_a_first_version(empty_database: Database) -> None:
+    database = empty_database
+    database.upgrade("0024")
+    plain = Job(
+        id=uuid4(), tenant="acme", stack="billing", name="report", title="Report", kind="python",
+        status="active", payload={"n": [1, 2]}, payload_schema=None,
+        target="python:billing.jobs:report", options={"timeout": 5}, source="app",
+        created_at=AT, updated_at=AT, revision=3, labels={"team": "pay"},
+    )  # fmt: skip
+    shaped = replace(
+        plain, id=uuid4(), name="hook", status="inactive", payload_schema={"type": "object"},
+        target="webhook:https://example.com/h", kind="webhook", labels={},
+    )  # fmt: skip
+    with database.begin() as conn:
+        # As 0024 knew the table: insert the columns directly (the store now writes versions).
+        conn.execute(jobs.insert(), [job_store.job_values(job) for job in (plain, shaped)])
+    database.upgrade()
+    with database.read() as conn:
+        for job in (plain, shaped):
+            (first,) = job_version_store.list_versions(conn, job.id)
+            assert (first.number, first.actor, first.via, first.at) == (
+                1,
+                "migration",
+                "system",
+                AT,
+            )
+            assert first.definition == job_definition_of(job)
+            assert (first.tenant, first.stack, first.name) == (job.tenant, job.stack, job.name)

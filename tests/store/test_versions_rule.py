@@ -20,9 +20,11 @@ import pytest
 from sqlalchemy import Connection, func, select
 
 from cronplane.core.inputs import Declared
-from cronplane.core.model import Schedule, Scope, new_schedule
+from cronplane.core.model import Job, Schedule, Scope, new_schedule
 from cronplane.core.versions import Change
 from cronplane.ids import time_ordered_id
+from cronplane.store import job_versions as job_version_store
+from cronplane.store import jobs as job_store
 from cronplane.store import schedules as schedule_store
 from cronplane.store.database import Database
 from cronplane.store.tables import schedule_versions
@@ -100,3 +102,45 @@ def test_a_version_is_rolled_back_with_its_transaction(database: Database) -> No
 def _count_in(conn: Connection) -> int:
     query = select(func.count()).select_from(schedule_versions)
     return int(conn.execute(query).scalar_one())
+
+
+JOB_WRITES = re.compile(
+    r"update\(\s*jobs\b|jobs\.insert\(|delete\(\s*jobs\b|insert\(\s*jobs\b"
+    r"|UPDATE jobs\b|INSERT INTO jobs\b|DELETE FROM jobs\b"
+)
+
+
+def test_only_the_job_store_writes_job_rows() -> None:
+    """The same rule for jobs (store.job_versions): store/jobs.py is their only writer,
+    and its insert and update take the Change (a required keyword)."""
+    writers = {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "migrations" not in path.parts and JOB_WRITES.search(path.read_text())
+    }
+    assert writers == {"store/jobs.py"}
+
+
+def test_a_job_version_is_rolled_back_with_its_transaction(database: Database) -> None:
+    job = Job(
+        id=time_ordered_id(AT), tenant="acme", stack="billing", name="report", title="",
+        kind="python", status="active", payload={}, payload_schema=None,
+        target="python:billing.jobs:report", options={}, source="user", created_at=AT,
+        updated_at=AT, revision=1,
+    )  # fmt: skip
+    with database.begin() as conn:
+        assert job_store.insert_job(conn, job, change=BY)
+    with pytest.raises(RuntimeError), database.begin() as conn:
+        values = {"title": "New", "revision": 2, "updated_at": AT}
+        assert job_store.update_job(conn, job, values, change=BY, expected_revision=1)
+        assert len(job_version_store.list_versions(conn, job.id)) == 2
+        raise RuntimeError("the use case fails after the write")
+    with database.read() as conn:
+        assert [v.number for v in job_version_store.list_versions(conn, job.id)] == [1]
+    # A stale revision writes neither the job nor a version.
+    with database.begin() as conn:
+        assert (
+            job_store.update_job(conn, job, {"title": "x"}, change=BY, expected_revision=7) is None
+        )
+    with database.read() as conn:
+        assert len(job_version_store.list_versions(conn, job.id)) == 1

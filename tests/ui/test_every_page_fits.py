@@ -34,6 +34,7 @@ PAGES = {
     "edit": (SCHEDULE + "/edit", "#save-button"),
     "versions": (SCHEDULE + "/versions", "h1"),
     "jobs": ("/jobs", "#jobs"),
+    "job-versions": ("/jobs/stock/legacy-export/versions", "#versions"),
     "alerts": ("/alerts", "#alert-rules"),
     "calendars": ("/calendars", "#calendar-form"),
 }

@@ -31,6 +31,7 @@ from cronplane.api import (
     events,
     health,
     identity,
+    job_versions,
     jobs,
     metrics,
     queue,
@@ -150,7 +151,10 @@ def create_app(
     # Each router straight onto the app (not nested in a /api/v1 router):
     # one level of router matching per request instead of two. Every operation
     # is named in api/operations.py (`schedules_create`, not FastAPI's path-long default).
-    routers = (schedules, versions, controls, selections, queue, jobs, sync, events, cron, identity)
+    routers = (
+        schedules, versions, controls, selections, queue, jobs, job_versions, sync, events, cron,
+        identity,
+    )  # fmt: skip
     for module in (*routers, audit, alerts, tenants, calendars, environments):
         app.include_router(
             module.router,

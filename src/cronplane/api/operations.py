@@ -58,6 +58,11 @@ OPERATIONS: Final[dict[str, str]] = {
     "get_job": "jobs_get",
     "update_job": "jobs_update",
     "deactivate_job": "jobs_deactivate",
+    # job versions (api/job_versions.py)
+    "list_job_versions": "jobs_versions",
+    "get_job_version": "jobs_version",
+    "diff_job_versions": "jobs_diff",
+    "rollback_job": "jobs_rollback",
     # apps (api/sync.py)
     "sync": "apps_sync",
     "install_app": "apps_install",

@@ -1,10 +1,11 @@
-"""`cronplane job ls|info|add`: job definitions per (tenant, stack)."""
+"""`cronplane job ls|info|add`: job definitions per (tenant, stack); `versions|diff|rollback`
+(cli/job_version_cmd.py) their versions."""
 
 from __future__ import annotations
 
 import click
 
-from cronplane.cli import render
+from cronplane.cli import job_version_cmd, render
 from cronplane.cli.options import client, json_option, parse_json_object, scope_options, settings
 from cronplane.core.inputs import JobSpec
 from cronplane.core.labels import parse_pairs
@@ -14,6 +15,10 @@ from cronplane.core.labels import parse_pairs
 @scope_options
 def job() -> None:
     """Jobs (processors): what schedules enqueue, and who runs them."""
+
+
+for _command in job_version_cmd.COMMANDS:
+    job.add_command(_command)
 
 
 @job.command("ls")

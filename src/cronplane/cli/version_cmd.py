@@ -19,7 +19,7 @@ from rich.table import Table
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, scope_options, settings
 from cronplane.core.codec import to_document
-from cronplane.core.versions import FieldChange, Version
+from cronplane.core.versions import FieldChange
 
 REVISION = click.option(
     "--revision", type=int, default=None, help="Refuse (exit 5) unless the row is at this revision."
@@ -49,7 +49,7 @@ def versions(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
             str(row.number) + (" (removed)" if row.removed else ""),
             render.when(row.at),
             escape(row.actor),
-            _via(row),
+            via_text(row.via, row.digest, row.app_version),
             escape(str(row.definition.get("cron", "-"))),
             escape(row.reason or "-"),
         )
@@ -74,7 +74,7 @@ def diff(
         return
     before, after = shown.before.number, shown.after.number
     click.echo(f"{name}: version {before} -> version {after}")
-    _changes(shown.changes, f"v{before}", f"v{after}")
+    changes_table(shown.changes, f"v{before}", f"v{after}")
     for number, described, runs in zip((before, after), shown.described, shown.runs, strict=True):
         click.echo(f"v{number}: {described}")
         for run in runs:
@@ -110,7 +110,7 @@ def rollback(
         return
     verb = "would roll back" if dry_run else "rolled back"
     click.echo(f"{name}: {verb} to version {to}")
-    _changes(done.changes, "now", f"v{to}")
+    changes_table(done.changes, "now", f"v{to}")
 
 
 @click.command("restore")
@@ -130,13 +130,15 @@ def restore(ctx: click.Context, name: str, reason: str | None, as_json: bool) ->
 COMMANDS = (versions, diff, rollback, restore)
 
 
-def _via(row: Version) -> str:
-    if row.digest is None:
-        return row.via
-    return f"{row.via} {row.digest}" + ("" if row.app_version is None else f" ({row.app_version})")
+def via_text(via: str, digest: str | None, app_version: str | None) -> str:
+    """How a version came, with a sync's digest and app version (schedule's and job's)."""
+    if digest is None:
+        return via
+    return f"{via} {digest}" + ("" if app_version is None else f" ({app_version})")
 
 
-def _changes(changes: tuple[FieldChange, ...], before: str, after: str) -> None:
+def changes_table(changes: tuple[FieldChange, ...], before: str, after: str) -> None:
+    """The fields that differ, one row each (schedule's and job's diff and rollback)."""
     if not changes:
         click.echo("no field differs")
         return

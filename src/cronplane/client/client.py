@@ -23,7 +23,9 @@ from cronplane.core.alerts import DEFAULT_RENOTIFY, Alert, AlertRule, Channel, R
 from cronplane.core.audit import ALL, AuditPage, AuditRecord
 from cronplane.core.choices import JobStatus
 from cronplane.core.inputs import UNSET, JobPatch, JobSpec, Unset
+from cronplane.core.job_versions import JobVersion
 from cronplane.core.model import DEFAULT_SCOPE_PART, Job, QueueItem, Scope
+from cronplane.service import JobRollback, JobVersionDiff
 from cronplane.service.run_logs import RunLog
 
 
@@ -112,6 +114,37 @@ class Jobs:
         return self._service.deactivate_job(
             self._scope.tenant, self._scope.stack, name, actor=ACTOR, revision=revision
         )
+
+    def versions(
+        self, name: str, *, limit: int = 100, before: int | None = None
+    ) -> builtins.list[JobVersion]:
+        """The job's versions, newest first (`before`: a version number, for the next page)."""
+        s = self._scope
+        return self._service.list_job_versions(s.tenant, s.stack, name, limit=limit, before=before)
+
+    def diff(
+        self, name: str, first: int | None = None, second: int | None = None
+    ) -> JobVersionDiff:
+        """Version `first` against `second` (default: the previous against the current)."""
+        return self._service.diff_job_versions(
+            self._scope.tenant, self._scope.stack, name, first, second
+        )
+
+    def rollback(
+        self,
+        name: str,
+        *,
+        to: int,
+        dry_run: bool = False,
+        reason: str | None = None,
+        revision: int | None = None,
+    ) -> JobRollback:
+        """Make the job's definition version `to`'s again (a new version, via rollback)."""
+        s = self._scope
+        return self._service.rollback_job(
+            s.tenant, s.stack, name, to=to, actor=ACTOR, revision=revision, dry_run=dry_run,
+            reason=reason,
+        )  # fmt: skip
 
 
 class Runs:

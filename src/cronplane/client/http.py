@@ -134,6 +134,9 @@ class RemoteHTTP:
             f"{segment(scope.stack)}/{segment(scope.environment)}/{segment(name)}"
         )
 
+    def _job(self, tenant: str, stack: str, name: str) -> str:
+        return f"{self._tenant(tenant)}/jobs/{segment(stack)}/{segment(name)}"
+
 
 def _param(value: Any) -> Any:
     if isinstance(value, bool):

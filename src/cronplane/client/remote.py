@@ -27,6 +27,7 @@ from cronplane.client.alerts import RemoteAlerts
 from cronplane.client.audit import RemoteAudit
 from cronplane.client.calendars import RemoteCalendars
 from cronplane.client.http import segment
+from cronplane.client.job_versions import RemoteJobVersions
 from cronplane.client.promotion import RemotePromotion
 from cronplane.client.queue import RemoteQueue
 from cronplane.client.versions import RemoteVersions
@@ -63,7 +64,13 @@ def _manifest_document(manifest: Manifest) -> dict[str, Any]:
 
 
 class RemoteService(
-    RemoteQueue, RemoteAlerts, RemoteCalendars, RemoteVersions, RemotePromotion, RemoteAudit
+    RemoteQueue,
+    RemoteAlerts,
+    RemoteCalendars,
+    RemoteVersions,
+    RemoteJobVersions,
+    RemotePromotion,
+    RemoteAudit,
 ):
     """The use cases the CLI needs, answered by a cronplane server (the plumbing in
     client.http, runs and the queue in client.queue, alerts in client.alerts, the
@@ -256,9 +263,6 @@ class RemoteService(
         """POST …/deactivate."""
         path = self._job(tenant, stack, name) + "/deactivate"
         return from_document(Job, self._request("POST", path, revision=revision))
-
-    def _job(self, tenant: str, stack: str, name: str) -> str:
-        return f"{self._tenant(tenant)}/jobs/{segment(stack)}/{segment(name)}"
 
     # -- apps ----------------------------------------------------------------------
 

@@ -120,9 +120,14 @@ def decoded(
     return values
 
 
-def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[FieldChange]:
-    """The fields whose values differ, in DEFINITION_FIELDS order (then any others)."""
-    names = [*DEFINITION_FIELDS, *sorted((set(before) | set(after)) - set(DEFINITION_FIELDS))]
+def diff(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    order: tuple[str, ...] = DEFINITION_FIELDS,
+) -> list[FieldChange]:
+    """The fields whose values differ, in `order` (a schedule's DEFINITION_FIELDS by
+    default; a job's core.job_versions.JOB_DEFINITION_FIELDS), then any others."""
+    names = [*order, *sorted((set(before) | set(after)) - set(order))]
     return [
         FieldChange(name, before.get(name), after.get(name))
         for name in names

@@ -49,6 +49,7 @@
     │   ├── ChannelNotFound              X404315CHNNFD
     │   ├── CalendarNotFound             X404360CALNFD
     │   ├── VersionNotFound              X404380VERNFD  no such version of the row (or pruned)
+    │   ├── JobVersionNotFound           X404384JVRNFD  no such version of the job (or pruned)
     │   ├── NothingToRestore             X404381RSTNON  no deleted row of that name within the retention
     │   └── RouteNotFound                X404001NOROUT  no such API path
     ├── MethodNotAllowed                 X405001METHOD  CLI exit 2
@@ -161,6 +162,7 @@ from cronplane.errors.missing import (
     CalendarNotFound,
     ChannelNotFound,
     JobNotFound,
+    JobVersionNotFound,
     NothingToRestore,
     QueueItemNotFound,
     RouteNotFound,
@@ -219,6 +221,7 @@ __all__ = [
     "JobInactive",
     "JobNotFound",
     "JobQuotaExceeded",
+    "JobVersionNotFound",
     "MethodNotAllowed",
     "NotFound",
     "NothingToRestore",

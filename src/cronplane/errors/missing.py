@@ -71,6 +71,12 @@ class VersionNotFound(NotFound):
     code = error_code("X404380VERNFD", "schedule version not found (never made, or pruned)")
 
 
+class JobVersionNotFound(NotFound):
+    """The job has no version with that number (never made, or pruned; issue 38)."""
+
+    code = error_code("X404384JVRNFD", "job version not found (never made, or pruned)")
+
+
 class NothingToRestore(NotFound):
     """No row of that name was deleted within the version retention (issue 38)."""
 

@@ -5,7 +5,8 @@
 One object, composed of parts that share one `Context` (database, clock,
 change hook): `service.schedules`, `service.jobs`, `service.apps` (sync),
 `service.runs` (run now, queue items), `service.controls` (pause, resume,
-backfill), `service.versions` (versions, diff, rollback, restore),
+backfill), `service.versions` (versions, diff, rollback, restore), `service.job_versions`
+(a job's versions, diff, rollback),
 `service.promotion` (environments diffed and promoted), `service.tokens`, `service.audit`, `service.alerts` (alert
 channels, rules, alerts).
 The use cases people call are also the service's own methods
@@ -32,6 +33,7 @@ from cronplane.service.audit import AuditLog
 from cronplane.service.base import Context
 from cronplane.service.calendars import Calendars
 from cronplane.service.controls import BackfillReport, Controls
+from cronplane.service.job_versions import JobRollback, JobVersionDiff, JobVersions
 from cronplane.service.jobs import Jobs
 from cronplane.service.offered import Offered
 from cronplane.service.promotion import PromoteReport, Promotion
@@ -122,6 +124,7 @@ class ScheduleService:
         self.calendars = Calendars(self.context)
         self.selections = Selections(self.context, self.schedules, self.controls, self.runs)
         self.versions = Versions(self.context, self.schedules)
+        self.job_versions = JobVersions(self.context)
         self.promotion = Promotion(self.context, self.schedules)
 
     create_schedule = Offered("schedules", Schedules.create_schedule)
@@ -151,6 +154,10 @@ class ScheduleService:
     list_jobs = Offered("jobs", Jobs.list_jobs)
     update_job = Offered("jobs", Jobs.update_job)
     deactivate_job = Offered("jobs", Jobs.deactivate_job)
+    list_job_versions = Offered("job_versions", JobVersions.list_job_versions)
+    get_job_version = Offered("job_versions", JobVersions.get_job_version)
+    diff_job_versions = Offered("job_versions", JobVersions.diff_job_versions)
+    rollback_job = Offered("job_versions", JobVersions.rollback_job)
     diff_environments = Offered("promotion", Promotion.diff_environments)
     promote_environment = Offered("promotion", Promotion.promote_environment)
     sync = Offered("apps", Apps.sync)
@@ -182,6 +189,8 @@ class ScheduleService:
 __all__ = [
     "AppReport",
     "BackfillReport",
+    "JobRollback",
+    "JobVersionDiff",
     "NewSchedule",
     "PromoteReport",
     "Rollback",

@@ -54,6 +54,7 @@ from cronplane.core.alerts import (
     summary,
     watches,
 )
+from cronplane.core.versions import Change
 from cronplane.service.alert_book import Book, EvaluationReport, covering
 from cronplane.service.alert_pauses import evaluate_paused
 from cronplane.service.alerts import absent_due, head_watched
@@ -325,7 +326,9 @@ class AlertEvaluator:
             return
         if not self._job_ready:
             # A node that never ran a dispatcher has not registered it yet.
-            insert_job(book.conn, deliver_job(book.now))
+            insert_job(
+                book.conn, deliver_job(book.now), change=Change("system", "system", book.now)
+            )
             book.job_written = True
         rows: list[dict[str, Any]] = []
         items: list[dict[str, Any]] = []

@@ -8,8 +8,9 @@ the worker's built-in `system:` target:
   lapsed (the worker died) go back to queued, or to failed past their attempts.
 - `prune-history` (daily, 03:17 UTC): finished items, events and closed alerts
   older than the retention (payload `retention_days`, default 30) are deleted,
-  and schedule versions older than CRONPLANE_VERSION_RETENTION (default 400
-  days; a live row's last 20 are kept however old; store.versions.prune).
+  and schedule and job versions older than CRONPLANE_VERSION_RETENTION (default
+  400 days; a live row's or job's last 20 are kept however old; store.versions.prune,
+  store.job_versions.prune).
 
 A third job, `deliver-alert` (`system:deliver`), has no schedule: the alert
 evaluator enqueues one item of it per notification and channel.
@@ -33,7 +34,7 @@ from cronplane.core.model import Job, Scope, new_schedule
 from cronplane.core.occurrences import next_run
 from cronplane.core.versions import Change
 from cronplane.store import alerts as alert_store
-from cronplane.store import queue, versions
+from cronplane.store import job_versions, queue, versions
 from cronplane.store.database import Database
 from cronplane.store.events import append_events, event_values
 from cronplane.store.jobs import insert_job
@@ -87,6 +88,7 @@ def ensure_system_schedules(
                     updated_at=now,
                     revision=1,
                 ),
+                change=Change("system", "system", now),
             )
             row = get_by_key(conn, SYSTEM_TENANT, SYSTEM_STACK, SYSTEM_ENVIRONMENT, name)
             if row is None:
@@ -108,7 +110,7 @@ def ensure_system_schedules(
                 )
             elif row.payload != payloads[name]:
                 set_payload(conn, row.id, payloads[name], Change("system", "system", now))
-        insert_job(conn, deliver_job(now))
+        insert_job(conn, deliver_job(now), change=Change("system", "system", now))
 
 
 def deliver_job(now: datetime) -> Job:
@@ -167,7 +169,8 @@ def prune(
     version_retention_days: int | None = None,
 ) -> dict[str, int]:
     """Delete finished items, events and closed alerts older than the retention, and
-    schedule versions older than theirs (default: CRONPLANE_VERSION_RETENTION)."""
+    schedule and job versions older than theirs (default: CRONPLANE_VERSION_RETENTION;
+    each row's last 20 are kept)."""
     if retention_days < 1:
         raise ValueError("retention must be at least one day")
     if version_retention_days is None:
@@ -177,5 +180,13 @@ def prune(
     with database.begin() as conn:
         items, old_events = queue.prune(conn, before)
         closed_alerts = alert_store.prune_closed(conn, before)
-        old_versions = versions.prune(conn, now - timedelta(days=version_retention_days))
-    return {"items": items, "events": old_events, "alerts": closed_alerts, "versions": old_versions}
+        versions_before = now - timedelta(days=version_retention_days)
+        old_versions = versions.prune(conn, versions_before)
+        old_job_versions = job_versions.prune(conn, versions_before)
+    return {
+        "items": items,
+        "events": old_events,
+        "alerts": closed_alerts,
+        "versions": old_versions,
+        "job_versions": old_job_versions,
+    }

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 from uuid import uuid4
 
 from sqlalchemy import Connection
 
 from cronplane import events
+from cronplane.codes import Code
 from cronplane.core import target_rules, validation
 from cronplane.core.access import Principal
 from cronplane.core.choices import Source
-from cronplane.core.codec import field_names
+from cronplane.core.codec import field_names, to_document
 from cronplane.core.inputs import JobPatch, JobSpec
 from cronplane.core.labels import validate_labels
 from cronplane.core.model import Job
 from cronplane.core.selectors import parse_selector
+from cronplane.core.versions import Change, manifest_digest
 from cronplane.errors import InvalidRequest, JobExists, JobNotFound, StaleRevision
 from cronplane.service import quotas
 from cronplane.service.base import Caller, ServiceBase, Transaction, json_value
@@ -24,6 +27,8 @@ from cronplane.store import jobs as job_store
 from cronplane.store.events import append_event
 
 PATCH_FIELDS = field_names(JobPatch)
+# What a job change's event says was done, by its code.
+VERBS: Final = {events.JOB_DEACTIVATED: "deactivated", events.JOB_ROLLED_BACK: "rolled back"}
 
 
 def checked_job(spec: JobSpec) -> JobSpec:
@@ -103,7 +108,7 @@ class Jobs(ServiceBase):
             quotas.room_for_jobs(
                 tx.conn, tenant, quotas.tenant_quota(tx.conn, self.context.quotas, tenant), 1
             )
-            if not job_store.insert_job(tx.conn, job):
+            if not job_store.insert_job(tx.conn, job, change=tx.change(actor)):
                 raise JobExists(
                     f"job {spec.name!r} already exists in {tenant}/{stack}",
                     {"tenant": tenant, "stack": stack, "job": spec.name},
@@ -114,7 +119,7 @@ class Jobs(ServiceBase):
     def get_job(self, tenant: str, stack: str, name: str) -> Job:
         """The job; JobNotFound otherwise."""
         with self._read() as conn:
-            return _existing_job(conn, tenant, stack, name)
+            return existing_job(conn, tenant, stack, name)
 
     def list_jobs(
         self,
@@ -146,7 +151,7 @@ class Jobs(ServiceBase):
         """Change a job's fields; StaleRevision when `revision` is given and old."""
         caller = self.context.caller(principal)
         with self._write() as tx:
-            job = _existing_job(tx.conn, tenant, stack, name, for_update=True)
+            job = existing_job(tx.conn, tenant, stack, name, for_update=True)
             return update_job_in(tx, job, patch, actor=actor, revision=revision, caller=caller)
 
     def deactivate_job(
@@ -171,7 +176,7 @@ class Jobs(ServiceBase):
         )
 
 
-def _existing_job(
+def existing_job(
     conn: Connection, tenant: str, stack: str, name: str, *, for_update: bool = False
 ) -> Job:
     job = job_store.get_job(conn, tenant, stack, name, for_update=for_update)
@@ -191,9 +196,14 @@ def update_job_in(
     actor: str,
     caller: Caller,
     revision: int | None = None,
+    change: Change | None = None,
+    code: Code | None = None,
+    detail: Mapping[str, Any] | None = None,
 ) -> Job:
-    """Apply a patch to a job inside `tx` (update_job, and app install for its jobs);
-    `caller` judges a change to a `command:` job."""
+    """Apply a patch to a job inside `tx` (update_job, app install for its jobs, a
+    rollback); `caller` judges a change to a `command:` job. Its version is stamped
+    with `change` (default: the transaction's) and its event is `code` (default: updated
+    or deactivated), its detail the fields changed and `detail`."""
     if revision is not None and revision != job.revision:
         raise StaleRevision(
             f"job {job.name!r} is at revision {job.revision}, not {revision}",
@@ -209,14 +219,42 @@ def update_job_in(
     if not changes:
         return job
     values = {**changes, "updated_at": tx.now, "revision": job.revision + 1}
-    if not job_store.update_job(tx.conn, job.id, values, expected_revision=job.revision):
+    updated = job_store.update_job(
+        tx.conn,
+        job,
+        values,
+        change=change or tx.change(actor),
+        expected_revision=job.revision,
+    )
+    if updated is None:
         raise StaleRevision(f"job {job.name!r} changed concurrently; read it again")
-    updated = replace(job, **values)
     deactivated = changes.get("status") == "inactive"
-    code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
-    verb = "deactivated" if deactivated else "updated"
-    job_event(tx, code, updated, actor, f"job {job.name} {verb}", {"fields": sorted(changes)})
+    if code is None:
+        code = events.JOB_DEACTIVATED if deactivated else events.JOB_UPDATED
+    verb = VERBS.get(code, "updated")
+    detail = {"fields": sorted(changes), **(detail or {})}
+    job_event(tx, code, updated, actor, f"job {job.name} {verb}", detail)
     return updated
+
+
+def app_jobs_change(tx: Transaction, actor: str, specs: Mapping[str, JobSpec]) -> Change:
+    """How an app install changes its jobs: `via: sync`, with the digest of the jobs
+    its manifest declares (their versions say which manifest made them)."""
+    digest = manifest_digest({name: to_document(spec) for name, spec in specs.items()})
+    return replace(tx.change(actor, digest=digest), via="sync")
+
+
+def deactivate_app_jobs(
+    tx: Transaction, tenant: str, stack: str, actor: str, caller: Caller
+) -> list[str]:
+    """Deactivate the stack's active app jobs (an uninstall that left no app row), each
+    change `via: sync`; the names deactivated."""
+    by = replace(tx.change(actor), via="sync")
+    names = []
+    for job in job_store.list_jobs(tx.conn, tenant, stack, status="active", source="app"):
+        update_job_in(tx, job, JobPatch(status="inactive"), actor=actor, caller=caller, change=by)
+        names.append(job.name)
+    return names
 
 
 def job_event(

@@ -16,6 +16,7 @@ from cronplane.core.alerts import Alert, AlertRule, Channel, RuleSpec
 from cronplane.core.audit import AuditPage
 from cronplane.core.controls import Missed
 from cronplane.core.inputs import CronDeclaration, JobSpec, SchedulePatch, ScheduleSpec
+from cronplane.core.job_versions import JobVersion
 from cronplane.core.model import Job, Page, QueueItem, Schedule, Scope
 from cronplane.core.promotion import EnvironmentDiff
 from cronplane.core.queries import ScheduleQuery
@@ -26,6 +27,7 @@ from cronplane.core.versions import Version
 from cronplane.events import Event
 from cronplane.manifest import Manifest
 from cronplane.service.controls import BackfillReport
+from cronplane.service.job_versions import JobRollback, JobVersionDiff
 from cronplane.service.promotion import PromoteReport
 from cronplane.service.run_logs import RunLog
 from cronplane.service.sync import AppReport
@@ -168,6 +170,34 @@ class ControlPlane(Protocol):
     def get_job(self, tenant: str, stack: str, name: str) -> Job: ...
 
     def register_job(self, tenant: str, stack: str, spec: JobSpec, *, actor: str) -> Job: ...
+
+    def list_job_versions(
+        self, tenant: str, stack: str, name: str, *, limit: int = 100, before: int | None = None
+    ) -> list[JobVersion]: ...
+
+    def get_job_version(self, tenant: str, stack: str, name: str, number: int) -> JobVersion: ...
+
+    def diff_job_versions(
+        self,
+        tenant: str,
+        stack: str,
+        name: str,
+        first: int | None = None,
+        second: int | None = None,
+    ) -> JobVersionDiff: ...
+
+    def rollback_job(
+        self,
+        tenant: str,
+        stack: str,
+        name: str,
+        *,
+        to: int,
+        actor: str,
+        revision: int | None = None,
+        dry_run: bool = False,
+        reason: str | None = None,
+    ) -> JobRollback: ...
 
     def sync(
         self,

@@ -46,7 +46,9 @@ from cronplane.service import quotas
 from cronplane.service.alerts import sync_app_rules
 from cronplane.service.base import ServiceBase, Transaction, checked_scope
 from cronplane.service.jobs import (
+    app_jobs_change,
     checked_job,
+    deactivate_app_jobs,
     job_changes,
     job_event,
     job_fields,
@@ -148,6 +150,7 @@ class Apps(ServiceBase):
             )
         with self._write() as tx:
             registered, updated = [], []
+            by = app_jobs_change(tx, actor, specs)
             quota = quotas.tenant_quota(tx.conn, self.context.quotas, tenant)
             if quota.max_jobs is not None:  # the new jobs are counted only under a limit
                 have = _jobs_by_name(tx.conn, scope)
@@ -158,12 +161,13 @@ class Apps(ServiceBase):
                     job = new_job(tenant, scope.stack, spec, "app", tx)
                     caller.check_job(None, job)
                     # A concurrent install may have registered it first: same outcome.
-                    if job_store.insert_job(tx.conn, job):
+                    if job_store.insert_job(tx.conn, job, change=by):
                         registered.append(name)
                         job_event(tx, events.JOB_REGISTERED, job, actor, f"job {name} registered")
                     continue
                 patch = JobPatch(**job_fields(new_job(tenant, scope.stack, spec, "app", tx)))
-                if update_job_in(tx, current, patch, actor=actor, caller=caller) != current:
+                kept = update_job_in(tx, current, patch, actor=actor, caller=caller, change=by)
+                if kept != current:
                     updated.append(name)
             plan = self._sync(tx, scope, manifest.crons, actor)
             sync_app_rules(tx, scope, manifest.alerts, actor=actor)
@@ -214,13 +218,9 @@ class Apps(ServiceBase):
             sync_app_rules(tx, scope, {}, actor=actor)  # the app's alert rules go with it
             deactivated: list[str] = []
             if schedule_store.count_source(tx.conn, scope.tenant, scope.stack, "app") == 0:
-                for job in job_store.list_jobs(
-                    tx.conn, scope.tenant, scope.stack, status="active", source="app"
-                ):
-                    # Deactivating changes no command: any caller that may sync may.
-                    patch = JobPatch(status="inactive")
-                    update_job_in(tx, job, patch, actor=actor, caller=self.context.caller(None))
-                    deactivated.append(job.name)
+                # Deactivating changes no command: any caller that may sync may.
+                anyone = self.context.caller(None)
+                deactivated = deactivate_app_jobs(tx, scope.tenant, scope.stack, actor, anyone)
         return AppReport(scope.stack, plan, jobs_deactivated=tuple(deactivated))
 
     # -- steps ---------------------------------------------------------------

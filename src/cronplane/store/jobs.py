@@ -1,15 +1,22 @@
-"""The jobs table: row mapping and the statements the service runs."""
+"""The jobs table: row mapping and the statements the service runs.
+
+Every write of a job's definition takes the `Change` that makes it and writes
+the job's version in the same transaction (store.job_versions): an insert
+that inserted, an update that moved the revision on.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
-from uuid import UUID
 
 from sqlalchemy import Connection, Row, select, tuple_, update
 
 from cronplane.core.model import Job
+from cronplane.core.versions import Change
 from cronplane.store import dialects
+from cronplane.store import job_versions as versions
 from cronplane.store.tables import jobs
 
 
@@ -58,15 +65,19 @@ def job_values(job: Job) -> dict[str, Any]:
     }
 
 
-def insert_job(conn: Connection, job: Job) -> bool:
-    """Insert one; False when (tenant, stack, name) already exists."""
+def insert_job(conn: Connection, job: Job, *, change: Change) -> bool:
+    """Insert one, with its version 1; False (and no version) when (tenant, stack, name)
+    already exists."""
     query = (
         dialects.of(conn)
         .insert(jobs)
         .on_conflict_do_nothing(index_elements=["tenant", "stack", "name"])
         .returning(jobs.c.id)
     )
-    return conn.execute(query, job_values(job)).first() is not None
+    inserted = conn.execute(query, job_values(job)).first() is not None
+    if inserted:
+        versions.record(conn, job, change)
+    return inserted
 
 
 def get_job(
@@ -117,13 +128,19 @@ def list_jobs(
 
 def update_job(
     conn: Connection,
-    job_id: UUID,
+    job: Job,
     values: Mapping[str, Any],
     *,
+    change: Change,
     expected_revision: int | None = None,
-) -> bool:
-    """Set `values` on one job; False when it is gone or its revision moved on."""
-    query = update(jobs).where(jobs.c.id == job_id).values(**values)
+) -> Job | None:
+    """Set `values` on the job, with its new version; None when it is gone or its
+    revision moved on (nothing written then)."""
+    query = update(jobs).where(jobs.c.id == job.id).values(**values)
     if expected_revision is not None:
         query = query.where(jobs.c.revision == expected_revision)
-    return conn.execute(query).rowcount == 1
+    if conn.execute(query).rowcount != 1:
+        return None
+    updated = replace(job, **values)
+    versions.record(conn, updated, change)
+    return updated

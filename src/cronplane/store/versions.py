@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Row, and_, delete, exists, func, select
+from sqlalchemy import Column, Connection, Row, Table, and_, delete, exists, func, select
 
 from cronplane.core.codec import field_names
 from cronplane.core.model import Schedule
@@ -116,16 +116,30 @@ def last_of_name(
 def prune(conn: Connection, before: datetime, keep_last: int = KEEP_LAST) -> int:
     """Delete versions made before `before`, except each live row's last `keep_last`;
     a deleted row's versions all go once they are past it. Returns how many went."""
-    v = schedule_versions
-    newer = schedule_versions.alias("newer")
-    # A row's numbers have no gap: the last keep_last are above its highest - keep_last.
+    return prune_versions(
+        conn, schedule_versions, schedule_versions.c.schedule_id, schedules.c.id, before, keep_last
+    )
+
+
+def prune_versions(
+    conn: Connection,
+    table: Table,
+    owner: Column[Any],
+    live_id: Column[Any],
+    before: datetime,
+    keep_last: int = KEEP_LAST,
+) -> int:
+    """The one pruning rule of every version table (schedule_versions, job_versions):
+    delete `table`'s rows made before `before` except the last `keep_last` of each
+    owner (`owner`: the table's owner column) still live (`live_id`: the owners'
+    key); an owner gone keeps none once they are past. Returns how many went."""
+    newer = table.alias("newer")
+    # An owner's numbers have no gap: the last keep_last are above its highest - keep_last.
     among_older = (
-        v.c.number
-        <= select(func.max(newer.c.number))
-        .where(newer.c.schedule_id == v.c.schedule_id)
-        .scalar_subquery()
+        table.c.number
+        <= select(func.max(newer.c.number)).where(newer.c[owner.name] == owner).scalar_subquery()
         - keep_last
     )
-    live = exists().where(schedules.c.id == v.c.schedule_id)
-    query = delete(v).where(and_(v.c.at < before, among_older | ~live))
+    live = exists().where(live_id == owner)
+    query = delete(table).where(and_(table.c.at < before, among_older | ~live))
     return int(conn.execute(query).rowcount)

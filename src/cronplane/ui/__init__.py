@@ -23,6 +23,7 @@ from cronplane.ui import (
     controls,
     editor,
     feedback,
+    job_versions,
     jobs,
     listing,
     oidc,
@@ -44,6 +45,6 @@ def mount(app: FastAPI, oidc_settings: OidcSettings | None = None) -> None:
     `oidc_settings`, sign-in through the OIDC provider too (`cronplane.ui.oidc`)."""
     app.state.oidc = OidcSignIn(oidc_settings) if oidc_settings is not None else None
     first = (signin, oidc, listing, selection, editor, controls, runs, feedback, jobs, alerts)
-    for module in (*first, run_page, tenants, calendars, versions):
+    for module in (*first, run_page, tenants, calendars, versions, job_versions):
         app.include_router(module.router)
     app.mount(STATIC_PREFIX, StaticFiles(directory=STATIC_DIR), name="ui-static")

@@ -27,7 +27,7 @@ from cronplane.store.tables.schedules import (
     schedule_state,
     schedules,
 )
-from cronplane.store.tables.versions import schedule_versions
+from cronplane.store.tables.versions import job_versions, schedule_versions
 from cronplane.store.tables.work import (
     api_tokens,
     item_attempts,
@@ -51,6 +51,7 @@ __all__ = [
     "calendars",
     "events",
     "item_attempts",
+    "job_versions",
     "jobs",
     "leases",
     "metadata",

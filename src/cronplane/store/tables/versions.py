@@ -7,6 +7,9 @@ the row's lock, waits and then counts on). The row's key (tenant, stack,
 environment, name) is copied so a deleted row's versions are still found by
 name (`schedule restore`): ix_schedule_versions_key. `at` is indexed for
 housekeeping's prune.
+
+`job_versions` (migration 0025) holds a job's versions the same way, keyed
+(job_id, number).
 """
 
 from __future__ import annotations
@@ -55,3 +58,25 @@ Index(
     schedule_versions.c.at,
 )
 Index("ix_schedule_versions_at", schedule_versions.c.at)
+
+# Job versions (issue 38; migration 0025): the same record for a job, in a table of
+# its own — a job has no environment, its key is (tenant, stack, name), and it is never
+# deleted (deactivated instead), so no `removed`; its versions are found by its id.
+job_versions = Table(
+    "job_versions",
+    metadata,
+    Column("job_id", Uuid, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("tenant", String(64), nullable=False),
+    Column("stack", String(64), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("definition", JSONDocument, nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("via", String(16), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("reason", String(500), nullable=True),
+    Column("digest", String(80), nullable=True),
+    Column("app_version", String(64), nullable=True),
+    PrimaryKeyConstraint("job_id", "number", name="pk_job_versions"),
+)
+Index("ix_job_versions_at", job_versions.c.at)
