@@ -10,12 +10,15 @@ Registered on the `job` group by `cli/job_cmd.py`. Each command makes one call
 from __future__ import annotations
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
 from cronplane.cli import render
 from cronplane.cli.options import client, json_option, scope_options, settings
-from cronplane.cli.version_cmd import REASON, REVISION, changes_table, via_text
+from cronplane.cli.version_cmd import (
+    changes_table,
+    print_versions,
+    report_rollback,
+    rollback_options,
+)
 from cronplane.core.codec import to_document
 
 
@@ -32,20 +35,7 @@ def versions(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
     if as_json:
         render.echo_json([to_document(row) for row in rows])
         return
-    table = Table()
-    for column in ("Version", "At", "Actor", "Via", "Target", "Status", "Reason"):
-        table.add_column(column, no_wrap=column not in ("Target", "Reason"))
-    for row in rows:
-        table.add_row(
-            str(row.number),
-            render.when(row.at),
-            escape(row.actor),
-            via_text(row.via, row.digest, row.app_version),
-            escape(str(row.definition.get("target", "-"))),
-            escape(str(row.definition.get("status", "-"))),
-            escape(row.reason or "-"),
-        )
-    render.print_table(table)
+    print_versions(rows, {"Target": "target", "Status": "status"})
 
 
 @click.command("diff")
@@ -71,14 +61,7 @@ def diff(
 
 
 @click.command("rollback")
-@click.argument("name")
-@click.option("--to", "to", type=int, required=True, help="The version to make current again.")
-@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing.")
-@REASON
-@REVISION
-@json_option
-@scope_options
-@click.pass_context
+@rollback_options
 def rollback(
     ctx: click.Context,
     name: str,
@@ -98,9 +81,7 @@ def rollback(
     if as_json:
         render.echo_json({**to_document(done), "job": done.job.to_dict()})
         return
-    verb = "would roll back" if dry_run else "rolled back"
-    click.echo(f"job {name}: {verb} to version {to}")
-    changes_table(done.changes, "now", f"v{to}")
+    report_rollback(f"job {name}", to, done.changes, dry_run)
 
 
 # What `cli/job_cmd.py` registers on the `job` group.

@@ -10,6 +10,7 @@ restore, 4 for a gone job or a taken name, 5 for a stale --revision.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -29,6 +30,33 @@ REASON = click.option(
 )
 
 
+def rollback_options(command: Callable[..., None]) -> Callable[..., None]:
+    """A rollback's arguments, a schedule's and a job's alike: NAME, --to, --dry-run,
+    --reason, --revision, --json and the scope."""
+    decorators = (
+        click.argument("name"),
+        click.option(
+            "--to", "to", type=int, required=True, help="The version to make current again."
+        ),
+        click.option("--dry-run", is_flag=True, help="Show the changes; write nothing."),
+        REASON,
+        REVISION,
+        json_option,
+        scope_options,
+        click.pass_context,
+    )
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+def report_rollback(label: str, to: int, changes: tuple[FieldChange, ...], dry_run: bool) -> None:
+    """What a rollback did (or, dry, would do): a line and its field changes."""
+    verb = "would roll back" if dry_run else "rolled back"
+    click.echo(f"{label}: {verb} to version {to}")
+    changes_table(changes, "now", f"v{to}")
+
+
 @click.command("versions")
 @click.argument("name")
 @click.option("--limit", type=int, default=100, show_default=True)
@@ -41,16 +69,22 @@ def versions(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
     if as_json:
         render.echo_json([to_document(row) for row in rows])
         return
+    print_versions(rows, {"Cron": "cron"})
+
+
+def print_versions(rows: Sequence[Any], shown: dict[str, str]) -> None:
+    """A table of versions (a schedule's or a job's): number, when, who, how, the
+    definition's fields `shown` (column title → field) and why."""
     table = Table()
-    for column in ("Version", "At", "Actor", "Via", "Cron", "Reason"):
-        table.add_column(column, no_wrap=column != "Reason")
+    for column in ("Version", "At", "Actor", "Via", *shown, "Reason"):
+        table.add_column(column, no_wrap=column in ("Version", "At", "Actor", "Via"))
     for row in rows:
         table.add_row(
-            str(row.number) + (" (removed)" if row.removed else ""),
+            str(row.number) + (" (removed)" if getattr(row, "removed", False) else ""),
             render.when(row.at),
             escape(row.actor),
             via_text(row.via, row.digest, row.app_version),
-            escape(str(row.definition.get("cron", "-"))),
+            *(escape(str(row.definition.get(field, "-"))) for field in shown.values()),
             escape(row.reason or "-"),
         )
     render.print_table(table)
@@ -82,14 +116,7 @@ def diff(
 
 
 @click.command("rollback")
-@click.argument("name")
-@click.option("--to", "to", type=int, required=True, help="The version to make current again.")
-@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing.")
-@REASON
-@REVISION
-@json_option
-@scope_options
-@click.pass_context
+@rollback_options
 def rollback(
     ctx: click.Context,
     name: str,
@@ -108,9 +135,7 @@ def rollback(
     if as_json:
         render.echo_json({**to_document(done), "schedule": done.schedule.to_dict()})
         return
-    verb = "would roll back" if dry_run else "rolled back"
-    click.echo(f"{name}: {verb} to version {to}")
-    changes_table(done.changes, "now", f"v{to}")
+    report_rollback(name, to, done.changes, dry_run)
 
 
 @click.command("restore")
