@@ -57,7 +57,9 @@ def test_every_n_seconds_preset_writes_explains_and_round_trips(admin: Any) -> N
     expect(admin.get_by_label("Repeat")).to_have_value("seconds")
     expect(every).to_have_value("10")
 
-    # Typing a count the preset does not offer falls back to Advanced.
+    # In the editor, typing a count the preset does not offer falls back to Advanced.
+    admin.get_by_role("link", name="Edit", exact=True).click()
+    admin.get_by_role("tab", name="Cron").click()
     expression.fill("every 7 seconds")
     expect(admin.get_by_label("Repeat")).to_have_value("advanced")
     expression.fill("@every 45s")

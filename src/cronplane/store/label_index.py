@@ -100,13 +100,14 @@ def selected(
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    """The term a listing page reads the index range of: `ordered` when that range is
-    in the listing's order (one value), else it is small enough to sort; `branches`,
-    an `in` term's values walked one range each (each in order) and merged."""
+    """What a listing page reads of the index for `term`: `ranges`, one or more index
+    ranges that together hold exactly its entries, each in the listing's order when
+    `ordered` (one value each: merged when several), else one range small enough to
+    sort."""
 
     term: Requirement
     ordered: bool
-    branches: tuple[Requirement, ...] = ()
+    ranges: tuple[Requirement, ...]
 
 
 def range_of(walked: Any, tenant: str, term: Requirement) -> list[ColumnElement[bool]]:
@@ -147,14 +148,18 @@ def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
     ]
     got = conn.execute(select(*counts, *ends)).one()
     counted = list(zip(got[: len(terms)], terms, strict=True))
+    # A key-only term whose least and greatest value are one: the value all its entries hold.
     one_valued = {
-        term
+        term: str(got[len(terms) + 2 * index])
         for index, term in enumerate(keyed)
         if got[len(terms) + 2 * index] == got[len(terms) + 2 * index + 1]
+        and got[len(terms) + 2 * index] is not None
     }
     fewest, term = min(counted, key=lambda pair: pair[0])
     if fewest < COUNT_CAP:
-        return Walk(term, ordered=_single(term) or term in one_valued)
+        if _single(term) or term in one_valued:
+            return _ordered(term, one_valued)
+        return Walk(term, ordered=False, ranges=(term,))
     walkable = [
         term
         for term in terms
@@ -165,10 +170,17 @@ def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
     if not walkable:
         return None
     chosen = _best(conn, tenant, selector, walkable) if len(walkable) > 1 else walkable[0]
-    if chosen.op == "in" and len(chosen.values) > 1:
-        branches = tuple(Requirement(chosen.key, "=", (value,)) for value in chosen.values)
-        return Walk(chosen, ordered=True, branches=branches)
-    return Walk(chosen, ordered=True)
+    return _ordered(chosen, one_valued)
+
+
+def _ordered(term: Requirement, one_valued: dict[Requirement, str]) -> Walk:
+    """`term` walked as ranges of one value each: a key-only term whose entries all hold
+    one value as `key = value` (the index's order is the listing's only within one
+    value), an `in` one range per value."""
+    if term in one_valued:
+        return Walk(term, ordered=True, ranges=(Requirement(term.key, "=", (one_valued[term],)),))
+    ranges = tuple(Requirement(term.key, "=", (value,)) for value in term.values)
+    return Walk(term, ordered=True, ranges=ranges)
 
 
 def _capped_count(tenant: str, term: Requirement) -> Any:

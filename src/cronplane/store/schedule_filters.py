@@ -54,17 +54,19 @@ def listing(
         order: Order = (schedules.c.name, schedules.c.stack, schedules.c.environment)
         found = conditions(tenant, filters) + _after(order, after, fixed)
         return _page(select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS), found, order, limit)
-    if walk.branches and limit is not None and _labels_and_scope_only(filters):
+    merged = len(walk.ranges) > 1
+    if merged and limit is not None and _labels_and_scope_only(filters):
         return _merged(tenant, filters, walk, after, limit, fixed)
     walked = schedule_labels.alias("walked")
     order = (walked.c.name, walked.c.stack, walked.c.environment)
+    # One range in order: its own; several (not merged here): the term's whole, sorted.
+    ranged = walk.term if merged else walk.ranges[0]
     # The other terms probe by the walked entry's id: no schedule row read until they hold.
-    terms = label_index.range_of(walked, tenant, walk.term) + label_index.selected(
+    terms = label_index.range_of(walked, tenant, ranged) + label_index.selected(
         tenant, selector, but=walk.term, ids=walked.c.schedule_id
     )
     terms += _after(order, after, fixed)
-    # An `in` walked whole (its branches need the labels-only page): its range is sorted.
-    ordered = walk.ordered and not walk.branches
+    ordered = walk.ordered and not merged
     if limit is not None and not ordered and _labels_and_scope_only(filters):
         scoped = _scoped(walked, filters)
         inner = _page(select(walked.c.schedule_id, *order), terms + scoped, order, limit).subquery()
@@ -89,7 +91,7 @@ def _merged(
     first `limit` of their union (a sort of at most `limit` × values index entries)."""
     selector = filters.selection()
     pages = []
-    for number, branch in enumerate(walk.branches):
+    for number, branch in enumerate(walk.ranges):
         walked = schedule_labels.alias(f"walked_{number}")
         order: Order = (walked.c.name, walked.c.stack, walked.c.environment)
         found = label_index.range_of(walked, tenant, branch) + label_index.selected(
