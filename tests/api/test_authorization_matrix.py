@@ -135,6 +135,11 @@ EXPECTED: dict[tuple[str, str], Op] = {
     ("GET", J): Op(Action.READ),
     ("PATCH", J): Op(Action.UPDATE, body=lambda t: {"title": "Reports"}),
     ("POST", J + "/deactivate"): Op(Action.UPDATE),
+    # A job's versions (issue 38), as a schedule's: reading needs READ, a rollback is an edit
+    ("GET", J + "/versions"): Op(Action.READ),
+    ("GET", J + "/versions/{number}"): Op(Action.READ),
+    ("GET", J + "/diff"): Op(Action.READ),
+    ("POST", J + "/rollback"): Op(Action.UPDATE, body=lambda t: {"to": 1}),
     ("POST", T + "/sync"): Op(
         Action.SYNC,
         body=lambda t: {
