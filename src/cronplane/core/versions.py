@@ -99,6 +99,14 @@ class FieldChange:
     after: Any
 
 
+def compared(latest: int, first: int | None, second: int | None) -> tuple[int, int]:
+    """Which two versions a diff compares: `first` against `second`, by default the
+    previous against the current (`latest`; version 1 against itself when it is the
+    only one)."""
+    after = latest if second is None else second
+    return (max(after - 1, 1) if first is None else first), after
+
+
 def definition_of(schedule: Schedule) -> dict[str, Any]:
     """The version document of a row: DEFINITION_FIELDS, JSON-ready."""
     return {name: encode_value(getattr(schedule, name)) for name in DEFINITION_FIELDS}

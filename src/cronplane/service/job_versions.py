@@ -33,7 +33,7 @@ from cronplane.core.job_versions import (
 )
 from cronplane.core.model import Job
 from cronplane.core.queries import check_limit
-from cronplane.core.versions import FieldChange
+from cronplane.core.versions import FieldChange, compared
 from cronplane.errors import JobVersionNotFound
 from cronplane.service.base import ServiceBase, changes_via
 from cronplane.service.jobs import existing_job, update_job_in
@@ -91,8 +91,8 @@ class JobVersions(ServiceBase):
             latest = version_store.latest_number(conn, job.id)
             if latest is None:
                 raise JobVersionNotFound(f"job {name!r} has no version", {"job": name})
-            after = _version(conn, job, latest if second is None else second)
-            before = _version(conn, job, max(after.number - 1, 1) if first is None else first)
+            older, newer = compared(latest, first, second)
+            after, before = _version(conn, job, newer), _version(conn, job, older)
         changes = shown_changes(job_diff(before.definition, after.definition))
         return JobVersionDiff(shown(before), shown(after), changes)
 

@@ -36,6 +36,7 @@ from cronplane.core.versions import (
     ROLLBACK_FIELDS,
     FieldChange,
     Version,
+    compared,
     decoded,
     definition_of,
     diff,
@@ -108,8 +109,8 @@ class Versions(ServiceBase):
             latest = version_store.latest_numbers(conn, [row.id]).get(row.id)
             if latest is None:
                 raise VersionNotFound(f"schedule {name!r} has no version", {"name": name})
-            after = _version(conn, row, latest if second is None else second)
-            before = _version(conn, row, max(after.number - 1, 1) if first is None else first)
+            older, newer = compared(latest, first, second)
+            after, before = _version(conn, row, newer), _version(conn, row, older)
             now = self.clock.now()
             runs = (_runs(conn, row, before, now), _runs(conn, row, after, now))
         return VersionDiff(
