@@ -21,7 +21,7 @@ from cronplane.core.job_versions import JobVersion, job_definition_of
 from cronplane.core.model import Job
 from cronplane.core.versions import KEEP_LAST, Change
 from cronplane.store.tables import job_versions, jobs
-from cronplane.store.versions import prune_versions
+from cronplane.store.versions import prune_versions, version_page, version_row
 
 # In the order of JobVersion's fields, so a row maps by position (a listing maps thousands).
 _COLUMNS = tuple(job_versions.c[name] for name in field_names(JobVersion))
@@ -63,19 +63,13 @@ def list_versions(
     conn: Connection, job_id: UUID, *, limit: int = 100, before: int | None = None
 ) -> list[JobVersion]:
     """A job's versions, newest first, from below `before` (the primary key's range)."""
-    query = select(*_COLUMNS).where(job_versions.c.job_id == job_id)
-    if before is not None:
-        query = query.where(job_versions.c.number < before)
-    query = query.order_by(job_versions.c.number.desc()).limit(limit)
-    return [_version(row) for row in conn.execute(query)]
+    found = version_page(conn, _COLUMNS, job_versions.c.job_id, job_id, limit, before)
+    return [_version(row) for row in found]
 
 
 def get_version(conn: Connection, job_id: UUID, number: int) -> JobVersion | None:
     """One version of a job, or None."""
-    query = select(*_COLUMNS).where(
-        job_versions.c.job_id == job_id, job_versions.c.number == number
-    )
-    row = conn.execute(query).first()
+    row = version_row(conn, _COLUMNS, job_versions.c.job_id, job_id, number)
     return None if row is None else _version(row)
 
 

@@ -78,20 +78,46 @@ def list_versions(
     conn: Connection, schedule_id: UUID, *, limit: int = 100, before: int | None = None
 ) -> list[Version]:
     """A row's versions, newest first, from below `before` (the primary key's range)."""
-    query = select(*_COLUMNS).where(schedule_versions.c.schedule_id == schedule_id)
-    if before is not None:
-        query = query.where(schedule_versions.c.number < before)
-    query = query.order_by(schedule_versions.c.number.desc()).limit(limit)
-    return [_version(row) for row in conn.execute(query)]
+    found = version_page(
+        conn, _COLUMNS, schedule_versions.c.schedule_id, schedule_id, limit, before
+    )
+    return [_version(row) for row in found]
 
 
 def get_version(conn: Connection, schedule_id: UUID, number: int) -> Version | None:
     """One version of a row, or None."""
-    query = select(*_COLUMNS).where(
-        schedule_versions.c.schedule_id == schedule_id, schedule_versions.c.number == number
-    )
-    row = conn.execute(query).first()
+    row = version_row(conn, _COLUMNS, schedule_versions.c.schedule_id, schedule_id, number)
     return None if row is None else _version(row)
+
+
+def version_page(
+    conn: Connection,
+    columns: Sequence[Column[Any]],
+    owner: Column[Any],
+    owner_id: UUID,
+    limit: int,
+    before: int | None,
+) -> Sequence[Row[Any]]:
+    """The one listing of every version table (schedule_versions, job_versions): an
+    owner's versions, newest first, below `before`: a range of the primary key
+    (owner, number), so a page costs the same however long the history."""
+    number = owner.table.c.number
+    query = select(*columns).where(owner == owner_id)
+    if before is not None:
+        query = query.where(number < before)
+    return conn.execute(query.order_by(number.desc()).limit(limit)).all()
+
+
+def version_row(
+    conn: Connection,
+    columns: Sequence[Column[Any]],
+    owner: Column[Any],
+    owner_id: UUID,
+    number: int,
+) -> Row[Any] | None:
+    """One version of an owner in a version table, or None."""
+    query = select(*columns).where(owner == owner_id, owner.table.c.number == number)
+    return conn.execute(query).first()
 
 
 def last_of_name(
