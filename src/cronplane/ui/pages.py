@@ -51,29 +51,31 @@ def when(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Ma
     the viewer asks for "each schedule's zone". `seconds` shows them too (a
     schedule of `every 10 seconds`, whose next instants would otherwise read alike).
     """
-    return _time(value, zone, _pattern("datetime", seconds), "seconds" if seconds else "datetime")
+    return _time(value, zone, "seconds" if seconds else "datetime")
 
 
 def wall(value: datetime | None, zone: str = "UTC", seconds: bool = False) -> Markup:
     """An instant as the clock in `zone` reads it, whatever the viewer chose: for what
     is about that zone's wall clock (a cron's next runs in its zone, named in its
     header). The UTC reading is on hover."""
-    form = "seconds" if seconds else "datetime"
-    return _time(value, zone, _pattern(form, seconds), form, fixed=True)
+    return _time(value, zone, "seconds" if seconds else "datetime", fixed=True)
 
 
 def clock(value: datetime | None, zone: str = "UTC") -> Markup:
     """Like `when`, the time of day only ("next attempt at 14:05 UTC")."""
-    return _time(value, zone, "%H:%M %Z", "time")
+    return _time(value, zone, "time")
 
 
-def _pattern(form: str, seconds: bool) -> str:
-    return "%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z"
+# How each form of `<time>` reads (console.js formats its `data-form` alike).
+_PATTERNS: Final = {
+    "datetime": "%Y-%m-%d %H:%M %Z",
+    "seconds": "%Y-%m-%d %H:%M:%S %Z",
+    "time": "%H:%M %Z",
+}
 
 
-def _time(
-    value: datetime | None, zone: str, pattern: str, form: str, *, fixed: bool = False
-) -> Markup:
+def _time(value: datetime | None, zone: str, form: str, *, fixed: bool = False) -> Markup:
+    pattern = _PATTERNS[form]
     if value is None:
         return Markup('<span class="muted" aria-label="never">—</span>')
     try:
