@@ -3,9 +3,9 @@
 Filters and search go straight to `ScheduleService.list_schedules` (search:
 a case-insensitive substring of name, job, stack or environment, matched by
 the store), so paging is the service's keyset paging. Each row also shows
-whether it ever fired and its newest item (`RunService.fired_schedules`,
-`last_items`: two queries per page), and a sparkline of its last 12 items
-(`RunService.recent_items`, one more). Row actions: Run (confirmed in a
+whether it ever fired (`RunService.fired_schedules`) and its last 12 items
+(`RunService.recent_items`): the newest is its last outcome, all of them its
+sparkline; two queries per page. Row actions: Run (confirmed in a
 dialog, `POST /ui/run`) and Enable/Disable; bulk Enable/Disable posts the
 checked rows to `POST /schedules/bulk`, one service call per row, each with
 the revision the page showed (a row changed since is refused, not toggled).
@@ -117,6 +117,7 @@ def listing(
         error = refused
     stacks = sorted({job.stack for job in ctx.service.list_jobs(session.tenant)})
     ids = [row.id for row in rows]
+    recent = ctx.service.runs.recent_items(session.tenant, ids, SPARK_RUNS)
     return render(
         request,
         "listing.html",
@@ -133,8 +134,9 @@ def listing(
             "refused": refused,
             "can_create": session.can(Action.CREATE),
             "fired": ctx.service.runs.fired_schedules(session.tenant, ids),
-            "last_items": ctx.service.runs.last_items(session.tenant, ids),
-            "recent": ctx.service.runs.recent_items(session.tenant, ids, SPARK_RUNS),
+            # The last outcome is the newest of a row's recent items: one read for both.
+            "last_items": {row_id: items[-1] for row_id, items in recent.items()},
+            "recent": recent,
             "alert_counts": ctx.service.alerts.open_counts(session.tenant, ids),
             "item_tone": item_tone,
             "row_key": row_key,
