@@ -16,6 +16,9 @@ from cronplane.store.database import Database
 from cronplane.store.tables import metadata
 from required_services import require_service
 
+# Shards (a control database and three more) for the sharding tests.
+pytest_plugins = ["shard_support"]
+
 # The suite's receivers listen on loopback, which the outbound rule denies by default
 # (core.outbound); the tests of that denial give their own policy or variable.
 LOOPBACK_ALLOWED = "127.0.0.1,::1"

@@ -98,6 +98,17 @@ ITEM_TIMED_OUT = _event("X200202ITMTMO", "queue item ran past its timeout (an at
 
 # Leadership.
 LEADER_ACQUIRED = _event("V200040LEADAC", "dispatcher took the lease (new term)")
+LEADER_RELEASED = _event(
+    "V200041LEADRL", "dispatcher gave its shard's lease back: over its fair share of shards"
+)
+
+# Shards (store.tenant_moves): a tenant's rows leave one shard and reach another.
+TENANT_MOVED_OUT = _event(
+    "V200420TENOUT", "tenant moved to another shard: its rows left here (detail: to, epoch, rows)"
+)
+TENANT_MOVED_IN = _event(
+    "V200421TENMIN", "tenant moved here from another shard (detail: from, epoch, rows)"
+)
 
 # Alerts (cronplane.alerting).
 ALERT_OPENED = _event("X200300ALTOPN", "alert opened: a rule's condition holds on a schedule")
@@ -200,5 +211,5 @@ AUDIT_KINDS: dict[str, str] = {
         ITEM_TIMED_OUT,
     ),
     **_kind("alerts", ALERT_OPENED, ALERT_RECOVERED, ALERT_SENT, ALERT_UNSENT),
-    **_kind("system", LEADER_ACQUIRED),
+    **_kind("system", LEADER_ACQUIRED, LEADER_RELEASED, TENANT_MOVED_OUT, TENANT_MOVED_IN),
 }

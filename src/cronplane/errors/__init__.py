@@ -14,6 +14,7 @@
     │   ├── YamlOverLimit                X400340YAMLIM  YAML over a loader limit (names it, and the line)
     │   ├── YamlDuplicateKey             X400341YAMDUP  a YAML mapping names a key twice
     │   ├── InvalidOidcSettings          X400390OIDCFG  a CRONPLANE_OIDC_* setting: the server refuses to start
+    │   ├── InvalidShard                 X400420SHDINV  a shard's name or URL, or a CRONPLANE_SHARDS entry
     │   ├── InvalidRequest               X400007REQINV
     │   ├── InvalidTarget                X400008TGTINV
     │   ├── UnsupportedDatabase          X400009DBUNSP  a database URL not sqlite or postgresql
@@ -44,6 +45,7 @@
     │   ├── QueueItemNotFound            X404904ITMNFD
     │   ├── TokenNotFound                X404905TOKNFD
     │   ├── TenantNotFound               X404906TENNFD  another tenant: learns nothing
+    │   ├── ShardNotFound                X404420SHDNFD  no shard of that name
     │   ├── AlertRuleNotFound            X404311ALRNFD
     │   ├── AlertNotFound                X404313ALTNFD
     │   ├── ChannelNotFound              X404315CHNNFD
@@ -67,7 +69,9 @@
     │   ├── VersionJobGone               X409380VERJOB  rollback/restore to a version whose job is gone
     │   ├── RestoreNameTaken             X409381RSTDPL  restore of a name a live row holds
     │   ├── PromoteConflict              X409382PRMCHG  promote: a row moved since the diff (or during it)
-    │   └── PromoteOwnership             X409383PRMOWN  promote --only of a row owned differently
+    │   ├── PromoteOwnership             X409383PRMOWN  promote --only of a row owned differently
+    │   ├── TenantMoving                 X409420SHDMOV  the tenant is moving between shards
+    │   └── ShardDraining                X409421SHDDRN  onto a draining shard, or removing one with tenants
     ├── StaleRevision                    X412001REVSTL  CLI exit 5
     ├── QuotaExceeded                    a tenant quota (core.quotas), CLI exit 9
     │   ├── ScheduleQuotaExceeded        X403260QTASCH  max_schedules reached
@@ -127,6 +131,8 @@ from cronplane.errors.conflicts import (
     PromoteOwnership,
     RestoreNameTaken,
     ScheduleExists,
+    ShardDraining,
+    TenantMoving,
     VersionJobGone,
 )
 from cronplane.errors.invalid import (
@@ -144,6 +150,7 @@ from cronplane.errors.invalid import (
     InvalidName,
     InvalidPayload,
     InvalidRequest,
+    InvalidShard,
     InvalidTarget,
     InvalidUntil,
     InvalidWindow,
@@ -167,6 +174,7 @@ from cronplane.errors.missing import (
     QueueItemNotFound,
     RouteNotFound,
     ScheduleNotFound,
+    ShardNotFound,
     TenantNotFound,
     TokenNotFound,
     VersionNotFound,
@@ -211,6 +219,7 @@ __all__ = [
     "InvalidOidcSettings",
     "InvalidPayload",
     "InvalidRequest",
+    "InvalidShard",
     "InvalidState",
     "InvalidTarget",
     "InvalidUntil",
@@ -243,7 +252,10 @@ __all__ = [
     "ScheduleNotFound",
     "ScheduleQuotaExceeded",
     "ScheduleSyntax",
+    "ShardDraining",
+    "ShardNotFound",
     "StaleRevision",
+    "TenantMoving",
     "TenantNotFound",
     "TokenNotFound",
     "Unauthenticated",

@@ -93,3 +93,15 @@ class PromoteOwnership(Conflict):
         "promote refused: the schedule is owned differently in the two environments "
         "(app vs user, or system)",
     )
+
+
+class TenantMoving(Conflict):
+    """The tenant is being moved between shards: its rows change only once it has landed."""
+
+    code = error_code("X409420SHDMOV", "tenant moving between shards: retry once the move ends")
+
+
+class ShardDraining(Conflict):
+    """A move onto a shard that is draining (it takes no tenant), or a shard still holding some."""
+
+    code = error_code("X409421SHDDRN", "shard draining, or still holding tenants")

@@ -176,3 +176,11 @@ class InvalidChannel(InvalidInput, ValueError):
     """An alert channel that cannot be stored (the detail names the field)."""
 
     code = error_code("X400314CHNINV", "alert channel invalid; detail names the field")
+
+
+class InvalidShard(InvalidInput):
+    """A shard's name, URL or CRONPLANE_SHARDS entry that cannot be used."""
+
+    code = error_code(
+        "X400420SHDINV", "shard invalid: its name, its URL, or a CRONPLANE_SHARDS entry"
+    )

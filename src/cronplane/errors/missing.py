@@ -84,3 +84,9 @@ class NothingToRestore(NotFound):
         "X404381RSTNON",
         "nothing to restore: no schedule of that name was deleted within the version retention",
     )
+
+
+class ShardNotFound(NotFound):
+    """No shard of that name in the control database's shard list."""
+
+    code = error_code("X404420SHDNFD", "shard not found")

@@ -41,7 +41,6 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from cronplane import events as ev
 from cronplane.clock import Clock
 from cronplane.core.backoff import OUTAGE_CAP, outage_delay
 from cronplane.core.firing import OccurrenceLoader, Outcome
@@ -60,7 +59,7 @@ from cronplane.processes.fire_rounds import (
     file_between_bursts,
     round_limits,
 )
-from cronplane.service.housekeeping import SYSTEM_TENANT
+from cronplane.processes.leadership import Seat, lease_step
 from cronplane.settings import quota_defaults
 from cronplane.store import lease
 from cronplane.store.database import Database
@@ -69,7 +68,6 @@ from cronplane.store.dispatch import (
     Fencing,
     earliest_next_run,
 )
-from cronplane.store.events import append_event
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +104,7 @@ class Dispatcher:
         quotas: Quota | None = None,
         fairness: Callable[[datetime], Fairness] | None = equal_shares,
         fire_ahead: float = 0.0,
+        seat: Seat | None = None,
     ) -> None:
         if not 0 <= fire_ahead < 1:
             raise ValueError("fire_ahead must be at least 0 and below 1 second")
@@ -143,6 +142,8 @@ class Dispatcher:
         # Called by `run` with every report (metrics); never by `tick` itself.
         self.on_tick = on_tick
         self.term: int | None = None
+        # Sharing shards with other nodes: whether to take or give back the lease.
+        self.seat = seat
         # Monotonic reading at the start of our last successful acquire/renew.
         self._renewed_mono: float | None = None
         self._failures = 0
@@ -169,38 +170,27 @@ class Dispatcher:
     def _lease_step(self) -> float | None:
         """Acquire or renew; return the follower's sleep, or None when we lead."""
         started = self.clock.monotonic()
-        now = self.clock.now()
         with self.database.begin() as conn:
             lease.guard(conn, self.ttl)
-            term = lease.acquire(
-                conn, self.group, self.holder, known_term=self.term, now=now, ttl=self.ttl
+            step = lease_step(
+                conn,
+                group=self.group,
+                holder=self.holder,
+                known_term=self.term,
+                now=self.clock.now(),
+                ttl=self.ttl,
+                seat=self.seat,
             )
-            if term is not None and term != self.term:
-                append_event(
-                    conn,
-                    ev.LEADER_ACQUIRED,
-                    tenant=SYSTEM_TENANT,
-                    actor=self.holder,
-                    message=f"{self.holder} leads {self.group!r}, term {term}",
-                    now=now,
-                    detail={"group": self.group, "term": term, "holder": self.holder},
-                )
-            state = lease.read(conn, self.group) if term is None else None
+        term = step.term
         if term is not None and term != self.term:
             log.info("dispatcher %s leads %r with term %d", self.holder, self.group, term)
         elif term is None and self.term is not None:
             log.warning("dispatcher %s lost the lease (term %d)", self.holder, self.term)
         self.term = term
-        if term is not None:
-            self._renewed_mono = started
-            return None
-        # A follower checks again just after the lease could expire, and at
-        # least every third of the TTL: takeover within one TTL of the leader's
-        # last renewal.
-        third = self.ttl.total_seconds() / 3
-        if state is None or state.expires_at is None:
-            return 0.0
-        return min(third, max(0.01, (state.expires_at - now).total_seconds() + 0.01))
+        if term is None:
+            return step.follower_sleep
+        self._renewed_mono = started
+        return None
 
     # -- the step -------------------------------------------------------------
 

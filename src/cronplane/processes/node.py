@@ -28,6 +28,7 @@ from cronplane.processes.dispatcher import (
     DEFAULT_TTL,
     Dispatcher,
 )
+from cronplane.processes.leadership import Seat
 from cronplane.processes.worker import DEFAULT_CLAIM_BATCH, Worker
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS, ensure_system_schedules
 from cronplane.settings import metrics_tenant_label
@@ -74,7 +75,13 @@ class Node:
     """A dispatcher and `workers` worker threads over one database."""
 
     def __init__(
-        self, database: Database, options: NodeOptions, clock: Clock | None = None
+        self,
+        database: Database,
+        options: NodeOptions,
+        clock: Clock | None = None,
+        *,
+        holder: str | None = None,
+        seat: Seat | None = None,
     ) -> None:
         self.database = database
         self.options = options
@@ -89,6 +96,8 @@ class Node:
                 lanes=options.lanes,
                 on_tick=self._on_tick,
                 fire_ahead=options.fire_ahead,
+                holder=holder,
+                seat=seat,
             )
             if options.dispatcher
             else None

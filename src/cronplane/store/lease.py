@@ -195,3 +195,14 @@ def release(conn: Connection, name: str, holder: str, term: int, now: datetime) 
         .values(expires_at=now, renewed_at=now)
     )
     return result.rowcount == 1
+
+
+def hold_still(conn: Connection, name: str) -> None:
+    """Inside a transaction that changes what the lease holder fires: wait out its fire.
+
+    Locks the lease row FOR UPDATE (PostgreSQL): a fire transaction in
+    flight holds it FOR SHARE, so this waits for its commit, and the next
+    fire's fence waits for ours. On SQLite the write transaction already
+    excludes every other writer. No row (no dispatcher yet): nothing to wait for.
+    """
+    conn.execute(select(leases.c.term).where(leases.c.name == name).with_for_update()).first()

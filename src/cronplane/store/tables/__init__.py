@@ -27,6 +27,7 @@ from cronplane.store.tables.schedules import (
     schedule_state,
     schedules,
 )
+from cronplane.store.tables.shards import shard_nodes, shards, tenant_moves, tenant_shards
 from cronplane.store.tables.versions import job_versions, schedule_versions
 from cronplane.store.tables.work import (
     api_tokens,
@@ -60,5 +61,9 @@ __all__ = [
     "schedule_state",
     "schedule_versions",
     "schedules",
+    "shard_nodes",
+    "shards",
+    "tenant_moves",
     "tenant_quotas",
+    "tenant_shards",
 ]

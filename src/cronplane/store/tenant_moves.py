@@ -1,0 +1,165 @@
+"""A tenant's rows leaving one shard's database and reaching another's.
+
+What moves is what defines the tenant: every table with a `tenant` column
+except the history (events, queue items) and what the control database
+keeps (tokens, the map itself). A new table with a `tenant` column moves
+by default; `KEPT` names the exceptions (tests hold the list to the tables).
+
+Each side is one transaction, and each is recorded in that shard's
+`tenant_moves`, so a move interrupted anywhere is resumed, never redone:
+
+- **leave** (the old shard): with the dispatcher lease row locked (an
+  in-flight fire finishes first; the next waits), the rows are read into
+  the "out" record and deleted. From its commit the old shard cannot fire
+  the tenant: its rows are gone. A repeat returns the recorded rows.
+- **land** (the new shard): the recorded rows are written, with an "in"
+  record, in one transaction; a repeat finds the record and writes nothing.
+  The new shard's leader fires them from its next tick (late rather than
+  twice: what fell due between the two commits coalesces by the row's own
+  misfire rules).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Table, delete, func, select, update
+from sqlalchemy.types import Uuid
+
+from cronplane.store import lease
+from cronplane.store.tables import jobs, metadata, queue_items, schedules, tenant_moves
+from cronplane.store.types import UTCDateTime
+
+OUT = "out"
+IN = "in"
+# History stays where it happened; tokens and the map stay in the control database.
+KEPT = frozenset({"events", "queue_items", "api_tokens", "tenant_shards", "tenant_moves"})
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def moved_tables() -> list[Table]:
+    """The tables whose rows move with a tenant, in a stable order."""
+    return [
+        table for table in metadata.sorted_tables if "tenant" in table.c and table.name not in KEPT
+    ]
+
+
+def _encode(table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    """A row as JSON values: ids and instants as text, the rest as they are."""
+    out: dict[str, Any] = {}
+    for name, value in row.items():
+        kind = table.c[name].type
+        if value is not None and isinstance(kind, Uuid):
+            value = str(value)
+        elif value is not None and isinstance(kind, UTCDateTime):
+            value = value.isoformat()
+        out[name] = value
+    return out
+
+
+def _decode(table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in row.items():
+        kind = table.c[name].type
+        if value is not None and isinstance(kind, Uuid):
+            value = UUID(value)
+        elif value is not None and isinstance(kind, UTCDateTime):
+            value = datetime.fromisoformat(value)
+        out[name] = value
+    return out
+
+
+def read_rows(conn: Connection, tenant: str) -> Rows:
+    """Every moving row of `tenant`, table by table, as JSON values."""
+    rows: Rows = {}
+    for table in moved_tables():
+        found = conn.execute(select(table).where(table.c.tenant == tenant)).mappings()
+        rows[table.name] = [_encode(table, dict(row)) for row in found]
+    return rows
+
+
+def _record(conn: Connection, tenant: str, epoch: int, direction: str) -> Any:
+    return conn.execute(
+        select(tenant_moves.c.rows).where(
+            tenant_moves.c.tenant == tenant,
+            tenant_moves.c.epoch == epoch,
+            tenant_moves.c.direction == direction,
+        )
+    ).first()
+
+
+def leave(conn: Connection, tenant: str, *, epoch: int, to: str, group: str, now: datetime) -> Rows:
+    """On the old shard: stop the tenant's dispatch there and hand back its rows.
+
+    Run inside the old shard's write transaction. The lock on the lease row
+    of `group` (FOR UPDATE) waits for a fire transaction in flight (it holds
+    the row FOR SHARE) and holds the next off until this one commits; on
+    SQLite the write transaction already excludes every other writer.
+    """
+    recorded = _record(conn, tenant, epoch, OUT)
+    if recorded is not None:  # a resumed move: what left then (nothing, once closed out)
+        rows: Rows = recorded.rows or {}
+        return rows
+    lease.hold_still(conn, group)
+    rows = read_rows(conn, tenant)
+    for table in reversed(moved_tables()):
+        conn.execute(delete(table).where(table.c.tenant == tenant))
+    conn.execute(
+        tenant_moves.insert().values(
+            tenant=tenant, epoch=epoch, direction=OUT, peer=to, rows=rows, at=now
+        )
+    )
+    return rows
+
+
+def land(
+    conn: Connection, tenant: str, rows: Rows, *, epoch: int, came_from: str, now: datetime
+) -> bool:
+    """On the new shard: write the rows, once; False when this epoch had already landed."""
+    if _record(conn, tenant, epoch, IN) is not None:
+        return False
+    by_name = {table.name: table for table in moved_tables()}
+    for table in moved_tables():
+        conn.execute(delete(table).where(table.c.tenant == tenant))
+    for name, table_rows in rows.items():
+        table = by_name[name]
+        if table_rows:
+            conn.execute(table.insert(), [_decode(table, row) for row in table_rows])
+    conn.execute(
+        tenant_moves.insert().values(
+            tenant=tenant, epoch=epoch, direction=IN, peer=came_from, rows=None, at=now
+        )
+    )
+    return True
+
+
+def close_out(conn: Connection, tenant: str, epoch: int) -> None:
+    """On the old shard, once the map names the new one: drop the carried rows, keep the record."""
+    conn.execute(
+        update(tenant_moves)
+        .where(
+            tenant_moves.c.tenant == tenant,
+            tenant_moves.c.epoch == epoch,
+            tenant_moves.c.direction == OUT,
+        )
+        .values(rows=None)
+    )
+
+
+def tenants_here(conn: Connection) -> list[str]:
+    """The tenants with schedules or jobs in this database (what a drain moves)."""
+    names = select(schedules.c.tenant).union(select(jobs.c.tenant))
+    return sorted(str(name) for name in conn.execute(names).scalars())
+
+
+def waiting_items(conn: Connection, tenant: str) -> int:
+    """The tenant's items still queued or running here (they drain here after a move)."""
+    query = (
+        select(func.count())
+        .select_from(queue_items)
+        .where(queue_items.c.tenant == tenant, queue_items.c.status.in_(("queued", "running")))
+    )
+    return int(conn.execute(query).scalar_one())
