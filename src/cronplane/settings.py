@@ -16,6 +16,7 @@
 | —            | —          | CRONPLANE_OUTBOUND_ALLOW | public addresses only |
 | —            | —          | CRONPLANE_LISTEN_URL     | unset: LISTEN on the database URL, none through PgBouncer |
 | —            | —          | CRONPLANE_READ_URL       | unset: every read on the database URL |
+| —            | —          | CRONPLANE_SHARDS, CRONPLANE_SHARDS_FILE | unset: one shard, the database URL's |
 | —            | —          | CRONPLANE_OIDC_ISSUER, …_CLIENT_ID, …_CLIENT_SECRET, …_ROLE_MAP | unset: console sign-in by token only |
 | —            | —          | CRONPLANE_OIDC_ROLES_CLAIM, …_PROVIDER_NAME, …_SCOPES, …_SESSION_HOURS, …_REDIRECT_URL | `groups`, the issuer's host, `openid email profile`, `8`, this server's callback |
 
@@ -47,6 +48,7 @@ import getpass
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from cronplane.core.grants import ROLE_MAP_VARIABLE, RoleMap, parse_role_map
@@ -55,7 +57,8 @@ from cronplane.core.outbound import ALLOW_VARIABLE, OutboundPolicy, parse_allow
 from cronplane.core.python_targets import VARIABLE as PYTHON_TARGETS_VARIABLE
 from cronplane.core.python_targets import parse_prefixes
 from cronplane.core.quotas import Quota, checked_limits
-from cronplane.errors import InvalidOidcSettings, InvalidRequest
+from cronplane.core.shards import Shard, parse_shards
+from cronplane.errors import InvalidOidcSettings, InvalidRequest, InvalidShard
 
 # The store's default, spelled here so reading settings imports no database driver
 # (store.database.DEFAULT_URL is this same value).
@@ -150,6 +153,37 @@ def read_url_setting(environ: Mapping[str, str] | None = None) -> str | None:
     console's listings and history (store.database.read_replica); None: unset."""
     env = os.environ if environ is None else environ
     return env.get(READ_URL_VARIABLE, "").strip() or None
+
+
+SHARDS_VARIABLE = "CRONPLANE_SHARDS"
+SHARDS_FILE_VARIABLE = "CRONPLANE_SHARDS_FILE"
+
+
+def shards_setting(environ: Mapping[str, str] | None = None) -> list[Shard]:
+    """The shards this node's configuration names (registered at start, core.shards):
+    CRONPLANE_SHARDS (`name=url` entries separated by whitespace), then a YAML file
+    at CRONPLANE_SHARDS_FILE with a `shards:` mapping of name to URL. None: []."""
+    env = os.environ if environ is None else environ
+    named = parse_shards(env.get(SHARDS_VARIABLE, ""))
+    path = env.get(SHARDS_FILE_VARIABLE, "").strip()
+    if path:
+        named += shards_from_file(Path(path))
+    return named
+
+
+def shards_from_file(path: Path) -> list[Shard]:
+    """A `shards:` file: a mapping of shard name to database URL."""
+    from cronplane.core.yaml_bounds import load_one
+    from cronplane.input_files import read_input_text
+
+    document = load_one(read_input_text(path), str(path))
+    entries = document.get("shards") if isinstance(document, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(url, str) for url in entries.values()):
+        raise InvalidShard(
+            f"{path}: expected `shards:` mapping each shard's name to its database URL",
+            {"field": SHARDS_FILE_VARIABLE},
+        )
+    return parse_shards(" ".join(f"{name}={url}" for name, url in entries.items()))
 
 
 def load_settings(

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from cronplane.api.app import create_app
 from cronplane.processes.collector import tune_collector
 from cronplane.processes.node import Node
+from cronplane.processes.shard_node import ShardNode
 from cronplane.settings import OidcSettings
 from cronplane.store.database import Database, read_replica
 
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def serve_api(
     database: Database,
-    node: Node,
+    node: Node | ShardNode,
     *,
     host: str,
     port: int,

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit_cmd", "audit"),
     "tenant": ("tenant_cmd", "tenant"),
     "calendar": ("calendar_cmd", "calendar"),
+    "shard": ("shard_cmd", "shard"),
     "dispatcher": ("process_cmd", "dispatcher"),
     "worker": ("process_cmd", "worker"),
     "serve": ("process_cmd", "serve"),

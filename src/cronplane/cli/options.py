@@ -184,7 +184,7 @@ def client(
 
     service = ctx.meta.get(_SERVICE)
     if not isinstance(service, ScheduleService):
-        opened = database(ctx, writes=writes)
+        opened = tenant_database(ctx, database(ctx, writes=writes), writes=writes)
         service = ScheduleService(
             opened,
             SystemClock() if clock is None else clock(opened),
@@ -200,6 +200,28 @@ def client(
         ctx.with_resource(changes_via("cli", reason))
     local: ControlPlane = service
     return local
+
+
+def tenant_database(ctx: click.Context, control: Database, *, writes: bool) -> Database:
+    """The database of the shard the command's tenant lives on (store.shard_map);
+    `control` itself on a one-database install. A write while the tenant moves
+    between shards is refused (TenantMoving): it would land on the side it leaves."""
+    from cronplane.core.shards import DEFAULT_SHARD
+    from cronplane.errors import TenantMoving
+    from cronplane.store import shard_map
+    from cronplane.store.shard_databases import ShardDatabases
+
+    tenant = settings(ctx).tenant
+    with control.read() as conn:
+        place = shard_map.place_of(conn, tenant)
+    if writes and place.moving_to is not None:
+        raise TenantMoving(
+            f"tenant {tenant!r} is moving to shard {place.moving_to!r}: retry once it has",
+            {"tenant": tenant, "moving_to": place.moving_to},
+        )
+    if place.shard == DEFAULT_SHARD:
+        return control
+    return database(ctx, writes=writes, url=ShardDatabases(control).url_of(place.shard))
 
 
 def parse_json_object(text: str | None, what: str) -> dict[str, Any] | None:

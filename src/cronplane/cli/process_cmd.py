@@ -15,10 +15,12 @@ from types import FrameType
 import click
 
 from cronplane.cli.options import database, json_option, scope_options, settings
+from cronplane.cli.shard_setup import shard_databases
 from cronplane.core.lead import MAX_LEAD
 from cronplane.processes.collector import tune_collector
 from cronplane.processes.dispatcher import DEFAULT_BATCH, DEFAULT_FIRE_AHEAD, DEFAULT_TTL
 from cronplane.processes.node import Node, NodeOptions
+from cronplane.processes.shard_node import ShardNode
 from cronplane.processes.worker import DEFAULT_CLAIM_BATCH
 from cronplane.service.housekeeping import DEFAULT_RETENTION_DAYS
 from cronplane.store.database import Database
@@ -30,6 +32,14 @@ def _database(ctx: click.Context) -> Database:
 
     listen_conninfo()
     return database(ctx, writes=True)
+
+
+def _node(ctx: click.Context, database: Database, options: NodeOptions) -> Node | ShardNode:
+    """A Node over the database; a ShardNode when it lists shards (or settings name some)."""
+    registry = shard_databases(ctx, database)
+    if len(registry.shards()) == 1:
+        return Node(database, options)
+    return ShardNode(registry, options)
 
 
 class JsonLines(logging.Formatter):
@@ -58,7 +68,7 @@ def _logging(verbose: bool, as_json: bool = False) -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
-def _until_signal(node: Node) -> None:
+def _until_signal(node: Node | ShardNode) -> None:
     """Run until SIGINT/SIGTERM, then stop the node gracefully."""
     stop = threading.Event()
 
@@ -171,20 +181,18 @@ def dispatcher(
     `--json`: the --once report as an object; log lines as JSON objects."""
     _logging(verbose, as_json)
     database = _database(ctx)
-    node = Node(
-        database,
-        NodeOptions(
-            workers=0,
-            ttl=ttl,
-            batch_size=batch_size,
-            lanes=lanes,
-            fire_ahead=fire_ahead,
-            retention_days=retention_days,
-        ),
+    options = NodeOptions(
+        workers=0,
+        ttl=ttl,
+        batch_size=batch_size,
+        lanes=lanes,
+        fire_ahead=fire_ahead,
+        retention_days=retention_days,
     )
     if not once:
-        _until_signal(node)
+        _until_signal(_node(ctx, database, options))
         return
+    node = Node(database, options)
     assert node.dispatcher is not None
     from cronplane.service.housekeeping import ensure_system_schedules
 
@@ -237,15 +245,14 @@ def worker(
         pool=pool,
         tenant_limit=tenant_limit,
     )
-    node = Node(database, options)
     if once:
-        ran = node.workers[0].run_once()
+        ran = Node(database, options).workers[0].run_once()
         if as_json:
             click.echo(json.dumps({"ran": ran}))
         else:
             click.echo("ran one item" if ran else "queue empty")
         return
-    _until_signal(node)
+    _until_signal(_node(ctx, database, options))
 
 
 @click.command("serve")
@@ -323,7 +330,7 @@ def serve(
         ctx.call_on_close(replica.dispose)
     serve_api(
         database,
-        Node(database, options),
+        _node(ctx, database, options),
         host=host,
         port=port,
         min_interval=minimum,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -76,7 +76,7 @@ class ShardNode:
     ) -> None:
         self.databases = databases
         self.options = options
-        self.clock = clock
+        self._clock = clock
         self.control_clock = clock or clock_for(databases.control)
         self.holder = holder or default_holder()
         self.seats = ShardSeats(timedelta(seconds=options.ttl))
@@ -108,7 +108,7 @@ class ShardNode:
         node = Node(
             database,
             self.options,
-            self.clock or clock_for(database),
+            self._clock or clock_for(database),
             holder=f"{self.holder}/{name}",
             seat=self.seats.seat(name),
         )
@@ -126,9 +126,20 @@ class ShardNode:
             if node.dispatcher is not None
         }
 
+    @property
+    def clock(self) -> Clock:
+        """Now as the control database sees it (the API's clock beside this node)."""
+        return self._clock or self.control_clock
+
     def wake(self) -> None:
+        """A schedule changed in this process: wake every shard's dispatcher."""
         for node in self.nodes.values():
             node.wake()
+
+    def wake_workers(self, at: datetime | None = None) -> None:
+        """An item was enqueued in this process: wake every shard's workers."""
+        for node in self.nodes.values():
+            node.wake_workers(at)
 
     def start(self) -> None:
         """Start every shard's Node, and the balancer, in daemon threads."""

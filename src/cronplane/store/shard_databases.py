@@ -30,16 +30,20 @@ class ShardDatabases:
             added = shard_map.registered(conn)
         return [Shard(DEFAULT_SHARD, self.control.url), *added]
 
+    def url_of(self, name: str) -> str:
+        """Shard `name`'s database URL (ShardNotFound when unknown)."""
+        found = next((shard for shard in self.shards() if shard.name == name), None)
+        if found is None:
+            raise ShardNotFound(f"no shard named {name!r}", {"shard": name})
+        return found.url
+
     def database(self, name: str) -> Database:
         """Shard `name`'s Database (opened on first use; ShardNotFound when unknown)."""
         with self._lock:
             opened = self._opened.get(name)
         if opened is not None:
             return opened
-        found = next((shard for shard in self.shards() if shard.name == name), None)
-        if found is None:
-            raise ShardNotFound(f"no shard named {name!r}", {"shard": name})
-        database = Database(found.url, pool_size=self._pool_size)
+        database = Database(self.url_of(name), pool_size=self._pool_size)
         with self._lock:
             return self._opened.setdefault(name, database)
 
