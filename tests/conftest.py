@@ -8,13 +8,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 import pgbouncer_server
 from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
 from cronplane.store.database import Database
-from cronplane.store.tables import metadata
 from required_services import require_service
+from table_support import empty_tables
 
 # Shards (a control database and three more) for the sharding tests.
 pytest_plugins = ["shard_support"]
@@ -111,13 +110,6 @@ def pg_pooled_url(
     started = pgbouncer_server.start(pg_admin_url)
     yield started.through(pg_session_url)
     started.stop()
-
-
-def empty_tables(database: Database) -> None:
-    """Remove every row (not the schema) so each test starts clean."""
-    names = ", ".join(table.name for table in metadata.sorted_tables)
-    with database.begin() as conn:
-        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY"))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

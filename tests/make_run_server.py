@@ -53,17 +53,17 @@ def stop_group(process: subprocess.Popen[str]) -> None:
         process.stdout.close()
 
 
-def _wait_listening(port: int, server: subprocess.Popen[str], within: float = 30.0) -> None:
+def wait_listening(port: int, server: subprocess.Popen[str], within: float = 30.0) -> None:
     """Until the server accepts connections (run.sh prints its console line first)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        assert server.poll() is None, "make run's server exited"
+        assert server.poll() is None, "the server exited"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.1)
-    raise AssertionError(f"make run's server did not listen on {port} within {within} s")
+    raise AssertionError(f"the server did not listen on {port} within {within} s")
 
 
 @contextmanager
@@ -100,7 +100,7 @@ def make_run(home: Path) -> Iterator[MakeRun]:
         found = CONSOLE_LINE.match(started[-1]) if started else None
         assert found, "".join(started)
         threading.Thread(target=server.stdout.read, daemon=True).start()
-        _wait_listening(int(env["PORT"]), server)
+        wait_listening(int(env["PORT"]), server)
         shell_env = {key: value for key, value in env.items() if key != "CRONPLANE_DATABASE_URL"}
         yield MakeRun(found.group(1).rstrip("/"), found.group(2), shell_env, home)
     finally:

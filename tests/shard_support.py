@@ -20,6 +20,7 @@ from cronplane.store import shard_map
 from cronplane.store.database import Database
 from cronplane.store.shard_databases import ShardDatabases
 from firing_support import START
+from table_support import empty_tables
 
 SHARDS = ("s1", "s2", "s3")
 
@@ -71,8 +72,6 @@ def shard_urls(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
     """The control database's URL and three shards', emptied: on each database."""
     if request.param == "sqlite":
         return _sqlite_urls(request.getfixturevalue("sqlite_template"), tmp_path)
-    from conftest import empty_tables
-
     urls: list[str] = request.getfixturevalue("pg_shard_urls")
     for url in urls:
         database = Database(url)

@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from cli_process import Cronplane, command
 
 from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
-from make_run_server import ROOT, stop_group
+from make_run_server import ROOT, free_port, stop_group, wait_listening
 
 
 def _json(done: Any) -> Any:
@@ -155,3 +156,25 @@ def test_a_node_over_shards_fires_and_runs_a_moved_tenant_on_its_new_shard(
     with sqlite3.connect(tmp_path / "cli.db") as control:
         query = "SELECT count(*) FROM queue_items WHERE tenant = 'acme'"
         assert control.execute(query).fetchone() == (0,)
+
+
+def test_serve_over_shards_answers_a_moved_tenant_from_its_shard(
+    cronplane: Cronplane, tmp_path: Path
+) -> None:
+    """`cronplane serve` with shards listed: the API (real HTTP) routes by tenant."""
+    _schedule(cronplane, "sweep")
+    _schedule(cronplane, "other", CRONPLANE_TENANT="globex")
+    assert cronplane("shard", "add", "eu", f"sqlite:///{tmp_path / 'eu.db'}").code == 0
+    assert cronplane("shard", "move", "acme", "--to", "eu").code == 0
+    token = _json(cronplane("token", "create", "--tenant", "acme", "--role", "admin", "--json"))
+    port = free_port()
+    args = ["serve", "--port", str(port), "--no-dispatcher", "--no-worker"]
+    with background(args, tmp_path) as server:
+        wait_listening(port, server)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/v1/tenants/acme/schedules",
+            headers={"Authorization": f"Bearer {token['token']}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            names = [row["name"] for row in json.loads(answer.read())["items"]]
+    assert names == ["sweep"]

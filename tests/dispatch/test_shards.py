@@ -26,6 +26,7 @@ from cronplane.store.database import Database
 from cronplane.store.shard_databases import ShardDatabases
 from cronplane.store.tables import events, leases, metadata, queue_items
 from firing_support import START, TENANT, add_job, add_schedule
+from table_support import empty_tables
 
 TTL = 6.0
 OPTIONS = NodeOptions(workers=0, ttl=TTL, alerts=False, fire_ahead=0.0)
@@ -226,8 +227,6 @@ def test_an_interrupted_move_resumes_without_a_double_fire(databases: ShardDatab
 def test_a_move_waits_for_the_fire_in_flight(pg_shard_urls: list[str]) -> None:
     """On PostgreSQL the old shard's rows leave only after a fire holding the lease row
     commits (on SQLite, its one writer serializes the two)."""
-    from conftest import empty_tables
-
     control = Database(pg_shard_urls[0])
     empty_tables(control)
     databases = ShardDatabases(control)

@@ -101,6 +101,7 @@ def create_app(
     min_interval: int = 1,
     replica: Database | None = None,
     oidc: OidcSettings | None = None,
+    tokens: Database | None = None,
 ) -> FastAPI:
     """Build the API over `database`.
 
@@ -112,6 +113,7 @@ def create_app(
     the CRONPLANE_MIN_INTERVAL setting: the shortest interval a write may set.
     `replica` (CRONPLANE_READ_URL) serves the listings and history reads. `oidc`
     (CRONPLANE_OIDC_*, with `ui`) adds the console's sign-in through an OIDC provider.
+    `tokens`: a shard's app checks API tokens in the control database (api.shard_router).
     """
     clock = clock or SystemClock()
     app = FastAPI(
@@ -138,6 +140,7 @@ def create_app(
         local_admin=False,
         replica=replica,
         via="api",
+        tokens=tokens,
     )
     app.state.cronplane = ApiContext(
         database=database,

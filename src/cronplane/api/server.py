@@ -8,6 +8,7 @@ from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from cronplane.api.app import create_app
 from cronplane.processes.collector import tune_collector
@@ -48,9 +49,12 @@ def serve_api(
         replica=replica,
         oidc=oidc if ui else None,
     )
+    served: ASGIApp = app
+    if isinstance(node, ShardNode):
+        served = sharded(app, node, database, min_interval=min_interval)
     # One process, one event loop: the API's sync routes run in its thread pool,
     # the dispatcher and workers in their own threads. uvicorn owns the signals.
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False)
+    config = uvicorn.Config(served, host=host, port=port, log_level="info", access_log=False)
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal that stopped it once it has shut down, with the
     # handlers found before it ran: the default ones would end the process there, before
@@ -92,3 +96,20 @@ def app_from_environment() -> FastAPI:
     )
     tune_collector()
     return app
+
+
+def sharded(app: ASGIApp, node: ShardNode, control: Database, *, min_interval: int) -> ASGIApp:
+    """The API over every shard of `node`: tenant paths go to their shard's app."""
+    from cronplane.api.shard_router import ShardRouter
+
+    def build(database: Database) -> ASGIApp:
+        return create_app(
+            database,
+            node.clock,
+            on_change=node.wake,
+            on_enqueue=node.wake_workers,
+            min_interval=min_interval,
+            tokens=control,
+        )
+
+    return ShardRouter(app, node.databases, build)

@@ -23,6 +23,7 @@ inside its transaction (PostgreSQL) and, after commit, calls `on_change()`
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from cronplane.clock import Clock
 from cronplane.core.outbound import OutboundPolicy
@@ -72,6 +73,7 @@ class ScheduleService:
     prefixes a `python:` job may name (X403252PYDENY otherwise). `replica` (the API's:
     CRONPLANE_READ_URL) is where listings and history are read (Context.listing).
     `via` is how its changes are recorded in their versions (`api`, `cli`; core.versions).
+    `tokens` (a shard's service) is the control database, where API tokens are checked.
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class ScheduleService:
         python_targets: tuple[str, ...] | None = None,
         replica: Database | None = None,
         via: Via = "service",
+        tokens: Database | None = None,
     ) -> None:
         if allow_commands is None:
             allow_commands = command_targets_enabled()
@@ -117,7 +120,9 @@ class ScheduleService:
         self.apps = Apps(self.context)
         self.runs = RunService(self.context, on_enqueue=on_enqueue)
         self.controls = Controls(self.context, on_enqueue=on_enqueue)
-        self.tokens = TokenService(self.context, cache_seconds=token_cache_seconds)
+        # Tokens live in the control database when this one is a shard's (store.shard_map).
+        token_context = self.context if tokens is None else replace(self.context, database=tokens)
+        self.tokens = TokenService(token_context, cache_seconds=token_cache_seconds)
         self.audit = AuditLog(self.context)
         self.alerts = AlertService(self.context)
         self.tenants = Tenants(self.context)

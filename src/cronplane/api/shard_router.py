@@ -1,0 +1,76 @@
+"""The API over several shards: each request goes to the app of its tenant's shard.
+
+Every tenant route is under `/api/v1/tenants/{tenant}/…`; the router reads
+the tenant from the path, asks the control database's map where it lives
+(one indexed read: a move is seen by the next request) and hands the
+request to that shard's app, built once, over that shard's database, with
+API tokens checked in the control database. Everything else (the tenant
+listing, whoami, cron explain, health, metrics, the console) is the
+control database's app. A write while the tenant moves between shards is
+answered 409 X409420SHDMOV: it would land on the side it is leaving.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from cronplane.api.errors import error_response
+from cronplane.core.shards import DEFAULT_SHARD
+from cronplane.errors import TenantMoving
+from cronplane.store import shard_map
+from cronplane.store.database import Database
+from cronplane.store.shard_databases import ShardDatabases
+
+_TENANT_PATH = re.compile(r"^/api/v1/tenants/(?P<tenant>[^/]+)/")
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class ShardRouter:
+    """An ASGI app: the control database's app, and one per shard for tenant paths."""
+
+    def __init__(
+        self,
+        control_app: ASGIApp,
+        databases: ShardDatabases,
+        build: Callable[[Database], ASGIApp],
+    ) -> None:
+        self.control_app = control_app
+        self.databases = databases
+        self.build = build
+        self._apps: dict[str, ASGIApp] = {DEFAULT_SHARD: control_app}
+        self._lock = threading.Lock()
+
+    def _app_of(self, shard: str) -> ASGIApp:
+        with self._lock:
+            app = self._apps.get(shard)
+            if app is None:
+                app = self._apps[shard] = self.build(self.databases.database(shard))
+            return app
+
+    def _place(self, tenant: str) -> shard_map.Place:
+        with self.databases.control.read() as conn:
+            return shard_map.place_of(conn, tenant)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.control_app(scope, receive, send)  # lifespan: the control app's
+            return
+        match = _TENANT_PATH.match(scope["path"])
+        if match is None:
+            await self.control_app(scope, receive, send)
+            return
+        place = await run_in_threadpool(self._place, match["tenant"])
+        if place.moving_to is not None and scope["method"] not in _READS:
+            error = TenantMoving(
+                f"tenant {place.tenant!r} is moving to shard {place.moving_to!r}: retry",
+                {"tenant": place.tenant, "moving_to": place.moving_to},
+            )
+            await error_response(error, {"Retry-After": "1"})(scope, receive, send)
+            return
+        app = self._app_of(place.shard)
+        await app(scope, receive, send)

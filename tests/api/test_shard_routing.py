@@ -1,0 +1,93 @@
+"""The API over shards (issue 41): a tenant's requests reach the database of the shard it
+lives on, before and after a move; tokens are checked in the control database; a write
+while the tenant moves is refused with its code and changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api_support import START, V1, bearer
+from fastapi.testclient import TestClient
+
+from cronplane.api.app import create_app
+from cronplane.api.shard_router import ShardRouter
+from cronplane.clock import FakeClock
+from cronplane.core.access import Role
+from cronplane.service.shards import ShardService
+from cronplane.store import shard_map
+from cronplane.store.database import Database
+from cronplane.store.shard_databases import ShardDatabases
+
+JOB = {"name": "billing", "target": "python:billing.jobs:run"}
+
+
+def _router(databases: ShardDatabases, clock: FakeClock) -> tuple[TestClient, Any]:
+    control_app = create_app(databases.control, clock)
+
+    def build(database: Database) -> Any:
+        return create_app(database, clock, tokens=databases.control)
+
+    client = TestClient(ShardRouter(control_app, databases, build))
+    return client, control_app.state.cronplane.service
+
+
+def _names(client: TestClient, tenant: str, token: str) -> list[str]:
+    answer = client.get(f"{V1}/tenants/{tenant}/schedules", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    return [row["name"] for row in answer.json()["items"]]
+
+
+def _add(client: TestClient, tenant: str, token: str, name: str) -> Any:
+    body = {"name": name, "job": "billing", "cron": "0 * * * *"}
+    return client.post(f"{V1}/tenants/{tenant}/schedules", json=body, headers=bearer(token))
+
+
+def test_requests_follow_the_tenant_to_its_shard(databases: ShardDatabases) -> None:
+    clock = FakeClock(START)
+    client, service = _router(databases, clock)
+    acme = service.tokens.create(tenant="acme", role=Role.ADMIN, actor="test").secret
+    globex = service.tokens.create(tenant="globex", role=Role.ADMIN, actor="test").secret
+    for tenant, token in (("acme", acme), ("globex", globex)):
+        made = client.post(f"{V1}/tenants/{tenant}/jobs", json=JOB, headers=bearer(token))
+        assert made.status_code == 201, made.text
+        assert _add(client, tenant, token, "nightly").status_code == 201
+
+    ShardService(databases, clock).move("acme", "s2", actor="ops")
+    assert _names(client, "acme", acme) == ["nightly"]
+    assert _add(client, "acme", acme, "hourly").status_code == 201
+    # acme's rows are in s2's database now, globex's where they were.
+    with databases.database("s2").read() as conn:
+        from cronplane.store.tenant_moves import read_rows
+
+        assert sorted(r["name"] for r in read_rows(conn, "acme")["schedules"]) == [
+            "hourly",
+            "nightly",
+        ]
+    with databases.control.read() as conn:
+        assert read_rows(conn, "acme")["schedules"] == []
+    assert _names(client, "globex", globex) == ["nightly"]
+    # A token of another tenant still reaches nothing of acme's on its shard.
+    refused = client.get(f"{V1}/tenants/acme/schedules", headers=bearer(globex))
+    assert refused.status_code == 404 and refused.json()["code"] == "X404906TENNFD"
+    # No token, or a made-up one: the shard's app refuses it against the control's tokens.
+    assert client.get(f"{V1}/tenants/acme/schedules").status_code == 401
+    fake = client.get(f"{V1}/tenants/acme/schedules", headers=bearer("cp_" + "x" * 40))
+    assert fake.status_code == 401
+
+
+def test_a_write_while_the_tenant_moves_is_refused_and_changes_nothing(
+    databases: ShardDatabases,
+) -> None:
+    clock = FakeClock(START)
+    client, service = _router(databases, clock)
+    acme = service.tokens.create(tenant="acme", role=Role.ADMIN, actor="test").secret
+    assert client.post(f"{V1}/tenants/acme/jobs", json=JOB, headers=bearer(acme)).status_code == 201
+    with databases.control.begin() as conn:
+        shard_map.begin_move(conn, "acme", "s1", clock.now())  # a move under way
+    refused = _add(client, "acme", acme, "nightly")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["code"] == "X409420SHDMOV" and refused.headers["Retry-After"] == "1"
+    assert _names(client, "acme", acme) == []  # reads still answer, from where it lives
+    ShardService(databases, clock).move("acme", "s1", actor="ops")  # the move completes
+    assert _add(client, "acme", acme, "nightly").status_code == 201
+    assert _names(client, "acme", acme) == ["nightly"]
