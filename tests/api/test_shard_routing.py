@@ -91,3 +91,29 @@ def test_a_write_while_the_tenant_moves_is_refused_and_changes_nothing(
     ShardService(databases, clock).move("acme", "s1", actor="ops")  # the move completes
     assert _add(client, "acme", acme, "nightly").status_code == 201
     assert _names(client, "acme", acme) == ["nightly"]
+
+
+def test_a_platform_token_lists_the_tenants_of_every_shard(databases: ShardDatabases) -> None:
+    clock = FakeClock(START)
+    client, service = _router(databases, clock)
+    platform = service.tokens.create(tenant=None, role=Role.ADMIN, actor="test").secret
+    for tenant in ("acme", "globex", "initech"):
+        made = client.post(f"{V1}/tenants/{tenant}/jobs", json=JOB, headers=bearer(platform))
+        assert made.status_code == 201, made.text
+        assert _add(client, tenant, platform, "nightly").status_code == 201
+    shards = ShardService(databases, clock)
+    shards.move("acme", "s1", actor="ops")
+    shards.move("initech", "s3", actor="ops")
+    listed = client.get(f"{V1}/tenants", headers=bearer(platform))
+    assert listed.status_code == 200, listed.text
+    usage = {row["tenant"]: row["usage"] for row in listed.json()["items"]}
+    assert sorted(usage) == ["acme", "globex", "initech"]
+    assert all(row["schedules"] == 1 and row["jobs"] == 1 for row in usage.values())
+    shown = client.get(f"{V1}/tenants/acme", headers=bearer(platform))
+    assert shown.status_code == 200 and shown.json()["usage"]["schedules"] == 1
+    quota = client.patch(
+        f"{V1}/tenants/acme/quota", json={"max_schedules": 1}, headers=bearer(platform)
+    )
+    assert quota.status_code == 200, quota.text
+    refused = _add(client, "acme", platform, "second")  # the quota is read on acme's shard
+    assert refused.status_code == 403 and refused.json()["code"] == "X403260QTASCH"

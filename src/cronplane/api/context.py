@@ -40,6 +40,12 @@ class ApiContext:
     on_change: Callable[[], None] | None = None
     # The bearer token /metrics requires (CRONPLANE_METRICS_TOKEN); None: public.
     metrics_token: str | None = None
+    # Over shards (api.shard_router): every shard's service, for listings that span them.
+    shard_services: Callable[[], list[ScheduleService]] | None = None
+
+    def every_shard(self) -> list[ScheduleService]:
+        """The services a platform listing reads: every shard's, or this one alone."""
+        return [self.service] if self.shard_services is None else self.shard_services()
 
 
 def context_of(request: Request) -> ApiContext:

@@ -98,11 +98,11 @@ def app_from_environment() -> FastAPI:
     return app
 
 
-def sharded(app: ASGIApp, node: ShardNode, control: Database, *, min_interval: int) -> ASGIApp:
+def sharded(app: FastAPI, node: ShardNode, control: Database, *, min_interval: int) -> ASGIApp:
     """The API over every shard of `node`: tenant paths go to their shard's app."""
     from cronplane.api.shard_router import ShardRouter
 
-    def build(database: Database) -> ASGIApp:
+    def build(database: Database) -> FastAPI:
         return create_app(
             database,
             node.clock,

@@ -16,17 +16,19 @@ import re
 import threading
 from collections.abc import Callable
 
+from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from cronplane.api.errors import error_response
 from cronplane.core.shards import DEFAULT_SHARD
 from cronplane.errors import TenantMoving
+from cronplane.service import ScheduleService
 from cronplane.store import shard_map
 from cronplane.store.database import Database
 from cronplane.store.shard_databases import ShardDatabases
 
-_TENANT_PATH = re.compile(r"^/api/v1/tenants/(?P<tenant>[^/]+)/")
+_TENANT_PATH = re.compile(r"^/api/v1/tenants/(?P<tenant>[^/]+)(/|$)")
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -35,17 +37,24 @@ class ShardRouter:
 
     def __init__(
         self,
-        control_app: ASGIApp,
+        control_app: FastAPI,
         databases: ShardDatabases,
-        build: Callable[[Database], ASGIApp],
+        build: Callable[[Database], FastAPI],
     ) -> None:
         self.control_app = control_app
         self.databases = databases
         self.build = build
-        self._apps: dict[str, ASGIApp] = {DEFAULT_SHARD: control_app}
+        self._apps: dict[str, FastAPI] = {DEFAULT_SHARD: control_app}
         self._lock = threading.Lock()
+        # The platform's tenant listing spans every shard (api.tenants).
+        control_app.state.cronplane.shard_services = self.services
 
-    def _app_of(self, shard: str) -> ASGIApp:
+    def services(self) -> list[ScheduleService]:
+        """Every shard's service, the control's first."""
+        names = [shard.name for shard in self.databases.shards()]
+        return [self._app_of(name).state.cronplane.service for name in names]
+
+    def _app_of(self, shard: str) -> FastAPI:
         with self._lock:
             app = self._apps.get(shard)
             if app is None:

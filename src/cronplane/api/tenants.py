@@ -23,8 +23,12 @@ Context = Annotated[ApiContext, Depends(current_context)]
 
 @router.get("", response_model=TenantList, summary="List tenants with usage and quotas")
 def list_tenants(ctx: Context, _: CanSeeTenants) -> dict[str, Any]:
-    """Every tenant with a schedule, a job or a quota row: usage against its quota."""
-    return {"items": [usage.to_dict() for usage in ctx.service.list_tenants()]}
+    """Every tenant with a schedule, a job or a quota row: usage against its quota
+    (over shards: on every shard, by name)."""
+    found = {
+        usage.tenant: usage for service in ctx.every_shard() for usage in service.list_tenants()
+    }
+    return {"items": [found[name].to_dict() for name in sorted(found)]}
 
 
 @router.get("/{tenant}", response_model=TenantOut, summary="A tenant's usage and quota")
