@@ -117,3 +117,25 @@ def test_a_platform_token_lists_the_tenants_of_every_shard(databases: ShardDatab
     assert quota.status_code == 200, quota.text
     refused = _add(client, "acme", platform, "second")  # the quota is read on acme's shard
     assert refused.status_code == 403 and refused.json()["code"] == "X403260QTASCH"
+
+
+def test_the_seed_sync_path_reaches_the_tokens_tenant_on_its_shard(
+    databases: ShardDatabases,
+) -> None:
+    """`/api/method/shc.schedule.sync` names its tenant in the body or the token, not the path."""
+    clock = FakeClock(START)
+    client, service = _router(databases, clock)
+    acme = service.tokens.create(tenant="acme", role=Role.ADMIN, actor="test").secret
+    ShardService(databases, clock).move("acme", "s2", actor="ops")  # a map row, no rows yet
+    job = {"name": "report", "stack": "shop", "target": "python:billing.jobs:run"}
+    made = client.post(f"{V1}/tenants/acme/jobs", json=job, headers=bearer(acme))
+    assert made.status_code == 201, made.text
+    body = {"stackName": "shop", "crons": {"report": {"cron": "0 3 * * *", "job": "report"}}}
+    synced = client.post("/api/method/shc.schedule.sync", json=body, headers=bearer(acme))
+    assert synced.status_code == 200, synced.text
+    with databases.database("s2").read() as conn:
+        from cronplane.store.tenant_moves import read_rows
+
+        assert [r["name"] for r in read_rows(conn, "acme")["schedules"]] == ["report"]
+    with databases.control.read() as conn:
+        assert read_rows(conn, "acme")["schedules"] == []

@@ -42,6 +42,13 @@ class ApiContext:
     metrics_token: str | None = None
     # Over shards (api.shard_router): every shard's service, for listings that span them.
     shard_services: Callable[[], list[ScheduleService]] | None = None
+    # Over shards: the service of the shard a tenant lives on (a route whose tenant is
+    # in its body, not its path, the router cannot send there).
+    tenant_service: Callable[[str], ScheduleService] | None = None
+
+    def service_for(self, tenant: str) -> ScheduleService:
+        """The service holding `tenant`'s rows: this one, or over shards its shard's."""
+        return self.service if self.tenant_service is None else self.tenant_service(tenant)
 
     def every_shard(self) -> list[ScheduleService]:
         """The services a platform listing reads: every shard's, or this one alone."""

@@ -48,11 +48,20 @@ class ShardRouter:
         self._lock = threading.Lock()
         # The platform's tenant listing spans every shard (api.tenants).
         control_app.state.cronplane.shard_services = self.services
+        control_app.state.cronplane.tenant_service = self.service_of
 
     def services(self) -> list[ScheduleService]:
         """Every shard's service, the control's first."""
         names = [shard.name for shard in self.databases.shards()]
         return [self._app_of(name).state.cronplane.service for name in names]
+
+    def service_of(self, tenant: str) -> ScheduleService:
+        """The service of the shard `tenant` lives on (TenantMoving while it moves)."""
+        place = self._place(tenant)
+        if place.moving_to is not None:
+            raise _moving(place)
+        service: ScheduleService = self._app_of(place.shard).state.cronplane.service
+        return service
 
     def _app_of(self, shard: str) -> FastAPI:
         with self._lock:
@@ -75,11 +84,14 @@ class ShardRouter:
             return
         place = await run_in_threadpool(self._place, match["tenant"])
         if place.moving_to is not None and scope["method"] not in _READS:
-            error = TenantMoving(
-                f"tenant {place.tenant!r} is moving to shard {place.moving_to!r}: retry",
-                {"tenant": place.tenant, "moving_to": place.moving_to},
-            )
-            await error_response(error, {"Retry-After": "1"})(scope, receive, send)
+            await error_response(_moving(place), {"Retry-After": "1"})(scope, receive, send)
             return
         app = self._app_of(place.shard)
         await app(scope, receive, send)
+
+
+def _moving(place: shard_map.Place) -> TenantMoving:
+    return TenantMoving(
+        f"tenant {place.tenant!r} is moving to shard {place.moving_to!r}: retry",
+        {"tenant": place.tenant, "moving_to": place.moving_to},
+    )

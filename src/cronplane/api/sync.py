@@ -120,7 +120,7 @@ def seed_sync(ctx: Context, principal: CanSyncBodyTenant, body: SeedSyncBody) ->
     """The seed's `SyncApp(ctx, stackName, environment, crons)`; answers `{"message": plan}`."""
     tenant = _seed_tenant(principal, body.tenant)
     check(principal, tenant, Action.SYNC)
-    plan = ctx.service.sync(
+    plan = ctx.service_for(tenant).sync(
         Scope(tenant, body.stack, body.environment),
         declarations(body.stack, body.crons),
         actor=principal.actor,
