@@ -38,6 +38,7 @@ def test_metrics_expose_the_product_series_without_tenants(seeded: Api) -> None:
         "cronplane_fire_lateness_seconds_bucket",
         "cronplane_leader ",
         "cronplane_leader_term",
+        "cronplane_shards_led",
         "cronplane_worker_outcomes_total",
         "cronplane_http_requests_total",
         "cronplane_due_backlog",

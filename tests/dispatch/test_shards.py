@@ -277,3 +277,23 @@ def test_every_table_with_a_tenant_moves_or_is_kept_on_purpose() -> None:
         "tenant_quotas",
     } <= moved
     assert moved.isdisjoint({"events", "queue_items", "api_tokens"})
+
+
+def test_the_leader_gauges_count_every_shard_a_node_leads() -> None:
+    from cronplane.api import metrics
+
+    def value(name: str) -> float | None:
+        return metrics.REGISTRY.get_sample_value(name)
+
+    try:
+        metrics.set_leader(True, 7, "default")
+        metrics.set_leader(True, 3, "s1")
+        assert (value("cronplane_leader"), value("cronplane_shards_led")) == (1.0, 2.0)
+        assert value("cronplane_leader_term") == 7.0  # the default shard's term
+        metrics.set_leader(False, None, "default")
+        assert (value("cronplane_leader"), value("cronplane_shards_led")) == (1.0, 1.0)
+        metrics.set_leader(False, None, "s1")
+        assert (value("cronplane_leader"), value("cronplane_shards_led")) == (0.0, 0.0)
+    finally:
+        metrics.set_leader(False, None, "default")
+        metrics.set_leader(False, None, "s1")

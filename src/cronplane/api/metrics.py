@@ -22,6 +22,7 @@ schedules whose ``next_run`` has passed; the due-row index answers it) and
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
@@ -69,7 +70,14 @@ LATENESS: Final = Histogram(
     registry=REGISTRY,
 )
 LEADER: Final = Gauge(
-    "cronplane_leader", "1 while this node holds the dispatch lease, else 0", registry=REGISTRY
+    "cronplane_leader",
+    "1 while this node holds the dispatch lease (over shards: at least one), else 0",
+    registry=REGISTRY,
+)
+SHARDS_LED: Final = Gauge(
+    "cronplane_shards_led",
+    "Shards whose dispatch lease this node holds (1 or 0 on a one-database install)",
+    registry=REGISTRY,
 )
 LEADER_TERM: Final = Gauge(
     "cronplane_leader_term",
@@ -161,10 +169,20 @@ def record_tenant(tenant: str, fired: int, skipped: dict[str, int]) -> None:
             TENANT_SKIPS.labels(tenant=label, reason=reason).inc(count)
 
 
-def set_leader(leading: bool, term: int | None = None) -> None:
-    """This node took (True) or lost (False) the lease; `term` is its fencing token."""
-    LEADER.set(1 if leading else 0)
-    if term is not None:
+# Over shards, each shard's dispatcher reports its own lease (processes.shard_node).
+_LEADING: dict[str, bool] = {}
+_LEADING_LOCK = threading.Lock()
+
+
+def set_leader(leading: bool, term: int | None = None, shard: str = "default") -> None:
+    """This node took (True) or lost (False) `shard`'s lease; `term` is its fencing token
+    (the term shown is the default shard's: one series, as on a one-database install)."""
+    with _LEADING_LOCK:
+        _LEADING[shard] = leading
+        led = sum(_LEADING.values())
+    LEADER.set(1 if led else 0)
+    SHARDS_LED.set(led)
+    if term is not None and shard == "default":
         LEADER_TERM.set(term)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from cronplane.clock import Clock
 from cronplane.core.firing import Outcome
+from cronplane.core.shards import DEFAULT_SHARD
 from cronplane.processes.alert_loop import AlertLoop
 from cronplane.processes.dispatch_reports import BatchReport, TickReport
 from cronplane.processes.dispatcher import (
@@ -82,11 +83,13 @@ class Node:
         *,
         holder: str | None = None,
         seat: Seat | None = None,
+        shard: str = DEFAULT_SHARD,
     ) -> None:
         self.database = database
+        self.shard = shard
         self.options = options
         self.clock = clock or clock_for(database)
-        metrics = self._metrics = _Metrics.load()
+        metrics = self._metrics = _Metrics.load(shard)
         self.dispatcher = (
             Dispatcher(
                 database,
@@ -206,21 +209,22 @@ _SKIP_REASONS = {
 class _Metrics:
     """Feeds the Prometheus metrics (cronplane.api.metrics) from the loops' reports."""
 
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: Any, shard: str) -> None:
         self.m = module
+        self.shard = shard
         # Per-tenant series (CRONPLANE_METRICS_TENANT_LABEL=1; off by default).
         self.by_tenant = metrics_tenant_label()
 
     @classmethod
-    def load(cls) -> _Metrics | None:
+    def load(cls, shard: str) -> _Metrics | None:
         try:
             from cronplane.api import metrics
         except ImportError:  # prometheus_client not installed: no metrics
             return None
-        return cls(metrics)
+        return cls(metrics, shard)
 
     def tick(self, report: TickReport) -> None:
-        self.m.set_leader(report.leader, report.term)
+        self.m.set_leader(report.leader, report.term, self.shard)
         for batch in report.batches:
             for scheduled_for in batch.fired_for:
                 self.m.record_fire((batch.committed_at - scheduled_for).total_seconds())

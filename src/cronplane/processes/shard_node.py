@@ -111,6 +111,7 @@ class ShardNode:
             self._clock or clock_for(database),
             holder=f"{self.holder}/{name}",
             seat=self.seats.seat(name),
+            shard=name,
         )
         self.nodes[name] = node
         if self._started:
