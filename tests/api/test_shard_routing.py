@@ -139,3 +139,38 @@ def test_the_seed_sync_path_reaches_the_tokens_tenant_on_its_shard(
         assert [r["name"] for r in read_rows(conn, "acme")["schedules"]] == ["report"]
     with databases.control.read() as conn:
         assert read_rows(conn, "acme")["schedules"] == []
+
+
+def test_the_console_shows_and_changes_a_moved_tenant_on_its_shard(
+    databases: ShardDatabases,
+) -> None:
+    """The console's pages read and write the shard their session's tenant lives on."""
+    from cronplane.ui.session import SESSION_COOKIE, csrf_token
+
+    clock = FakeClock(START)
+    control_app = create_app(databases.control, clock, ui=True)
+
+    def build(database: Database) -> Any:
+        return create_app(database, clock, tokens=databases.control)
+
+    client = TestClient(ShardRouter(control_app, databases, build))
+    service = control_app.state.cronplane.service
+    acme = service.tokens.create(tenant="acme", role=Role.ADMIN, actor="test").secret
+    assert client.post(f"{V1}/tenants/acme/jobs", json=JOB, headers=bearer(acme)).status_code == 201
+    assert _add(client, "acme", acme, "zz-moved-nightly").status_code == 201
+    ShardService(databases, clock).move("acme", "s1", actor="ops")
+    client.cookies.set(SESSION_COOKIE, acme)
+    page = client.get("/")
+    assert page.status_code == 200 and "zz-moved-nightly" in page.text
+    shown = client.get("/schedules/default/default/zz-moved-nightly")
+    assert shown.status_code == 200, shown.text
+    paused = client.post(
+        "/schedules/default/default/zz-moved-nightly/pause",
+        data={"note": "moved", "csrf": csrf_token(acme)},
+    )
+    assert paused.status_code in (200, 303), paused.text
+    with databases.database("s1").read() as conn:
+        from cronplane.store.tenant_moves import read_rows
+
+        (row,) = read_rows(conn, "acme")["schedules"]
+    assert row["paused_note"] == "moved"  # written on acme's shard

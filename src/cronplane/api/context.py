@@ -56,8 +56,9 @@ class ApiContext:
 
 
 def context_of(request: Request) -> ApiContext:
-    """The ApiContext of the application serving `request`."""
-    ctx: ApiContext = request.app.state.cronplane
+    """The ApiContext of the application serving `request` (a console page over shards:
+    its tenant's, set by ui.session.for_tenant)."""
+    ctx: ApiContext = getattr(request.state, "cronplane", None) or request.app.state.cronplane
     return ctx
 
 

@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Final
 
 from fastapi import Depends, Request
@@ -205,6 +205,13 @@ def _authenticate(request: Request, action: Action) -> Session:
     return _checked(Session(principal, tenant, csrf_token(secret)), action)
 
 
+def for_tenant(request: Request, tenant: str) -> None:
+    """Over shards: this request's context (api.context.context_of) is its tenant's shard's."""
+    ctx = context_of(request)
+    if ctx.tenant_service is not None:
+        request.state.cronplane = replace(ctx, service=ctx.service_for(tenant))
+
+
 def _checked(session: Session, action: Action) -> Session:
     """`session` if its principal may do `action` in its tenant; the refusal otherwise."""
     principal, tenant = session.principal, session.tenant
@@ -242,6 +249,9 @@ def authorizer(action: Action) -> Callable[[Request], Awaitable[Session]]:
 
     async def authorize(request: Request) -> Session:
         session = await run_in_threadpool(_authenticate, request, action)
+        if session.tenant:
+            # Over shards, the page reads and writes the shard its tenant lives on.
+            await run_in_threadpool(for_tenant, request, session.tenant)
         if request.method not in SAFE_METHODS and not same(
             await _csrf_given(request), session.csrf
         ):
