@@ -178,3 +178,22 @@ def test_serve_over_shards_answers_a_moved_tenant_from_its_shard(
         with urllib.request.urlopen(request, timeout=10) as answer:
             names = [row["name"] for row in json.loads(answer.read())["items"]]
     assert names == ["sweep"]
+
+
+def test_tenant_commands_span_the_shards(cronplane: Cronplane, tmp_path: Path) -> None:
+    """`tenant ls` lists every shard's tenants; `tenant show|set-quota NAME` reach NAME's shard."""
+    _schedule(cronplane, "sweep")
+    _schedule(cronplane, "other", CRONPLANE_TENANT="globex")
+    assert cronplane("shard", "add", "eu", f"sqlite:///{tmp_path / 'eu.db'}").code == 0
+    assert cronplane("shard", "move", "acme", "--to", "eu").code == 0
+    listed = _json(cronplane("tenant", "ls", "--json"))
+    assert [(row["tenant"], row["usage"]["schedules"]) for row in listed] == [
+        ("acme", 1),
+        ("globex", 1),
+    ]
+    shown = _json(cronplane("tenant", "show", "acme", "--json", CRONPLANE_TENANT="globex"))
+    assert shown["usage"]["schedules"] == 1
+    quota = cronplane("tenant", "set-quota", "acme", "--max-schedules", "1", "--json")
+    assert quota.code == 0, quota.stderr
+    refused = cronplane("schedule", "add", "two", "--job", "flush", "--cron", "0 * * * *")
+    assert refused.code == 9 and "X403260QTASCH" in refused.stderr

@@ -171,27 +171,31 @@ def client(
     clock: Callable[[Database], Clock] | None = None,
     *,
     writes: bool = False,
+    tenant: str | None = None,
 ) -> ControlPlane:
     """The service this invocation talks to: the server's API when a URL is set, else
     the database with `clock(database)` (default: the process clock). Pass
     `writes=True` from a command that changes something: only those may create
-    a new SQLite file."""
+    a new SQLite file. `tenant` (a platform command naming one): its shard's database
+    instead of --tenant's."""
     server = remote(ctx)
     if server is not None:
         return server
     from cronplane.clock import SystemClock
     from cronplane.service import ScheduleService
 
-    service = ctx.meta.get(_SERVICE)
+    service = ctx.meta.get(_SERVICE) if tenant is None else None
     if not isinstance(service, ScheduleService):
-        opened = tenant_database(ctx, database(ctx, writes=writes), writes=writes)
+        control = database(ctx, writes=writes)
+        opened = tenant_database(ctx, control, writes=writes, tenant=tenant)
         service = ScheduleService(
             opened,
             SystemClock() if clock is None else clock(opened),
             min_interval=settings(ctx).min_interval,
             via="cli",
         )
-        ctx.meta[_SERVICE] = service
+        if tenant is None:
+            ctx.meta[_SERVICE] = service
     reason = ctx.meta.get(_REASON)
     if reason is not None:
         from cronplane.service.base import changes_via
@@ -202,7 +206,9 @@ def client(
     return local
 
 
-def tenant_database(ctx: click.Context, control: Database, *, writes: bool) -> Database:
+def tenant_database(
+    ctx: click.Context, control: Database, *, writes: bool, tenant: str | None = None
+) -> Database:
     """The database of the shard the command's tenant lives on (store.shard_map);
     `control` itself on a one-database install. A write while the tenant moves
     between shards is refused (TenantMoving): it would land on the side it leaves."""
@@ -211,7 +217,7 @@ def tenant_database(ctx: click.Context, control: Database, *, writes: bool) -> D
     from cronplane.store import shard_map
     from cronplane.store.shard_databases import ShardDatabases
 
-    tenant = settings(ctx).tenant
+    tenant = tenant or settings(ctx).tenant
     with control.read() as conn:
         place = shard_map.place_of(conn, tenant)
     if writes and place.moving_to is not None:
@@ -222,6 +228,25 @@ def tenant_database(ctx: click.Context, control: Database, *, writes: bool) -> D
     if place.shard == DEFAULT_SHARD:
         return control
     return database(ctx, writes=writes, url=ShardDatabases(control).url_of(place.shard))
+
+
+def every_shard(ctx: click.Context) -> list[ControlPlane]:
+    """A platform listing's services: the server's API (it spans the shards itself), or
+    one local service per shard of the database."""
+    server = remote(ctx)
+    if server is not None:
+        return [server]
+    from cronplane.clock import SystemClock
+    from cronplane.service import ScheduleService
+    from cronplane.store.shard_databases import ShardDatabases
+
+    control = database(ctx, writes=False)
+    shards = ShardDatabases(control)
+    ctx.call_on_close(shards.dispose)
+    return [
+        ScheduleService(shards.database(shard.name), SystemClock(), via="cli")
+        for shard in shards.shards()
+    ]
 
 
 def parse_json_object(text: str | None, what: str) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from cronplane.cli import render
-from cronplane.cli.options import client, json_option, scope_options, settings
+from cronplane.cli.options import client, every_shard, json_option, scope_options, settings
 from cronplane.core.quotas import QUOTA_FIELDS
 from cronplane.errors import InvalidRequest
 
@@ -32,7 +32,8 @@ def tenant() -> None:
 @click.pass_context
 def ls(ctx: click.Context, as_json: bool) -> None:
     """Every tenant with a schedule, a job or a quota: usage against its quota."""
-    render.tenants(client(ctx).list_tenants(), as_json)
+    found = {usage.tenant: usage for part in every_shard(ctx) for usage in part.list_tenants()}
+    render.tenants([found[name] for name in sorted(found)], as_json)
 
 
 @tenant.command("show")
@@ -42,7 +43,7 @@ def ls(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Tenant NAME: schedules, jobs, fires in the last hour, queue depth, against its quota."""
-    render.tenant(client(ctx).tenant_usage(name), as_json)
+    render.tenant(client(ctx, tenant=name).tenant_usage(name), as_json)
 
 
 @tenant.command("set-quota")
@@ -93,5 +94,6 @@ def set_quota(
         flags = ", ".join(_OPTIONS.values())
         raise InvalidRequest(f"nothing to set: give one of {flags}, or --clear NAME")
     s = settings(ctx)
-    usage = client(ctx, writes=True).set_quota(name, given, clear=tuple(clear), actor=s.actor)
+    service = client(ctx, writes=True, tenant=name)
+    usage = service.set_quota(name, given, clear=tuple(clear), actor=s.actor)
     render.tenant(usage, as_json)
