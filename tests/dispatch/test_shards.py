@@ -297,3 +297,80 @@ def test_the_leader_gauges_count_every_shard_a_node_leads() -> None:
     finally:
         metrics.set_leader(False, None, "default")
         metrics.set_leader(False, None, "s1")
+
+
+def _service(database: Database, clock: FakeClock) -> Any:
+    from cronplane.service import ScheduleService
+
+    return ScheduleService(database, clock)
+
+
+def test_a_stale_writer_cannot_leave_a_row_behind_on_the_shard_a_tenant_left(
+    databases: ShardDatabases,
+) -> None:
+    """A writer that read the map before the move writes to the old shard: refused, coded."""
+    from cronplane.core.inputs import JobSpec, ScheduleSpec
+    from cronplane.core.model import Scope
+    from cronplane.errors import TenantMoving
+    from cronplane.store.schedules import insert_rows
+    from firing_support import schedule_row
+
+    clock = FakeClock(START)
+    old = _service(databases.control, clock)
+    scope = Scope(TENANT, "default", "default")
+    old.register_job(scope.tenant, "default", JobSpec("job", "python:handlers:ok"), actor="test")
+    ShardService(databases, clock).move(TENANT, "s1", actor="ops")
+    stale = ScheduleSpec(name="late", job="job", cron="* * * * *")
+    with pytest.raises(TenantMoving):  # a writer past its checks: the row itself is refused
+        with databases.control.begin() as conn:
+            insert_rows(conn, [schedule_row("late", next_run=START)])
+    with pytest.raises(TenantMoving):
+        old.register_job(
+            scope.tenant, "default", JobSpec("other", "python:handlers:ok"), actor="stale"
+        )
+    # Another tenant still writes there; the moved one writes on its new shard.
+    old.register_job("globex", "default", JobSpec("job", "python:handlers:ok"), actor="test")
+    _service(databases.database("s1"), clock).create_schedule(scope, stale, actor="ops")
+    # Moved back, the shard takes its rows again.
+    ShardService(databases, clock).move(TENANT, "default", actor="ops")
+    old.create_schedule(scope, ScheduleSpec(name="back", job="job", cron="0 * * * *"), actor="ops")
+    with databases.control.read() as conn:
+        names = sorted(row["name"] for row in tenant_moves.read_rows(conn, TENANT)["schedules"])
+    assert names == ["back", "late"]
+
+
+@pytest.mark.postgres
+def test_a_move_waits_for_a_write_in_flight_and_carries_its_row(pg_shard_urls: list[str]) -> None:
+    """A write of the tenant holds its fence lock shared until it commits: the move waits
+    for it, then carries the row it wrote."""
+    control = Database(pg_shard_urls[0])
+    empty_tables(control)
+    databases = ShardDatabases(control)
+    try:
+        with control.begin() as conn:
+            shard_map.register(conn, Shard("s1", pg_shard_urls[1]), START)
+        empty_tables(databases.database("s1"))
+        clock = FakeClock(START)
+        add_job(control)
+        done = threading.Event()
+
+        def move() -> None:
+            ShardService(databases, clock).move(TENANT, "s1", actor="ops")
+            done.set()
+
+        from cronplane.store.schedules import insert_rows
+        from firing_support import schedule_row
+
+        with control.begin() as conn:
+            insert_rows(conn, [schedule_row("in-flight", next_run=START)])  # fence lock shared
+            moving = threading.Thread(target=move)
+            moving.start()
+            assert not done.wait(1.0), "the move did not wait for the write in flight"
+        assert done.wait(20)
+        moving.join()
+        with databases.database("s1").read() as conn:
+            names = [row["name"] for row in tenant_moves.read_rows(conn, TENANT)["schedules"]]
+        assert names == ["in-flight"]
+    finally:
+        databases.dispose()
+        control.dispose()

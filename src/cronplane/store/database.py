@@ -18,13 +18,14 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, inspect
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from cronplane import settings
 from cronplane.clock import Clock, SystemClock
-from cronplane.errors import Unavailable, UnsupportedDatabase
+from cronplane.errors import TenantMoving, Unavailable, UnsupportedDatabase
 from cronplane.store import dialects
 from cronplane.store.dialects import normalize_url
+from cronplane.store.tables.shards import MOVED_MARK
 
 __all__ = [
     "DEFAULT_URL",
@@ -64,11 +65,23 @@ class Database:
 
     @contextmanager
     def begin(self) -> Iterator[Connection]:
-        """A write transaction: commits on success, rolls back on any exception."""
-        with self.engine.connect() as conn:
-            self.backend.begin_write(conn)
-            with conn.begin():
-                yield conn
+        """A write transaction: commits on success, rolls back on any exception.
+
+        A row of a tenant that has left this shard is refused by the fence
+        (store.tenant_moves): TenantMoving, which its caller retries where the
+        tenant lives now.
+        """
+        try:
+            with self.engine.connect() as conn:
+                self.backend.begin_write(conn)
+                with conn.begin():
+                    yield conn
+        except DBAPIError as error:
+            if MOVED_MARK in str(error.orig):
+                raise TenantMoving(
+                    "this tenant has moved to another shard: retry, it is reached there now"
+                ) from error
+            raise
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -28,7 +28,7 @@ from uuid import UUID
 from sqlalchemy import Connection, Table, delete, func, select, update
 from sqlalchemy.types import Uuid
 
-from cronplane.store import lease
+from cronplane.store import dialects, lease
 from cronplane.store.tables import jobs, metadata, queue_items, schedules, tenant_moves
 from cronplane.store.types import UTCDateTime
 
@@ -104,6 +104,8 @@ def leave(conn: Connection, tenant: str, *, epoch: int, to: str, group: str, now
         rows: Rows = recorded.rows or {}
         return rows
     lease.hold_still(conn, group)
+    # Waits for a write of the tenant in flight (the insert fence takes it shared, 0026).
+    dialects.of(conn).lock_scope(conn, fence_key(tenant))
     rows = read_rows(conn, tenant)
     for table in reversed(moved_tables()):
         conn.execute(delete(table).where(table.c.tenant == tenant))
@@ -121,6 +123,12 @@ def land(
     """On the new shard: write the rows, once; False when this epoch had already landed."""
     if _record(conn, tenant, epoch, IN) is not None:
         return False
+    # The record first: a shard the tenant left once fences its rows until it is back.
+    conn.execute(
+        tenant_moves.insert().values(
+            tenant=tenant, epoch=epoch, direction=IN, peer=came_from, rows=None, at=now
+        )
+    )
     by_name = {table.name: table for table in moved_tables()}
     for table in moved_tables():
         conn.execute(delete(table).where(table.c.tenant == tenant))
@@ -128,12 +136,12 @@ def land(
         table = by_name[name]
         if table_rows:
             conn.execute(table.insert(), [_decode(table, row) for row in table_rows])
-    conn.execute(
-        tenant_moves.insert().values(
-            tenant=tenant, epoch=epoch, direction=IN, peer=came_from, rows=None, at=now
-        )
-    )
     return True
+
+
+def fence_key(tenant: str) -> str:
+    """The advisory lock a write of the tenant's rows takes shared and a move exclusively."""
+    return f"cronplane-tenant/{tenant}"
 
 
 def close_out(conn: Connection, tenant: str, epoch: int) -> None:

@@ -13,6 +13,10 @@ from sqlalchemy import Column, Integer, PrimaryKeyConstraint, String, Table, Tex
 from cronplane.store.tables.base import metadata
 from cronplane.store.types import JSONDocument, UTCDateTime
 
+# What the fence's trigger (migration 0026) says when it refuses a row of a tenant
+# that has left the shard (store.tenant_moves).
+MOVED_MARK = "cronplane-tenant-moved"
+
 # The shards beyond the default one (the control database itself).
 shards = Table(
     "shards",
