@@ -321,9 +321,9 @@ def test_a_stale_writer_cannot_leave_a_row_behind_on_the_shard_a_tenant_left(
     old.register_job(scope.tenant, "default", JobSpec("job", "python:handlers:ok"), actor="test")
     ShardService(databases, clock).move(TENANT, "s1", actor="ops")
     stale = ScheduleSpec(name="late", job="job", cron="* * * * *")
-    with pytest.raises(TenantMoving):  # a writer past its checks: the row itself is refused
-        with databases.control.begin() as conn:
-            insert_rows(conn, [schedule_row("late", next_run=START)])
+    # A writer past its checks: the row itself is refused.
+    with pytest.raises(TenantMoving), databases.control.begin() as conn:
+        insert_rows(conn, [schedule_row("late", next_run=START)])
     with pytest.raises(TenantMoving):
         old.register_job(
             scope.tenant, "default", JobSpec("other", "python:handlers:ok"), actor="stale"
