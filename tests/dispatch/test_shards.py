@@ -374,3 +374,18 @@ def test_a_move_waits_for_a_write_in_flight_and_carries_its_row(pg_shard_urls: l
     finally:
         databases.dispose()
         control.dispose()
+
+
+def test_a_node_that_does_not_dispatch_takes_no_share(databases: ShardDatabases) -> None:
+    """An API-only or worker-only node is not counted: the dispatching node leads all four."""
+    clock = FakeClock(START)
+    dispatching = node(databases, clock, "n1")
+    api_only = ShardNode(databases, NodeOptions(dispatcher=False, workers=0, ttl=TTL), clock)
+    rounds([dispatching, api_only], clock, 6)
+    assert set(leaders(databases, clock.now()).values()) == {"n1"}
+    given = 0
+    for shard in databases.shards():
+        with databases.database(shard.name).read() as conn:
+            query = select(events.c.id).where(events.c.code == ev.LEADER_RELEASED.text)
+            given += len(conn.execute(query).all())
+    assert given == 0  # no churn: nothing given back for a node that would not take it

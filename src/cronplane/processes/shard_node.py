@@ -94,7 +94,9 @@ class ShardNode:
         """Beat, read what every live node leads, reach new shards; this node's share."""
         now = self.control_clock.now()
         with self.databases.control.begin() as conn:
-            shard_map.beat(conn, self.holder, now, len(self.seats.held()))
+            # Only a node that dispatches competes for leases, and so counts.
+            if self.options.dispatcher:
+                shard_map.beat(conn, self.holder, now, len(self.seats.held()))
             leads = shard_map.live_leads(conn, now, self.seats.ttl)
         names = [shard.name for shard in self.databases.shards()]
         for name in names:
