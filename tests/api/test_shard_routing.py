@@ -21,8 +21,11 @@ from cronplane.store.shard_databases import ShardDatabases
 JOB = {"name": "billing", "target": "python:billing.jobs:run"}
 
 
-def _router(databases: ShardDatabases, clock: FakeClock) -> tuple[TestClient, Any]:
-    control_app = create_app(databases.control, clock)
+def _router(
+    databases: ShardDatabases, clock: FakeClock, *, ui: bool = False
+) -> tuple[TestClient, Any]:
+    """The router over the shards, as `serve` builds it, and the control app's service."""
+    control_app = create_app(databases.control, clock, ui=ui)
 
     def build(database: Database) -> Any:
         return create_app(database, clock, tokens=databases.control)
@@ -148,13 +151,7 @@ def test_the_console_shows_and_changes_a_moved_tenant_on_its_shard(
     from cronplane.ui.session import SESSION_COOKIE, csrf_token
 
     clock = FakeClock(START)
-    control_app = create_app(databases.control, clock, ui=True)
-
-    def build(database: Database) -> Any:
-        return create_app(database, clock, tokens=databases.control)
-
-    client = TestClient(ShardRouter(control_app, databases, build))
-    service = control_app.state.cronplane.service
+    client, service = _router(databases, clock, ui=True)
     acme = service.tokens.create(tenant="acme", role=Role.ADMIN, actor="test").secret
     assert client.post(f"{V1}/tenants/acme/jobs", json=JOB, headers=bearer(acme)).status_code == 201
     assert _add(client, "acme", acme, "zz-moved-nightly").status_code == 201

@@ -12,7 +12,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,3 +70,32 @@ def run_cronplane(
         timeout=timeout,
     )
     return Outcome(done.returncode, done.stdout, done.stderr)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def background(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str]
+) -> Iterator[subprocess.Popen[str]]:
+    """`cronplane ARGS` running in a session of its own until the block ends (then Ctrl-C),
+    with `env` over a clean CRONPLANE_* environment and the tests' handler modules importable."""
+    from make_run_server import stop_group
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
+    base["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
+    base["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests" / "worker")])
+    process = subprocess.Popen(
+        [command(), *args],
+        env={**base, **env},
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        stop_group(process)

@@ -8,16 +8,10 @@ item (its pid disappears) and records `cancelled`.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
-from cli_process import Cronplane, command
-
-from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
-from make_run_server import stop_group
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_process import Cronplane, background
 
 
 def _setup(cronplane: Cronplane, tmp_path: Path) -> None:
@@ -59,23 +53,8 @@ def test_queue_cancel_stops_a_running_item_in_a_real_worker(
     _setup(cronplane, tmp_path)
     item = cronplane("schedule", "run", "ticker", "--json").json()
     assert isinstance(item, dict) and item["timeout"] == 300 and item["max_concurrency"] == 2
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
-    env["CRONPLANE_PYTHON_TARGETS"] = ALLOWED_PYTHON_TARGETS
-    env |= {
-        "CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
-        "CRONPLANE_TENANT": "acme",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests" / "worker")]),
-    }
-    worker = subprocess.Popen(
-        [command(), "worker", "--pool", "process"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
+    env = {"CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}", "CRONPLANE_TENANT": "acme"}
+    with background(["worker", "--pool", "process"], tmp_path, env):
         deadline = time.monotonic() + 60
         while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
             assert time.monotonic() < deadline, "the worker never started the item"
@@ -99,8 +78,6 @@ def test_queue_cancel_stops_a_running_item_in_a_real_worker(
         except ProcessLookupError:
             alive = False
         assert not alive, "the child running the cancelled item is still there"
-    finally:
-        stop_group(worker)
     again = cronplane("queue", "cancel", item["id"])
     assert again.code == 4 and "X409200ITMFIN" in again.stderr
     missing = cronplane("queue", "cancel", "0196a3f2-0000-7000-8000-000000000000")

@@ -5,20 +5,15 @@ shards fires it there; refusals are coded with their exit codes."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cli_process import Cronplane, command
+from cli_process import Cronplane, background
 
-from allowed_modules import VALUE as ALLOWED_PYTHON_TARGETS
-from make_run_server import ROOT, free_port, stop_group, wait_listening
+from make_run_server import free_port, wait_listening
 
 
 def _json(done: Any) -> Any:
@@ -110,28 +105,11 @@ def test_shards_named_in_the_environment_are_registered(
     assert json.dumps(upgraded)  # a plain document
 
 
-@contextmanager
-def background(args: list[str], tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
-    """`cronplane ARGS` running in its own session until the block ends (then Ctrl-C)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONPLANE_")}
-    env |= {
-        "CRONPLANE_PYTHON_TARGETS": ALLOWED_PYTHON_TARGETS,
-        "CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests" / "worker")]),
-    }
-    process = subprocess.Popen(
-        [command(), *args],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
+def _node(args: list[str], tmp_path: Path) -> Any:
+    """A `cronplane` process over the test's control database (cli.db)."""
+    return background(
+        args, tmp_path, {"CRONPLANE_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
     )
-    try:
-        yield process
-    finally:
-        stop_group(process)
 
 
 def test_a_node_over_shards_fires_and_runs_a_moved_tenant_on_its_new_shard(
@@ -147,7 +125,7 @@ def test_a_node_over_shards_fires_and_runs_a_moved_tenant_on_its_new_shard(
     assert cronplane("shard", "add", "eu", eu).code == 0
     assert cronplane("shard", "move", "acme", "--to", "eu").code == 0
     runs: list[Any] = []
-    with background(["dispatcher"], tmp_path), background(["worker"], tmp_path):
+    with _node(["dispatcher"], tmp_path), _node(["worker"], tmp_path):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(r["status"] == "succeeded" for r in runs):
             time.sleep(0.5)
@@ -169,7 +147,7 @@ def test_serve_over_shards_answers_a_moved_tenant_from_its_shard(
     token = _json(cronplane("token", "create", "--tenant", "acme", "--role", "admin", "--json"))
     port = free_port()
     args = ["serve", "--port", str(port), "--no-dispatcher", "--no-worker"]
-    with background(args, tmp_path) as server:
+    with _node(args, tmp_path) as server:
         wait_listening(port, server)
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/api/v1/tenants/acme/schedules",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -223,41 +224,44 @@ def test_an_interrupted_move_resumes_without_a_double_fire(databases: ShardDatab
         assert len(tenant_moves.read_rows(conn, TENANT)["schedules"]) == 3
 
 
-@pytest.mark.postgres
-def test_a_move_waits_for_the_fire_in_flight(pg_shard_urls: list[str]) -> None:
-    """On PostgreSQL the old shard's rows leave only after a fire holding the lease row
-    commits (on SQLite, its one writer serializes the two)."""
+@pytest.fixture
+def pg_pair(pg_shard_urls: list[str]) -> Iterator[ShardDatabases]:
+    """Two emptied PostgreSQL databases: the control one and shard s1's."""
     control = Database(pg_shard_urls[0])
     empty_tables(control)
     databases = ShardDatabases(control)
-    try:
-        with control.begin() as conn:
-            shard_map.register(conn, Shard("s1", pg_shard_urls[1]), START)
-        with databases.database("s1").begin():
-            pass
-        empty_tables(databases.database("s1"))
-        clock = FakeClock(START)
-        _acme(databases, 1)
-        with control.begin() as conn:
-            ttl = timedelta(minutes=1)
-            lease.acquire(conn, DISPATCH_GROUP, "fire", known_term=None, now=START, ttl=ttl)
-        done = threading.Event()
+    with control.begin() as conn:
+        shard_map.register(conn, Shard("s1", pg_shard_urls[1]), START)
+    empty_tables(databases.database("s1"))
+    yield databases
+    databases.dispose()
+    control.dispose()
 
-        def move() -> None:
-            ShardService(databases, clock).move(TENANT, "s1", actor="ops")
-            done.set()
 
-        with control.engine.connect() as in_flight:
-            with in_flight.begin():
-                lease.fence(in_flight, DISPATCH_GROUP, "fire", 1, START)  # FOR SHARE, as a fire
-                moving = threading.Thread(target=move)
-                moving.start()
-                assert not done.wait(1.0), "the move did not wait for the fire in flight"
-            assert done.wait(20), "the move did not go on once the fire committed"
-        moving.join()
-    finally:
-        databases.dispose()
-        control.dispose()
+@pytest.mark.postgres
+def test_a_move_waits_for_the_fire_in_flight(pg_pair: ShardDatabases) -> None:
+    """On PostgreSQL the old shard's rows leave only after a fire holding the lease row
+    commits (on SQLite, its one writer serializes the two)."""
+    databases, control = pg_pair, pg_pair.control
+    clock = FakeClock(START)
+    _acme(databases, 1)
+    with control.begin() as conn:
+        ttl = timedelta(minutes=1)
+        lease.acquire(conn, DISPATCH_GROUP, "fire", known_term=None, now=START, ttl=ttl)
+    done = threading.Event()
+
+    def move() -> None:
+        ShardService(databases, clock).move(TENANT, "s1", actor="ops")
+        done.set()
+
+    with control.engine.connect() as in_flight:
+        with in_flight.begin():
+            lease.fence(in_flight, DISPATCH_GROUP, "fire", 1, START)  # FOR SHARE, as a fire
+            moving = threading.Thread(target=move)
+            moving.start()
+            assert not done.wait(1.0), "the move did not wait for the fire in flight"
+        assert done.wait(20), "the move did not go on once the fire committed"
+    moving.join()
 
 
 def test_every_table_with_a_tenant_moves_or_is_kept_on_purpose() -> None:
@@ -340,40 +344,31 @@ def test_a_stale_writer_cannot_leave_a_row_behind_on_the_shard_a_tenant_left(
 
 
 @pytest.mark.postgres
-def test_a_move_waits_for_a_write_in_flight_and_carries_its_row(pg_shard_urls: list[str]) -> None:
+def test_a_move_waits_for_a_write_in_flight_and_carries_its_row(pg_pair: ShardDatabases) -> None:
     """A write of the tenant holds its fence lock shared until it commits: the move waits
     for it, then carries the row it wrote."""
-    control = Database(pg_shard_urls[0])
-    empty_tables(control)
-    databases = ShardDatabases(control)
-    try:
-        with control.begin() as conn:
-            shard_map.register(conn, Shard("s1", pg_shard_urls[1]), START)
-        empty_tables(databases.database("s1"))
-        clock = FakeClock(START)
-        add_job(control)
-        done = threading.Event()
+    databases, control = pg_pair, pg_pair.control
+    clock = FakeClock(START)
+    add_job(control)
+    done = threading.Event()
 
-        def move() -> None:
-            ShardService(databases, clock).move(TENANT, "s1", actor="ops")
-            done.set()
+    def move() -> None:
+        ShardService(databases, clock).move(TENANT, "s1", actor="ops")
+        done.set()
 
-        from cronplane.store.schedules import insert_rows
-        from firing_support import schedule_row
+    from cronplane.store.schedules import insert_rows
+    from firing_support import schedule_row
 
-        with control.begin() as conn:
-            insert_rows(conn, [schedule_row("in-flight", next_run=START)])  # fence lock shared
-            moving = threading.Thread(target=move)
-            moving.start()
-            assert not done.wait(1.0), "the move did not wait for the write in flight"
-        assert done.wait(20)
-        moving.join()
-        with databases.database("s1").read() as conn:
-            names = [row["name"] for row in tenant_moves.read_rows(conn, TENANT)["schedules"]]
-        assert names == ["in-flight"]
-    finally:
-        databases.dispose()
-        control.dispose()
+    with control.begin() as conn:
+        insert_rows(conn, [schedule_row("in-flight", next_run=START)])  # fence lock shared
+        moving = threading.Thread(target=move)
+        moving.start()
+        assert not done.wait(1.0), "the move did not wait for the write in flight"
+    assert done.wait(20)
+    moving.join()
+    with databases.database("s1").read() as conn:
+        names = [row["name"] for row in tenant_moves.read_rows(conn, TENANT)["schedules"]]
+    assert names == ["in-flight"]
 
 
 def test_a_node_that_does_not_dispatch_takes_no_share(databases: ShardDatabases) -> None:

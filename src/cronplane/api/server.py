@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 from types import FrameType
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -39,19 +40,24 @@ def serve_api(
     API and console read listings and history; `oidc` the CRONPLANE_OIDC_* ones, the
     console's sign-in through an OIDC provider.
     """
-    app = create_app(
-        database,
-        node.clock,
-        on_change=node.wake,
-        on_enqueue=node.wake_workers,
-        ui=ui,
-        min_interval=min_interval,
-        replica=replica,
-        oidc=oidc if ui else None,
-    )
+
+    def app_over(shard: Database, **options: Any) -> FastAPI:
+        return create_app(
+            shard,
+            node.clock,
+            on_change=node.wake,
+            on_enqueue=node.wake_workers,
+            min_interval=min_interval,
+            **options,
+        )
+
+    app = app_over(database, ui=ui, replica=replica, oidc=oidc if ui else None)
     served: ASGIApp = app
     if isinstance(node, ShardNode):
-        served = sharded(app, node, database, min_interval=min_interval)
+        from cronplane.api.shard_router import ShardRouter
+
+        # Each shard's own app checks API tokens in the control database.
+        served = ShardRouter(app, node.databases, lambda shard: app_over(shard, tokens=database))
     # One process, one event loop: the API's sync routes run in its thread pool,
     # the dispatcher and workers in their own threads. uvicorn owns the signals.
     config = uvicorn.Config(served, host=host, port=port, log_level="info", access_log=False)
@@ -96,20 +102,3 @@ def app_from_environment() -> FastAPI:
     )
     tune_collector()
     return app
-
-
-def sharded(app: FastAPI, node: ShardNode, control: Database, *, min_interval: int) -> ASGIApp:
-    """The API over every shard of `node`: tenant paths go to their shard's app."""
-    from cronplane.api.shard_router import ShardRouter
-
-    def build(database: Database) -> FastAPI:
-        return create_app(
-            database,
-            node.clock,
-            on_change=node.wake,
-            on_enqueue=node.wake_workers,
-            min_interval=min_interval,
-            tokens=control,
-        )
-
-    return ShardRouter(app, node.databases, build)

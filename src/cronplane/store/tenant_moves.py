@@ -21,6 +21,7 @@ Each side is one transaction, and each is recorded in that shard's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -47,27 +48,21 @@ def moved_tables() -> list[Table]:
     ]
 
 
-def _encode(table: Table, row: dict[str, Any]) -> dict[str, Any]:
-    """A row as JSON values: ids and instants as text, the rest as they are."""
+# How a row's values of these column types are written into a move's JSON record and read back.
+_AS_JSON: list[tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = [
+    (Uuid, str, UUID),
+    (UTCDateTime, datetime.isoformat, datetime.fromisoformat),
+]
+
+
+def _convert(table: Table, row: dict[str, Any], *, to_json: bool) -> dict[str, Any]:
+    """A row as JSON values (ids and instants as text) or back; the rest as they are."""
     out: dict[str, Any] = {}
     for name, value in row.items():
         kind = table.c[name].type
-        if value is not None and isinstance(kind, Uuid):
-            value = str(value)
-        elif value is not None and isinstance(kind, UTCDateTime):
-            value = value.isoformat()
-        out[name] = value
-    return out
-
-
-def _decode(table: Table, row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in row.items():
-        kind = table.c[name].type
-        if value is not None and isinstance(kind, Uuid):
-            value = UUID(value)
-        elif value is not None and isinstance(kind, UTCDateTime):
-            value = datetime.fromisoformat(value)
+        for column_type, dump, load in _AS_JSON:
+            if value is not None and isinstance(kind, column_type):
+                value = dump(value) if to_json else load(value)
         out[name] = value
     return out
 
@@ -77,7 +72,7 @@ def read_rows(conn: Connection, tenant: str) -> Rows:
     rows: Rows = {}
     for table in moved_tables():
         found = conn.execute(select(table).where(table.c.tenant == tenant)).mappings()
-        rows[table.name] = [_encode(table, dict(row)) for row in found]
+        rows[table.name] = [_convert(table, dict(row), to_json=True) for row in found]
     return rows
 
 
@@ -135,7 +130,9 @@ def land(
     for name, table_rows in rows.items():
         table = by_name[name]
         if table_rows:
-            conn.execute(table.insert(), [_decode(table, row) for row in table_rows])
+            conn.execute(
+                table.insert(), [_convert(table, row, to_json=False) for row in table_rows]
+            )
     return True
 
 
