@@ -100,7 +100,9 @@ def leave(conn: Connection, tenant: str, *, epoch: int, to: str, group: str, now
         return rows
     lease.hold_still(conn, group)
     # Waits for a write of the tenant in flight (the insert fence takes it shared, 0026).
-    dialects.of(conn).lock_scope(conn, fence_key(tenant))
+    dialect = dialects.of(conn)
+    dialect.lock_scope(conn, fence_key(tenant))
+    dialect.fence_moved_tenants(conn)
     rows = read_rows(conn, tenant)
     for table in reversed(moved_tables()):
         conn.execute(delete(table).where(table.c.tenant == tenant))

@@ -128,6 +128,10 @@ class Dialect:
     def lock_migrations(self, conn: Connection) -> None:
         """Serialize concurrent migrations until commit."""
 
+    def fence_moved_tenants(self, conn: Connection) -> None:
+        """Make sure the fence of tenants that left this shard is in place (migration 0026;
+        store.tenant_moves): a new row of such a tenant in FENCED_TABLES is refused."""
+
     def notify(self, conn: Connection, channel: str) -> None:
         """Wake listeners of `channel` at commit."""
 

@@ -22,6 +22,7 @@ from sqlalchemy.sql import Select
 
 from cronplane.store.dialects import pg_bulk
 from cronplane.store.dialects.base import Dialect, Listener
+from cronplane.store.tables.shards import FENCED_TABLES, MOVED_MARK
 
 if TYPE_CHECKING:
     from cronplane.clock import Clock
@@ -32,6 +33,24 @@ MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
 
 _LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _LOCK_MIGRATIONS = text("SELECT pg_advisory_xact_lock(:key)")
+# The fence of moved tenants (store.tenant_moves): refuses a row of a tenant whose latest
+# move here is "out".
+_FENCE_FUNCTION = text(
+    f"""
+    CREATE OR REPLACE FUNCTION cronplane_tenant_here() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_advisory_xact_lock_shared(
+            hashtextextended('cronplane-tenant/' || NEW.tenant, 0));
+        IF (SELECT direction FROM tenant_moves WHERE tenant = NEW.tenant
+            ORDER BY epoch DESC LIMIT 1) = 'out' THEN
+            RAISE EXCEPTION '{MOVED_MARK}: tenant % moved to another shard', NEW.tenant;
+        END IF;
+        RETURN NEW;
+    END $$"""
+)
+_FENCE_EXISTS = text(
+    "SELECT 1 FROM pg_trigger WHERE tgname = 'tenant_here' AND tgrelid = CAST(:table AS regclass)"
+)
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
 _SERIAL = text("SET LOCAL max_parallel_workers_per_gather = 0")
 _BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
@@ -109,6 +128,22 @@ class PostgreSQL(Dialect):
 
     def lock_migrations(self, conn: Connection) -> None:
         conn.execute(_LOCK_MIGRATIONS, {"key": MIGRATION_LOCK_KEY})
+
+    def fence_moved_tenants(self, conn: Connection) -> None:
+        # Made by the first tenant that leaves (a row trigger costs every insert here
+        # about a fifth: docs/performance.md). The trigger takes the tenant's advisory
+        # lock shared, `leave` exclusively: a write and a move of one tenant are
+        # serialized. CREATE TRIGGER itself waits for the inserts in flight.
+        conn.execute(_FENCE_FUNCTION)
+        for table in FENCED_TABLES:
+            made = conn.execute(_FENCE_EXISTS, {"table": table}).first()
+            if made is None:
+                conn.execute(
+                    text(
+                        f"CREATE TRIGGER tenant_here BEFORE INSERT ON {table} "
+                        "FOR EACH ROW EXECUTE FUNCTION cronplane_tenant_here()"
+                    )
+                )
 
     def notify(self, conn: Connection, channel: str) -> None:
         # Delivered at commit; nothing if the transaction rolls back.

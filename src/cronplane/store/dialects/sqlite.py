@@ -14,6 +14,7 @@ from sqlalchemy.pool import NullPool
 from cronplane.clock import Clock, SystemClock
 from cronplane.store import bulk
 from cronplane.store.dialects.base import Dialect
+from cronplane.store.tables.shards import FENCED_TABLES, MOVED_MARK
 
 if TYPE_CHECKING:
     from cronplane.store.database import Database
@@ -82,6 +83,18 @@ class SQLite(Dialect):
 
     def now(self, engine: Engine) -> datetime:
         return SystemClock().now()
+
+    def fence_moved_tenants(self, conn: Connection) -> None:
+        # Made by the first tenant that leaves, not by the migration: a row trigger costs
+        # every insert here about a fifth (docs/performance.md), on installs that never
+        # move a tenant too. DDL is transactional: it commits with the move.
+        for table in FENCED_TABLES:
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER IF NOT EXISTS tenant_here_{table} BEFORE INSERT ON {table} "
+                "WHEN (SELECT direction FROM tenant_moves WHERE tenant = NEW.tenant "
+                "ORDER BY epoch DESC LIMIT 1) = 'out' "
+                f"BEGIN SELECT RAISE(ABORT, '{MOVED_MARK}: tenant moved to another shard'); END"
+            )
 
     def after_burst(self, conn: Connection) -> None:
         """Move the WAL into the database file (PASSIVE: never waits)."""

@@ -16,6 +16,8 @@ from cronplane.store.types import JSONDocument, UTCDateTime
 # What the fence's trigger (migration 0026) says when it refuses a row of a tenant
 # that has left the shard (store.tenant_moves).
 MOVED_MARK = "cronplane-tenant-moved"
+# The tables that fence guards: where a write creates a tenant's rows.
+FENCED_TABLES = ("schedules", "jobs")
 
 # The shards beyond the default one (the control database itself).
 shards = Table(

@@ -3,12 +3,9 @@
 Empty in every database until `cronplane shard add`: a one-database install
 stays one shard (the control database's own), unchanged.
 
-The fence of a tenant that left a shard (store.tenant_moves): a trigger on
-the tables a write creates a tenant's rows in refuses the row when the
-tenant's latest move here is "out", so a writer that read the map before the
-move cannot leave a schedule behind that would fire here. On PostgreSQL it
-first takes the tenant's advisory lock shared; `leave` takes it exclusively,
-so a write and a move of one tenant are serialized (SQLite has one writer).
+The fence of a tenant that left a shard (a trigger on `schedules` and
+`jobs`) is made by the first tenant that leaves (Dialect.fence_moved_tenants);
+a downgrade drops it.
 
 Revision ID: 0026
 Revises: 0025
@@ -66,52 +63,14 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("tenant", "epoch", "direction", name="pk_tenant_moves"),
     )
 
-    _fence()
-
-
-# The tables a write creates a tenant's rows in, whose rows a move carries.
-FENCED = ("schedules", "jobs")
-MARK = "cronplane-tenant-moved"  # store.tables.shards.MOVED_MARK, frozen here
-_LATEST = (
-    "(SELECT direction FROM tenant_moves WHERE tenant = NEW.tenant ORDER BY epoch DESC LIMIT 1)"
-)
-
-
-def _fence() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute(
-            f"""
-            CREATE FUNCTION cronplane_tenant_here() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                PERFORM pg_advisory_xact_lock_shared(
-                    hashtextextended('cronplane-tenant/' || NEW.tenant, 0));
-                IF {_LATEST} = 'out' THEN
-                    RAISE EXCEPTION '{MARK}: tenant % moved to another shard', NEW.tenant;
-                END IF;
-                RETURN NEW;
-            END $$"""
-        )
-        for table in FENCED:
-            op.execute(
-                f"CREATE TRIGGER tenant_here BEFORE INSERT ON {table} "
-                "FOR EACH ROW EXECUTE FUNCTION cronplane_tenant_here()"
-            )
-        return
-    for table in FENCED:
-        op.execute(
-            f"CREATE TRIGGER tenant_here_{table} BEFORE INSERT ON {table} "
-            f"WHEN {_LATEST} = 'out' "
-            f"BEGIN SELECT RAISE(ABORT, '{MARK}: tenant moved to another shard'); END"
-        )
-
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        for table in FENCED:
-            op.execute(f"DROP TRIGGER tenant_here ON {table}")
-        op.execute("DROP FUNCTION cronplane_tenant_here()")
+        for table in ("schedules", "jobs"):
+            op.execute(f"DROP TRIGGER IF EXISTS tenant_here ON {table}")
+        op.execute("DROP FUNCTION IF EXISTS cronplane_tenant_here()")
     else:
-        for table in FENCED:
-            op.execute(f"DROP TRIGGER tenant_here_{table}")
+        for table in ("schedules", "jobs"):
+            op.execute(f"DROP TRIGGER IF EXISTS tenant_here_{table}")
     for table in ("tenant_moves", "shard_nodes", "tenant_shards", "shards"):
         op.drop_table(table)
