@@ -171,3 +171,31 @@ def test_the_console_shows_and_changes_a_moved_tenant_on_its_shard(
 
         (row,) = read_rows(conn, "acme")["schedules"]
     assert row["paused_note"] == "moved"  # written on acme's shard
+
+
+def test_the_consoles_tenants_page_spans_the_shards(databases: ShardDatabases) -> None:
+    """A platform session's Tenants page lists every shard's tenants; a quota set there
+    is written on the tenant's shard."""
+    from cronplane.ui.session import SESSION_COOKIE, csrf_token
+
+    clock = FakeClock(START)
+    client, service = _router(databases, clock, ui=True)
+    platform = service.tokens.create(tenant=None, role=Role.ADMIN, actor="test").secret
+    for tenant in ("zz-acme", "zz-globex"):
+        made = client.post(f"{V1}/tenants/{tenant}/jobs", json=JOB, headers=bearer(platform))
+        assert made.status_code == 201, made.text
+    ShardService(databases, clock).move("zz-acme", "s2", actor="ops")
+    client.cookies.set(SESSION_COOKIE, platform)
+    page = client.get("/tenants")
+    assert page.status_code == 200 and "zz-acme" in page.text and "zz-globex" in page.text
+    saved = client.post(
+        "/tenants/zz-acme/quota",
+        data={"max_schedules": "5", "csrf": csrf_token(platform)},
+        follow_redirects=False,
+    )
+    assert saved.status_code == 303, saved.text
+    with databases.database("s2").read() as conn:
+        from cronplane.store.tenant_moves import read_rows
+
+        (quota,) = read_rows(conn, "zz-acme")["tenant_quotas"]
+    assert quota["max_schedules"] == 5

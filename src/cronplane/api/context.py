@@ -10,6 +10,7 @@ from fastapi import Request
 
 from cronplane.api.grouping import CreateGroups
 from cronplane.clock import Clock
+from cronplane.core.quotas import Usage
 from cronplane.service import ScheduleService
 from cronplane.store.database import Database
 
@@ -53,6 +54,13 @@ class ApiContext:
     def every_shard(self) -> list[ScheduleService]:
         """The services a platform listing reads: every shard's, or this one alone."""
         return [self.service] if self.shard_services is None else self.shard_services()
+
+    def list_tenants(self) -> list[Usage]:
+        """Every tenant's usage against its quota, on every shard, by name."""
+        found = {
+            usage.tenant: usage for part in self.every_shard() for usage in part.list_tenants()
+        }
+        return [found[name] for name in sorted(found)]
 
 
 def context_of(request: Request) -> ApiContext:

@@ -56,7 +56,7 @@ def _page(
     error: CronplaneError | None = None,
     status_code: int = 200,
 ) -> Response:
-    rows = context_of(request).service.list_tenants()
+    rows = context_of(request).list_tenants()  # over shards: every shard's
     context: dict[str, Any] = {
         "session": session,
         "section": "tenants",
@@ -130,7 +130,7 @@ def set_quota(
     )
     try:
         limits, clear = _limits(given)
-        context_of(request).service.set_quota(
+        context_of(request).service_for(tenant).set_quota(
             tenant, limits, clear=clear, actor=session.principal.actor
         )
     except CronplaneError as error:
