@@ -1,6 +1,7 @@
 """Each schedule's key set (issue 37, store.key_sets) on SQLite and PostgreSQL: equal to a
-recompute from `schedules.labels` after any writes, and filled by migration 0026 from rows
-that existed.
+recompute from `schedules.labels` after any writes, filled by migration 0026 from rows
+that existed, and a page of negative terms walked by it selects what the selector
+matches, even when the sets or values it read have changed since.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import contextlib
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -16,12 +18,14 @@ from sqlalchemy import select
 from cronplane.clock import FakeClock
 from cronplane.core.inputs import JobSpec, SchedulePatch, ScheduleSpec
 from cronplane.core.model import Scope
+from cronplane.core.queries import ScheduleQuery
+from cronplane.core.selectors import Requirement, Selector, parse_selector
 from cronplane.errors import CronplaneError
 from cronplane.manifest import manifest_from_data
 from cronplane.service import NewSchedule, ScheduleService
-from cronplane.store import key_sets
+from cronplane.store import key_sets, schedule_filters
 from cronplane.store.database import Database
-from cronplane.store.schedules import insert_rows, split_values
+from cronplane.store.schedules import insert_rows, list_all, split_values
 from cronplane.store.tables import label_key_sets, schedule_key_sets, schedule_state, schedules
 from firing_support import schedule_row
 
@@ -157,3 +161,121 @@ def test_migration_0026_fills_the_key_sets_of_the_rows_that_exist(
     _recomputed(database)
     with database.read() as conn:
         assert len(conn.execute(select(label_key_sets)).all()) == 2 * 3
+
+
+def _rows(count: int) -> list[dict[str, Any]]:
+    """Rows whose key sets vary: most have a team and a tier, some lack either or both."""
+    rows = []
+    for n in range(count):
+        labels = {
+            **({"team": ("pay", "ops", "web")[n % 3]} if n % 7 else {}),
+            **({"tier": ("batch", "web", "")[n % 4 % 3]} if n % 5 else {}),
+            **({"example.com/env": ""} if n % 4 == 0 else {}),
+        }
+        stack = ("a", "b")[n % 2]
+        row = schedule_row(f"s{n // 2:02d}", stack=stack, enabled=n % 3 != 1, next_run=None)
+        rows.append({**row, "labels": labels})
+    return rows
+
+
+@st.composite
+def negatives(draw: st.DrawFn) -> Requirement:
+    op = draw(st.sampled_from(key_sets.NEGATIVE))
+    key = draw(st.sampled_from(KEYS))
+    if op == "!":
+        return Requirement(key, op)
+    values = draw(st.lists(st.sampled_from(("", "batch", "pay", "web")), min_size=1, max_size=3))
+    return Requirement(key, op, tuple(sorted(set(values)))[: 1 if op == "!=" else 3])
+
+
+def test_negative_selectors_page_through_what_they_match(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two give exactly the matching rows in the listing's order, with the scope
+    and state filters or without, whether the page merges a term's ranges (the walk by
+    name never counted as often enough) or, past the caps, walks by name."""
+    monkeypatch.setattr(schedule_filters, "_often", lambda *_: False)
+    rows = _rows(40)
+    with database.begin() as conn:
+        insert_rows(conn, rows)
+    service = ScheduleService(database, FakeClock(START))
+    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        st.lists(negatives(), min_size=1, max_size=3),
+        st.sampled_from((None, "a")),
+        st.sampled_from((None, True)),
+        st.sampled_from(((8, 16384), (1, 16384), (8, 2))),
+    )
+    def check(
+        terms: list[Requirement], stack: str | None, enabled: bool | None, caps: tuple[int, int]
+    ) -> None:
+        monkeypatch.setattr(key_sets, "MAX_BRANCHES", caps[0])
+        monkeypatch.setattr(key_sets, "COUNT_CAP", caps[1])
+        selector = Selector(tuple(terms))
+        shown: list[tuple[str, str]] = []
+        cursor = None
+        for _ in range(40):
+            query = ScheduleQuery(
+                selector=str(selector), stack=stack, enabled=enabled, limit=2, cursor=cursor
+            )
+            page = service.list_schedules("acme", query)
+            shown += [(row.name, row.stack) for row in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        expected = [
+            (r["name"], r["stack"])
+            for r in order
+            if selector.matches(r["labels"])
+            and stack in (None, r["stack"])
+            and enabled in (None, r["enabled"])
+        ]
+        assert shown == expected, str(selector)
+        with database.read() as conn:
+            whole = list_all(conn, "acme", ScheduleQuery(selector=str(selector), stack=stack))
+        assert [(row.name, row.stack) for row in whole] == [
+            (r["name"], r["stack"])
+            for r in order
+            if selector.matches(r["labels"]) and stack in (None, r["stack"])
+        ]
+
+    check()
+
+
+@pytest.mark.parametrize("text", ["!team", "tier!=batch", "tier notin (,batch)"])
+def test_a_plan_read_before_new_sets_and_values_still_selects_them(
+    database: Database, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """A page's plan (the sets and their keys) is read in a statement before the page's:
+    rows written between the two, of a set never seen or with a value never seen, are in
+    the page (PostgreSQL's READ COMMITTED lets the second statement see them)."""
+    monkeypatch.setattr(schedule_filters, "_often", lambda *_: False)
+    selector = parse_selector(text)
+    with database.begin() as conn:
+        insert_rows(conn, _rows(12))
+    with database.read() as conn:
+        stale = key_sets.complement(conn, "acme", selector)
+    assert stale is not None
+    fresh = [
+        {"team": "pay", "tier": "gold"},  # a value between the term's
+        {"tier": "zinc", "new": ""},  # a set never seen
+        {"other": "x"},
+        {"tier": "batch"},
+    ]
+    new_rows = [
+        {**schedule_row(f"n{n}", next_run=None), "labels": labels} for n, labels in enumerate(fresh)
+    ]
+    with database.begin() as conn:
+        insert_rows(conn, new_rows)
+    monkeypatch.setattr(key_sets, "complement", lambda *_: stale)
+    query = ScheduleQuery(selector=text)
+    with database.read() as conn:
+        shown = [row.name for row in list_all(conn, "acme", query)]
+        page = conn.execute(schedule_filters.listing(conn, "acme", query, limit=100)).all()
+    expected = sorted(
+        (r["name"], r["stack"]) for r in _rows(12) + new_rows if selector.matches(r["labels"])
+    )
+    assert shown == [name for name, _ in expected]
+    assert [row.name for row in page] == shown
