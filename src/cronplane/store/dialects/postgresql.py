@@ -33,7 +33,11 @@ MIGRATION_LOCK_KEY = 0x63726F6E  # "cron"
 _LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _LOCK_MIGRATIONS = text("SELECT pg_advisory_xact_lock(:key)")
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
-_SERIAL = text("SET LOCAL max_parallel_workers_per_gather = 0")
+# For this transaction (`true`): no parallel workers, no JIT compiling.
+_SERIAL = text(
+    "SELECT set_config('max_parallel_workers_per_gather', '0', true), "
+    "set_config('jit', 'off', true)"
+)
 _BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
 _BOUND_IDLE_AND_TAG = text(
     "SELECT set_config('idle_in_transaction_session_timeout', :idle, true), "
