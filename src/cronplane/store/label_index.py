@@ -10,7 +10,8 @@
 store.schedules calls the first three from each statement that writes
 `schedules.labels` (insert, update, delete), so the index never lags the
 column (tests/store/test_label_index.py writes through every path and
-compares). Each requirement is an EXISTS or NOT EXISTS on the index, a
+compares); they write each row's key set too (store.key_sets: what a selector
+of negative terms only walks). Each requirement is an EXISTS or NOT EXISTS on the index, a
 probe of the key per row. A listing page walks, instead of `schedules` by
 name, the index range of its rarest single-value term (`driver`): that range
 is in the listing's order already, so the page is its first matching entries.
@@ -27,8 +28,9 @@ from sqlalchemy import Connection, delete, exists, func, select
 from sqlalchemy.sql import ColumnElement
 
 from cronplane.core.selectors import Requirement, Selector
+from cronplane.store import key_sets
 from cronplane.store.bulk_rows import insert_dicts
-from cronplane.store.tables import schedule_labels, schedules
+from cronplane.store.tables import schedule_key_sets, schedule_labels, schedules
 
 _CHUNK: Final = 500  # ids per IN list: under SQLite's bound-parameter limit
 # A driver's range is counted up to this many entries (an index-only scan): a range
@@ -42,7 +44,9 @@ _KEYED: Final = ("tenant", "name", "stack", "environment")
 
 
 def index(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Index the labels of new schedules, given as column values (one bulk statement)."""
+    """Index the labels and the key set of new schedules, given as column values (a bulk
+    statement per table)."""
+    rows = list(rows)
     pairs = [
         {
             "schedule_id": row["id"],
@@ -54,14 +58,16 @@ def index(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
         for key, value in (row.get("labels") or {}).items()
     ]
     insert_dicts(conn, schedule_labels, pairs)
+    key_sets.index(conn, rows)
 
 
 def forget(conn: Connection, ids: Iterable[UUID]) -> None:
-    """Drop the index rows of these schedules."""
+    """Drop the index rows and the key sets of these schedules."""
     ids = list(ids)
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        conn.execute(delete(schedule_labels).where(schedule_labels.c.schedule_id.in_(chunk)))
+        for table in (schedule_labels, schedule_key_sets):
+            conn.execute(delete(table).where(table.c.schedule_id.in_(chunk)))
 
 
 def reindex(conn: Connection, schedule_id: UUID, labels: Mapping[str, str]) -> None:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, exists, not_, or_, select, tuple_, union_all
+from sqlalchemy import Connection, and_, case, exists, func, not_, or_, select, tuple_, union_all
 from sqlalchemy.sql import ColumnElement, Select
 
 from cronplane.core.queries import ScheduleQuery
-from cronplane.store import dialects, label_index
+from cronplane.core.selectors import Requirement, Selector
+from cronplane.store import dialects, key_sets, label_index
 from cronplane.store.tables import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
     jobs,
+    schedule_key_sets,
     schedule_labels,
     schedule_state,
     schedules,
@@ -42,7 +44,8 @@ def listing(
     the term label_index.driver chooses, ordered by its copy of the listing key:
     for one value the index yields that order; a small range (under COUNT_CAP) is
     sorted, on the index alone when only labels and the scope filter (then only
-    the page's rows are read from `schedules`).
+    the page's rows are read from `schedules`). A selector of negative terms only
+    walks the ranges that hold what one of them selects (store.key_sets), merged.
     """
     selector = filters.selection()
     if selector:
@@ -50,13 +53,24 @@ def listing(
         dialects.of(conn).serial(conn)
     walk = label_index.driver(conn, tenant, selector) if selector else None
     fixed = filters.stack is not None and filters.environment is not None
+    if walk is None and key_sets.negative_only(selector):
+        found_by = None
+        if not _often(conn, tenant, filters, after, fixed):
+            found_by = key_sets.complement(conn, tenant, selector)
+        if found_by is not None:
+            branches = _complement(tenant, found_by)
+            return _merged(tenant, filters, found_by.term, branches, after, limit, fixed)
     if walk is None:
         order: Order = (schedules.c.name, schedules.c.stack, schedules.c.environment)
         found = conditions(tenant, filters) + _after(order, after, fixed)
         return _page(select(*SCHEDULE_COLUMNS).select_from(SCHEDULE_ROWS), found, order, limit)
     merged = len(walk.ranges) > 1
     if merged and limit is not None and _labels_and_scope_only(filters):
-        return _merged(tenant, filters, walk, after, limit, fixed)
+        branches = []
+        for branch in walk.ranges:
+            walked = schedule_labels.alias()
+            branches.append((walked, label_index.range_of(walked, tenant, branch)))
+        return _merged(tenant, filters, walk.term, branches, after, limit, fixed)
     walked = schedule_labels.alias("walked")
     order = (walked.c.name, walked.c.stack, walked.c.environment)
     # One range in order: its own; several (not merged here): the term's whole, sorted.
@@ -78,34 +92,73 @@ def listing(
     return _page(select(*SCHEDULE_COLUMNS).select_from(rows), found, order, limit)
 
 
+def _often(
+    conn: Connection, tenant: str, filters: ScheduleQuery, after: Keyset | None, fixed: bool
+) -> bool:
+    """Whether the walk by name finds the selector's rows often enough: one in
+    key_sets.OFTEN of the first label_index.SAMPLE rows after `after`, or those are
+    all the rows left (then a page reads about OFTEN × its rows, as cheap as a merge
+    of ranges, which has a plan to read first)."""
+    order: Order = (schedules.c.name, schedules.c.stack, schedules.c.environment)
+    rows = schedules if _labels_and_scope_only(filters) else SCHEDULE_ROWS
+    found = conditions(tenant, filters, with_selector=False) + _after(order, after, fixed)
+    query = select(schedules.c.id).select_from(rows).where(*found).order_by(*order)
+    first = query.limit(label_index.SAMPLE).subquery()
+    held = and_(*label_index.selected(tenant, filters.selection(), ids=first.c.id))
+    sampled = select(func.count(), func.coalesce(func.sum(case((held, 1), else_=0)), 0))
+    walked, hits = conn.execute(sampled.select_from(first)).one()
+    return bool(walked < label_index.SAMPLE or hits * key_sets.OFTEN >= walked)
+
+
+Branch = tuple[Any, list[ColumnElement[bool]]]  # an index alias, and its range on it
+
+
+def _complement(tenant: str, found_by: key_sets.Complement) -> list[Branch]:
+    """The ranges of what a negative term selects: the rows of each set without its key,
+    of the sets written since (probed for the key), and the key's other values."""
+    branches: list[Branch] = []
+    for key_set in found_by.lacking:
+        walked = schedule_key_sets.alias()
+        branches.append((walked, key_sets.of_set(walked, tenant, key_set)))
+    walked = schedule_key_sets.alias()
+    lacks = Selector((Requirement(found_by.term.key, "!"),))
+    newer = key_sets.newer_sets(walked, tenant, found_by.known)
+    branches.append((walked, newer + label_index.selected(tenant, lacks, ids=walked.c.schedule_id)))
+    for low, high in found_by.gaps:
+        walked = schedule_labels.alias()
+        branches.append((walked, key_sets.gap(walked, tenant, found_by.term.key, low, high)))
+    return branches
+
+
 def _merged(
     tenant: str,
     filters: ScheduleQuery,
-    walk: label_index.Walk,
+    term: Requirement,
+    branches: list[Branch],
     after: Keyset | None,
-    limit: int,
+    limit: int | None,
     fixed: bool,
 ) -> Select[Any]:
-    """A page of an `in` term walked one value's range at a time: each range is in the
-    listing's order, so each yields at most `limit` entries, and the page is the
-    first `limit` of their union (a sort of at most `limit` × values index entries)."""
+    """A page of index ranges that together hold exactly what `term` selects: each range
+    in the listing's order (or small enough to sort) yields at most `limit` entries, and
+    the page is the first `limit` of their union (a sort of at most `limit` × ranges)."""
     selector = filters.selection()
     pages = []
-    for number, branch in enumerate(walk.ranges):
-        walked = schedule_labels.alias(f"walked_{number}")
+    for walked, ranged in branches:
         order: Order = (walked.c.name, walked.c.stack, walked.c.environment)
-        found = label_index.range_of(walked, tenant, branch) + label_index.selected(
-            tenant, selector, but=walk.term, ids=walked.c.schedule_id
-        )
-        found += _scoped(walked, filters)
-        page = _page(
-            select(walked.c.schedule_id, *order), found + _after(order, after, fixed), order, limit
-        )
-        pages.append(page.subquery().select())
-    inner = union_all(*pages).subquery()
+        found = ranged + label_index.selected(tenant, selector, but=term, ids=walked.c.schedule_id)
+        rows = walked
+        if _labels_and_scope_only(filters):
+            found += _scoped(walked, filters)
+        else:
+            rows = walked.join(SCHEDULE_ROWS, schedules.c.id == walked.c.schedule_id)
+            found += conditions(tenant, filters, with_selector=False)
+        query = select(walked.c.schedule_id, *order).select_from(rows)
+        pages.append(_page(query, found + _after(order, after, fixed), order, limit))
+    inner = union_all(*(page.subquery().select() for page in pages)).subquery()
     by: Order = (inner.c.name, inner.c.stack, inner.c.environment)
     rows = SCHEDULE_ROWS.join(inner, inner.c.schedule_id == schedules.c.id)
-    return select(*SCHEDULE_COLUMNS).select_from(rows).order_by(*by).limit(limit)
+    return _page(select(*SCHEDULE_COLUMNS).select_from(rows), [], by, limit)
 
 
 def _scoped(walked: Any, filters: ScheduleQuery) -> list[ColumnElement[bool]]:

@@ -136,8 +136,9 @@ class Dialect:
         """Wake listeners of `channel` at commit."""
 
     def serial(self, conn: Connection) -> None:
-        """Plan this transaction's queries without parallel workers (a page of a few
-        index entries: starting workers costs more than it saves)."""
+        """Plan this transaction's queries without parallel workers or JIT compiling (a
+        page of a few index entries: starting workers, or compiling, costs more than it
+        saves; a merge of ranges is costed by the ranges' sizes, not by its page's)."""
 
     def clock(self, database: Database) -> Clock:
         """The clock every part of a node reads on this database."""

@@ -52,7 +52,11 @@ _FENCE_EXISTS = text(
     "SELECT 1 FROM pg_trigger WHERE tgname = 'tenant_here' AND tgrelid = CAST(:table AS regclass)"
 )
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
-_SERIAL = text("SET LOCAL max_parallel_workers_per_gather = 0")
+# For this transaction (`true`): no parallel workers, no JIT compiling.
+_SERIAL = text(
+    "SELECT set_config('max_parallel_workers_per_gather', '0', true), "
+    "set_config('jit', 'off', true)"
+)
 _BOUND_IDLE = text("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
 _BOUND_IDLE_AND_TAG = text(
     "SELECT set_config('idle_in_transaction_session_timeout', :idle, true), "

@@ -17,7 +17,7 @@ from cronplane.store.tables.alerts import (
 )
 from cronplane.store.tables.base import NAMING, EventId, metadata
 from cronplane.store.tables.calendars import calendars
-from cronplane.store.tables.labels import schedule_labels
+from cronplane.store.tables.labels import label_key_sets, schedule_key_sets, schedule_labels
 from cronplane.store.tables.schedules import (
     SCHEDULE_COLUMNS,
     SCHEDULE_ROWS,
@@ -54,9 +54,11 @@ __all__ = [
     "item_attempts",
     "job_versions",
     "jobs",
+    "label_key_sets",
     "leases",
     "metadata",
     "queue_items",
+    "schedule_key_sets",
     "schedule_labels",
     "schedule_state",
     "schedule_versions",
