@@ -11,7 +11,7 @@ ONE tenant (a selector is always within a tenant, so one tenant holding every
 row is the worst case: spread over tenants, each query sees fewer), each with
 the labels team (20 values; none on 1 in 100), tier (3), env (2), region (5),
 kind (`batch` but on 1 in 1,000: `stream`), and `legacy` on 1 in 100. The label
-index is filled as migration 0018 fills it, each row's key set as 0026 does
+index is filled as migration 0018 fills it, each row's key set as 0027 does
 (when the schema has them: main's before the change has not). Then, per
 selector shape, the store's `list_page` (the API's and the CLI's listing: a
 page of 100, rows ordered by name) is timed `--runs` times in process; then
@@ -71,7 +71,7 @@ RARE = {0: {"legacy": "''"}, 50: {"team": None}}
 
 def label_rows(database: Database, rows: int) -> None:
     """Give every seeded row its labels, then fill the index as migration 0018 does and the
-    key sets as 0026 does (when the schema has them)."""
+    key sets as 0027 does (when the schema has them)."""
     sqlite = database.dialect == "sqlite"
     build = "json_object" if sqlite else "jsonb_build_object"
 
@@ -98,7 +98,7 @@ def label_rows(database: Database, rows: int) -> None:
             )
         )
         if "schedule_key_sets" in inspect(conn).get_table_names():
-            sets = importlib.import_module("cronplane.store.migrations.versions.0026_key_sets")
+            sets = importlib.import_module("cronplane.store.migrations.versions.0027_key_sets")
             conn.execute(text("DELETE FROM schedule_key_sets"))
             conn.execute(text("DELETE FROM label_key_sets"))
             sets.fill(conn)

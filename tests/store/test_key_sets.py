@@ -1,5 +1,5 @@
 """Each schedule's key set (issue 37, store.key_sets) on SQLite and PostgreSQL: equal to a
-recompute from `schedules.labels` after any writes, filled by migration 0026 from rows
+recompute from `schedules.labels` after any writes, filled by migration 0027 from rows
 that existed, and a page of negative terms walked by it selects what the selector
 matches, even when the sets or values it read have changed since.
 """
@@ -138,11 +138,11 @@ def test_key_sets_equal_a_recompute_after_any_writes(database: Database) -> None
     check()
 
 
-def test_migration_0026_fills_the_key_sets_of_the_rows_that_exist(
+def test_migration_0027_fills_the_key_sets_of_the_rows_that_exist(
     empty_database: Database,
 ) -> None:
     database = empty_database
-    database.upgrade("0025")
+    database.upgrade("0026")
     labelled = (
         {"team": "pay", "tier": ""},
         {"tier": "web", "team": "ops"},  # the same set, written in another order

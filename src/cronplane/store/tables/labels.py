@@ -12,7 +12,7 @@ listing's order, and a page of `team=payments` out of a million is a range
 of 100 index entries, not a sort of every match.
 
 A row lacking a label has no entry here, so the rows a negative term selects
-(`!team`) are told apart by their set of keys (migration 0026;
+(`!team`) are told apart by their set of keys (migration 0027;
 store.key_sets says why): `schedule_key_sets`, one row per schedule naming its
 set by a digest, with the listing key (`ix_schedule_key_sets_walk` yields a
 set's rows in the listing's order), and `label_key_sets`, each tenant's sets

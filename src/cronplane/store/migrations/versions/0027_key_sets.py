@@ -8,8 +8,8 @@ order, covering). The store writes a row's set with its labels
 JSON walk lists a row's keys, and the digest of each distinct list is taken
 here, once (`digest`, frozen: store.key_sets.digest as of this revision).
 
-Revision ID: 0026
-Revises: 0025
+Revision ID: 0027
+Revises: 0026
 Create Date: 2026-12-07
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0026"
-down_revision: str | None = "0025"
+revision: str = "0027"
+down_revision: str | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
