@@ -278,3 +278,20 @@ def test_every_table_with_a_tenant_moves_or_is_kept_on_purpose() -> None:
         "tenant_quotas",
     } <= moved
     assert moved.isdisjoint({"events", "queue_items", "api_tokens"})
+
+
+def test_a_node_without_a_dispatcher_does_not_count_among_the_leaders(
+    databases: ShardDatabases,
+) -> None:
+    """A `cronplane worker` process runs a ShardNode too: it leads nothing, so it must not
+    shrink the dispatchers' share (counted, it left shards led only now and then)."""
+    clock = FakeClock(START)
+    workers_only = NodeOptions(dispatcher=False, workers=0, ttl=TTL, alerts=False)
+    nodes = [node(databases, clock, "n1"), node(databases, clock, "n2")]
+    nodes.append(node(databases, clock, "w1", workers_only))
+    rounds(nodes, clock, 12)
+    led = leaders(databases, clock.now())
+    assert None not in led.values(), led
+    assert sorted(Counter(led.values()).values()) == [2, 2], led
+    with databases.control.read() as conn:
+        assert len(shard_map.live_leads(conn, clock.now(), timedelta(seconds=TTL))) == 2
