@@ -546,7 +546,9 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         settle = max(2 * args.ttl, 5.0)
         while time.monotonic() + args.stop_for + 3 * settle < deadline:
             # 1. SIGKILL the dispatcher of the node leading the most shards; the others take over.
-            leading = max(nodes, key=lambda n: len(watch.led_by(n.number)))
+            # Ties go to the node struck least so far: over a run every node is hit.
+            struck = Counter(entry["node"] for entry in faults.log)
+            leading = max(nodes, key=lambda n: (len(watch.led_by(n.number)), -struck[n.number]))
             shards = watch.led_by(leading.number)
             assert leading.dispatcher is not None
             os.killpg(leading.dispatcher.pid, signal.SIGKILL)
@@ -571,7 +573,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             time.sleep(settle)
             # 3. SIGSTOP a leading node (dispatcher and worker) past the TTL, then SIGCONT.
             candidates = [n for n in nodes if watch.led_by(n.number)]
-            frozen = rng.choice(candidates)
+            struck = Counter(entry["node"] for entry in faults.log)
+            frozen = min(candidates, key=lambda n: (struck[n.number], rng.random()))
             shards = watch.led_by(frozen.number)
             frozen.signal(signal.SIGSTOP)
             at = time.monotonic()
