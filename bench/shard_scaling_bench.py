@@ -55,7 +55,7 @@ from dispatch_bench import percentile, reset, seed
 # The servers are the fault scripts' (bench/faults/pg_servers.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent / "faults"))
 import pg_servers
-from patroni_cluster import free_port
+from patroni_cluster import _children, free_port
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
 TENANTS = ("a", "b")
@@ -107,6 +107,34 @@ def commits(database: Database, due: datetime) -> list[float]:
             {"due": due},
         ).scalars()
         return [float(value) - due.timestamp() for value in rows]
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each of `pids` so far (/proc; gone ones left out)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return found
+
+
+def server_pids(servers: list[pg_servers.PgServer]) -> list[int]:
+    """Every server's postmaster and the processes it forked (backends included)."""
+    pids = []
+    for server in servers:
+        postmaster = server.postmaster_pid()
+        if postmaster is not None:
+            pids += [postmaster, *_children(postmaster)]
+    return pids
+
+
+def used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two readings (a process born meanwhile: all of its own)."""
+    return sum(value - before.get(pid, 0.0) for pid, value in after.items())
 
 
 def figures(lateness: list[float]) -> dict[str, float]:
@@ -166,6 +194,9 @@ def burst(shards: int, rows: int, root: Path) -> dict[str, Any]:
         ahead = (due - control.now()).total_seconds()
         if ahead < 1.0:
             raise RuntimeError(f"seeding ended {ahead:.1f} s before the instant: too late")
+        time.sleep(ahead - 0.5)  # CPU is read from just before the instant
+        dispatcher_cpu = cpu_seconds([p.pid for p in dispatchers])
+        server_cpu = cpu_seconds(server_pids(servers))
         deadline = time.monotonic() + ahead + 300
         while time.monotonic() < deadline:
             done = 0
@@ -182,6 +213,8 @@ def burst(shards: int, rows: int, root: Path) -> dict[str, Any]:
             time.sleep(0.5)
         else:
             raise RuntimeError(f"only {done} of {rows} rows fired within 300 s of the instant")
+        dispatcher_cpu = used(dispatcher_cpu, cpu_seconds([p.pid for p in dispatchers]))
+        server_cpu = used(server_cpu, cpu_seconds(server_pids(servers)))
         per_shard = {shard: commits(database, due) for shard, database in databases.items()}
         everything = [value for values in per_shard.values() for value in values]
         return {
@@ -189,6 +222,9 @@ def burst(shards: int, rows: int, root: Path) -> dict[str, Any]:
             "leaders": led,
             "ahead_s": ahead,
             "all": figures(everything),
+            # Until every row was committed and counted (the counting's own queries included).
+            "dispatcher_cpu_s": dispatcher_cpu,
+            "server_cpu_s": server_cpu,
             "per_shard": {shard: figures(values) for shard, values in per_shard.items()},
         }
     finally:
@@ -205,10 +241,10 @@ def burst(shards: int, rows: int, root: Path) -> dict[str, Any]:
             server.stop()
 
 
-def line(label: str, f: dict[str, float]) -> str:
+def line(label: str, f: dict[str, float], cpu: str = "") -> str:
     return (
         f"| {label} | {f['rows']:,} | {f['fires_per_s']:,.0f} | {f['p50']:.2f} | "
-        f"{f['p99']:.2f} | {f['last']:.2f} |"
+        f"{f['p99']:.2f} | {f['last']:.2f} | {cpu} |"
     )
 
 
@@ -222,8 +258,11 @@ def main() -> None:
         sys.exit(f"missing: {lacking or 'a second core'}")
     print(machine.header("shard scaling bench"))
     print(f"# uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
-    print("\n| configuration | rows | fires/s | lateness p50 (s) | p99 (s) | last (s) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "\n| configuration | rows | fires/s | lateness p50 (s) | p99 (s) | last (s) "
+        "| CPU s: dispatchers / servers |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|")
     results: list[dict[str, Any]] = []
     for round_ in range(1, args.rounds + 1):
         for shards in (1, 2):
@@ -233,7 +272,8 @@ def main() -> None:
                 result = burst(shards, args.rows, root)
             results.append(result)
             label = f"round {round_}, {shards} shard{'s' if shards > 1 else ''}"
-            print(line(label, result["all"]), flush=True)
+            cpu = f"{result['dispatcher_cpu_s']:.1f} / {result['server_cpu_s']:.1f}"
+            print(line(label, result["all"], cpu), flush=True)
             if shards == 2:
                 for shard, f in result["per_shard"].items():
                     print(line(f"round {round_}, 2 shards: {shard}'s rows", f), flush=True)
