@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,17 @@ def _sqlite_ts(value: datetime) -> str:
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
-def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: str) -> None:
-    """Insert schedules `prefix{start..stop-1}` (daily, `0 0 * * *`) due at `next_run`, in SQL.
+def seed(
+    database: Database,
+    start: int,
+    stop: int,
+    next_run: datetime,
+    prefix: str,
+    *,
+    tenant: str = "bench",
+) -> None:
+    """Insert `tenant`'s schedules `prefix{start..stop-1}` (daily, `0 0 * * *`) due at
+    `next_run`, in SQL.
 
     Daily, so a burst never reaches the schedules' next occurrence mid-run.
     """
@@ -93,7 +103,7 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
                 text(
                     "WITH RECURSIVE seq(n) AS (SELECT :start UNION ALL SELECT n + 1 FROM seq "
                     f"WHERE n < :stop - 1) INSERT INTO schedules ({SEED_COLUMNS}) "
-                    "SELECT lower(hex(randomblob(16))), 'bench', 'default', 'default', "
+                    "SELECT lower(hex(randomblob(16))), :tenant, 'default', 'default', "
                     ":prefix || n, 'job', '0 0 * * *', 'UTC', '{\"n\": 1}', 'user', NULL, "
                     "'skip', :created, :created, 1, NULL, '[]' FROM seq"
                 ),
@@ -102,19 +112,26 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
                     "stop": stop,
                     "prefix": prefix,
                     "created": _sqlite_ts(created),
+                    "tenant": tenant,
                 },
             )
             states = {"next": _sqlite_ts(next_run), "last": _sqlite_ts(created)}
         else:
             conn.execute(
                 text(
-                    f"INSERT INTO schedules ({SEED_COLUMNS}) SELECT gen_random_uuid(), 'bench', "
+                    f"INSERT INTO schedules ({SEED_COLUMNS}) SELECT gen_random_uuid(), :tenant, "
                     "'default', 'default', :prefix || n, 'job', '0 0 * * *', 'UTC', "
                     "'{\"n\": 1}'::jsonb, 'user', NULL, 'skip', "
                     ":created, :created, 1, NULL, '[]'::jsonb "
                     "FROM generate_series(CAST(:start AS int), CAST(:stop AS int) - 1) AS n"
                 ),
-                {"start": start, "stop": stop, "prefix": prefix, "created": created},
+                {
+                    "start": start,
+                    "stop": stop,
+                    "prefix": prefix,
+                    "created": created,
+                    "tenant": tenant,
+                },
             )
             states = {"next": next_run, "last": created}
         conn.execute(text(STATES), states)
@@ -125,28 +142,32 @@ def seed(database: Database, start: int, stop: int, next_run: datetime, prefix: 
             )
 
 
-def reset(database: Database) -> None:
-    """Empty every table and register the bench job."""
+def reset(database: Database, tenants: tuple[str, ...] = ("bench",)) -> None:
+    """Empty every table and register the bench job (of each of `tenants`)."""
     with database.begin() as conn:
         for table in reversed(metadata.sorted_tables):
             conn.execute(table.delete())
-        conn.execute(
-            text(
-                "INSERT INTO jobs (id, tenant, stack, name, title, kind, status, payload, "
-                "payload_schema, target, options, source, created_at, updated_at, revision) "
-                "VALUES (:id, 'bench', 'default', 'job', 'bench', 'python', 'active', :p, NULL, "
-                "'python:bench:noop', :p, 'user', :now, :now, 1)"
-            ),
-            {
-                "id": "0" * 32
-                if database.dialect == "sqlite"
-                else "00000000-0000-0000-0000-000000000000",
-                "p": "{}",
-                "now": _sqlite_ts(SystemClock().now())
-                if database.dialect == "sqlite"
-                else SystemClock().now(),
-            },
-        )
+        for n, tenant in enumerate(tenants):
+            _add_job(database, conn, tenant, n)
+
+
+def _add_job(database: Database, conn: Any, tenant: str, n: int) -> None:
+    conn.execute(
+        text(
+            "INSERT INTO jobs (id, tenant, stack, name, title, kind, status, payload, "
+            "payload_schema, target, options, source, created_at, updated_at, revision) "
+            "VALUES (:id, :tenant, 'default', 'job', 'bench', 'python', 'active', :p, NULL, "
+            "'python:bench:noop', :p, 'user', :now, :now, 1)"
+        ),
+        {
+            "id": f"{n:032x}" if database.dialect == "sqlite" else str(uuid.UUID(int=n)),
+            "tenant": tenant,
+            "p": "{}",
+            "now": _sqlite_ts(SystemClock().now())
+            if database.dialect == "sqlite"
+            else SystemClock().now(),
+        },
+    )
 
 
 def databases(args: argparse.Namespace, workdir: Path) -> dict[str, str]:

@@ -1,20 +1,24 @@
 """What patroni_failover.py watches and checks: the API poller, the switches, the ledger.
 
-The accounting, per schedule and per 10-second instant from the first watched
-to the last (docs/operations.md, "Across a Patroni failover"):
+The accounting (`Ledger`, `account`; shard_chaos.py's too, over every shard's
+database), per schedule and per occurrence of its `every N seconds` from the
+first watched instant to the last (docs/operations.md, "Across a Patroni
+failover"):
 
 - **fired once**: one queue item, one fired event (V200610SCHTRG), one line
   in the target's file;
 - **folded**: no item of its own, and a later fire of the schedule whose
   event says it coalesced this many occurrences (`detail.coalesced`);
-- **skipped**: no item, and a skip event for that instant (the ledger says why);
+- **skipped**: no item, and a skip event for that instant, or a later one
+  that coalesced it (the ledger says why);
 - anything else is a failure: **missing** (nothing, or nothing recorded),
   **fired twice** (two items or two fired events), **ran twice** (two lines),
   **not run** (an item and no line).
 
 Besides: a line whose item is not in the database is a committed fire lost
 (it ran, then the database forgot it); an item committed before a switch
-and gone after it, too.
+and gone after it, too; and every item has exactly one fired event beside it
+(same database, same item id), every fired event its item.
 """
 
 from __future__ import annotations
@@ -134,60 +138,108 @@ def _lines(path: Path) -> list[tuple[str, datetime, str, str, float]]:
     return found
 
 
-def report(
-    database: Database,
-    target_file: Path,
-    first: datetime,
-    last: datetime,
-    switches: list[Switch],
-    poller: Poller,
-    *,
-    sync: bool,
-) -> dict[str, Any]:
-    """Check the run (the module's docstring) and measure each switch's gap."""
-    with database.read() as conn:
-        names = [
-            r[0]
-            for r in conn.execute(
-                text("SELECT name FROM schedules WHERE stack = :s ORDER BY name"), {"s": STACK}
-            )
-        ]
-        items = conn.execute(
-            text(
-                "SELECT s.name, q.scheduled_for, q.id::text, q.created_at FROM queue_items q "
-                "JOIN schedules s ON s.id = q.schedule_id WHERE q.stack = :s"
-            ),
-            {"s": STACK},
-        ).all()
-        recorded = conn.execute(
-            text(
-                "SELECT schedule_name, scheduled_for, code, detail FROM events "
-                "WHERE stack = :s AND schedule_id IS NOT NULL AND scheduled_for IS NOT NULL"
-            ),
-            {"s": STACK},
-        ).all()
-    item_count: Counter[tuple[str, datetime]] = Counter((r[0], r[1]) for r in items)
+def period(cron: str) -> int:
+    """Seconds between a watched schedule's occurrences: its cron is `@every Ns`."""
+    if not (cron.startswith("@every ") and cron.endswith("s") and cron[7:-1].isdigit()):
+        raise ValueError(f"a watched schedule runs `every N seconds`, not {cron!r}")
+    return int(cron[7:-1])
+
+
+@dataclass
+class Ledger:
+    """What the databases hold of the watched stack: schedules, items and ledger events.
+
+    Read from one database (patroni_failover.py) or from every shard's
+    (shard_chaos.py: a moved tenant's schedules keep their ids, and their
+    history stays on the shards it passed through); `where` names the
+    database a row came from.
+    """
+
+    periods: dict[str, int] = field(default_factory=dict)  # schedule name -> seconds
+    names: dict[str, str] = field(default_factory=dict)  # schedule id -> name
+    # (schedule id, scheduled_for, item id, where)
+    items: list[tuple[str, datetime, str, str]] = field(default_factory=list)
+    # (schedule id, scheduled_for, code, detail, item id, where)
+    recorded: list[tuple[str, datetime, str, Any, str | None, str]] = field(default_factory=list)
+
+    def read(self, database: Database, stack: str, where: str = "") -> None:
+        """Add what `database` holds of `stack`."""
+        with database.read() as conn:
+            for id_, name, cron in conn.execute(
+                text("SELECT id::text, name, cron FROM schedules WHERE stack = :s"), {"s": stack}
+            ):
+                self.names[id_] = name
+                self.periods[name] = period(cron)
+            items = conn.execute(
+                text(
+                    "SELECT schedule_id::text, scheduled_for, id::text FROM queue_items "
+                    "WHERE stack = :s AND schedule_id IS NOT NULL"
+                ),
+                {"s": stack},
+            ).all()
+            recorded = conn.execute(
+                text(
+                    "SELECT schedule_id::text, scheduled_for, code, detail, item_id::text "
+                    "FROM events WHERE stack = :s AND schedule_id IS NOT NULL "
+                    "AND scheduled_for IS NOT NULL"
+                ),
+                {"s": stack},
+            ).all()
+        self.items += [(r[0], r[1], r[2], where) for r in items]
+        self.recorded += [(r[0], r[1], r[2], r[3], r[4], where) for r in recorded]
+
+    def name(self, schedule_id: str) -> str:
+        return self.names.get(schedule_id, f"?{schedule_id}")
+
+
+@dataclass
+class Accounting:
+    """Every watched occurrence classified, and what failed."""
+
+    outcome: Counter[str]
+    failures: list[str]
+    instants: int  # distinct instants in the window
+    lost_lines: int  # target lines whose item no database has
+
+
+def _instants(first: datetime, last: datetime, every: int) -> list[datetime]:
+    """The occurrences of `@every {every}s` (epoch-anchored) from `first` to `last`."""
+    start = -(-first.timestamp() // every) * every
+    count = int((last.timestamp() - start) // every) + 1
+    return [datetime.fromtimestamp(start + every * n, first.tzinfo) for n in range(count)]
+
+
+def account(ledger: Ledger, lines: list[Any], first: datetime, last: datetime) -> Accounting:
+    """Classify every occurrence of every watched schedule from `first` to `last`."""
+    item_count: Counter[tuple[str, datetime]] = Counter(
+        (ledger.name(r[0]), r[1]) for r in ledger.items
+    )
     fired: Counter[tuple[str, datetime]] = Counter()
+    fired_items: Counter[tuple[str, str]] = Counter()
     skipped: set[tuple[str, datetime]] = set()
     folded: set[tuple[str, datetime]] = set()
-    for name, when, code, detail in recorded:
+    for schedule_id, when, code, detail, item, where in ledger.recorded:
+        name = ledger.name(schedule_id)
+        document = detail if isinstance(detail, dict) else json.loads(detail or "{}")
+        # A decision stands for `coalesced` occurrences: this one and those before it.
+        back = [
+            (name, when - timedelta(seconds=ledger.periods.get(name, EVERY) * n))
+            for n in range(1, int(document.get("coalesced") or 1))
+        ]
         if code == ev.SCHEDULE_FIRED.text:
             fired[(name, when)] += 1
-            document = detail if isinstance(detail, dict) else json.loads(detail or "{}")
-            for back in range(1, int(document.get("coalesced") or 1)):
-                folded.add((name, when - timedelta(seconds=EVERY * back)))
+            fired_items[(where, str(item))] += 1
+            folded.update(back)
         elif code in SKIPS:
             skipped.add((name, when))
-    lines = _lines(target_file)
+            skipped.update(back)
     ran: Counter[tuple[str, datetime]] = Counter((n, w) for n, w, _, _, _ in lines)
-    ids = {r[2] for r in items}
     outcome: Counter[str] = Counter()
     failures: list[str] = []
-    instant = first
-    instants = 0
-    while instant <= last:
-        instants += 1
-        for name in names:
+    instants: set[datetime] = set()
+    for name, every in sorted(ledger.periods.items()):
+        for instant in _instants(first, last, every):
+            instants.add(instant)
             key = (name, instant)
             n_items, n_fired, n_ran = item_count[key], fired[key], ran[key]
             if n_items == 1 and n_fired == 1 and n_ran == 1:
@@ -212,7 +264,19 @@ def report(
                 failures.append(
                     f"{kind}: {name} {instant.isoformat()} ({n_items}/{n_fired}/{n_ran})"
                 )
-        instant += timedelta(seconds=EVERY)
+    # Every item with exactly one fired event, in the same database, and no event without one.
+    items_at = Counter((where, item) for _, _, item, where in ledger.items)
+    unmatched = [
+        key
+        for key in items_at.keys() | fired_items.keys()
+        if items_at[key] != 1 or fired_items[key] != 1
+    ]
+    for where, item in sorted(unmatched)[:20]:
+        failures.append(
+            f"item {item} on {where or 'the database'}: {items_at[(where, item)]} row(s), "
+            f"{fired_items[(where, item)]} fired event(s)"
+        )
+    ids = {r[2] for r in ledger.items}
     lost_lines = [line for line in lines if line[3] not in ids]
     for name, when, pid, item, _ in lost_lines[:20]:
         failures.append(
@@ -220,6 +284,25 @@ def report(
         )
     if len(lost_lines) > 20:
         failures.append(f"… {len(lost_lines) - 20} more lines whose item is gone")
+    return Accounting(outcome, failures, len(instants), len(lost_lines))
+
+
+def report(
+    database: Database,
+    target_file: Path,
+    first: datetime,
+    last: datetime,
+    switches: list[Switch],
+    poller: Poller,
+    *,
+    sync: bool,
+) -> dict[str, Any]:
+    """Check the run (the module's docstring) and measure each switch's gap."""
+    ledger = Ledger()
+    ledger.read(database, STACK)
+    lines = _lines(target_file)
+    checked = account(ledger, lines, first, last)
+    failures = checked.failures
     for switch in switches:
         if switch.kept != switch.committed:
             failures.append(
@@ -260,12 +343,12 @@ def report(
     return {
         "replication": "synchronous" if sync else "asynchronous",
         "window": [first.isoformat(), last.isoformat()],
-        "instants": instants,
-        "schedules": len(names),
-        "occurrences": dict(outcome),
+        "instants": checked.instants,
+        "schedules": len(ledger.periods),
+        "occurrences": dict(checked.outcome),
         "lines": len(lines),
         "lines_by_pid": dict(pids),
-        "lines_item_gone": len(lost_lines),
+        "lines_item_gone": checked.lost_lines,
         "statuses": dict(statuses),
         "switches": [vars(s) for s in switches],
         "quiet_lateness": quiet,

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+import worker_handlers
 from sqlalchemy import select
 
 from cronplane import events as ev
@@ -21,11 +22,13 @@ from cronplane.clock import FakeClock
 from cronplane.core.shards import Shard
 from cronplane.processes.node import NodeOptions
 from cronplane.processes.shard_node import ShardNode
+from cronplane.processes.worker import Worker
 from cronplane.service.shards import DISPATCH_GROUP, ShardService
 from cronplane.store import lease, shard_map, tenant_moves
 from cronplane.store.database import Database
 from cronplane.store.shard_databases import ShardDatabases
 from cronplane.store.tables import events, leases, metadata, queue_items
+from cronplane.store.tables import tenant_moves as tenant_moves_table
 from firing_support import START, TENANT, add_job, add_schedule
 from table_support import empty_tables
 
@@ -384,3 +387,52 @@ def test_a_node_that_does_not_dispatch_takes_no_share(databases: ShardDatabases)
             query = select(events.c.id).where(events.c.code == ev.LEADER_RELEASED.text)
             given += len(conn.execute(query).all())
     assert given == 0  # no churn: nothing given back for a node that would not take it
+
+
+def test_a_node_without_a_dispatcher_does_not_count_among_the_leaders(
+    databases: ShardDatabases,
+) -> None:
+    """A `cronplane worker` process runs a ShardNode too: it leads nothing, so it must not
+    shrink the dispatchers' share (counted, it left shards led only now and then)."""
+    clock = FakeClock(START)
+    workers_only = NodeOptions(dispatcher=False, workers=0, ttl=TTL, alerts=False)
+    nodes = [node(databases, clock, "n1"), node(databases, clock, "n2")]
+    nodes.append(node(databases, clock, "w1", workers_only))
+    rounds(nodes, clock, 12)
+    led = leaders(databases, clock.now())
+    assert None not in led.values(), led
+    assert sorted(Counter(led.values()).values()) == [2, 2], led
+    with databases.control.read() as conn:
+        assert len(shard_map.live_leads(conn, clock.now(), timedelta(seconds=TTL))) == 2
+
+
+def test_items_a_moved_tenant_left_queued_run_on_the_old_shard(
+    databases: ShardDatabases,
+) -> None:
+    """Its job and schedule rows have left with it: the old shard's worker runs the items
+    with them as they left, instead of failing them "job missing"."""
+    clock = FakeClock(START)
+    control = databases.control
+    add_job(control, target="python:worker_handlers:ok")
+    add_schedule(control, "every-minute-0", next_run=START, overlap="allow")
+    dispatching = node(databases, clock, "n1")
+    dispatching.tick()  # START's occurrence: an item queued on the default shard
+    report = ShardService(databases, clock).move(TENANT, "s1", actor="ops")
+    assert report.moved and report.draining_items == 1
+    worker_handlers.CALLS.clear()
+    worker = Worker(control, clock, heartbeat=False, jitter=lambda: 0.0, pace=0.0)
+    assert worker.run_once() is True
+    with control.read() as conn:
+        (item,) = conn.execute(select(queue_items)).all()
+    assert item.status == "succeeded", item.error
+    ((_, context),) = worker_handlers.CALLS
+    assert context.schedule == "every-minute-0" and context.tenant == TENANT
+    with control.read() as conn:  # what it ran with stays until then
+        assert tenant_moves.left_behind(conn, [TENANT])[1] == {item.schedule_id: "every-minute-0"}
+    # Nothing waits on s1 when the tenant leaves it: that move drops its carried copy.
+    ShardService(databases, clock).move(TENANT, "s2", actor="ops")
+    with databases.database("s1").read() as conn:
+        carried = conn.execute(
+            select(tenant_moves_table.c.rows).where(tenant_moves_table.c.direction == "out")
+        ).scalars()
+        assert list(carried) == [None]

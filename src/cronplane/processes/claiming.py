@@ -24,7 +24,7 @@ from cronplane.core.model import QueueItem
 from cronplane.processes.claimed import ReadAhead
 from cronplane.processes.item_runner import Work
 from cronplane.processes.run_slots import START_BOUND
-from cronplane.store import claims, limits
+from cronplane.store import claims, limits, tenant_moves
 from cronplane.store.database import Database
 from cronplane.store.jobs import jobs_by_key
 from cronplane.store.schedules import names_of
@@ -110,9 +110,20 @@ class Claimer:
         return True
 
     def _lookups(self, conn: Connection, claimed: Sequence[QueueItem]) -> list[Work]:
-        """Each item's job and schedule name, each kind in one read."""
+        """Each item's job and schedule name, each kind in one read (and, for an item its
+        tenant left queued here when it moved to another shard, as they left)."""
         jobs = jobs_by_key(conn, ((i.tenant, i.stack, i.job) for i in claimed))
         names = names_of(conn, {i.schedule_id for i in claimed if i.schedule_id is not None})
+        missing = {
+            i.tenant
+            for i in claimed
+            if (i.tenant, i.stack, i.job) not in jobs
+            or (i.schedule_id is not None and i.schedule_id not in names)
+        }
+        if missing:  # rare: only a moved tenant's items draining here miss their rows
+            gone_jobs, gone_names = tenant_moves.left_behind(conn, missing)
+            jobs = gone_jobs | jobs
+            names = gone_names | names
         return [
             Work(
                 item,

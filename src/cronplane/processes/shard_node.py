@@ -91,10 +91,12 @@ class ShardNode:
         return self.seats.nodes
 
     def balance(self) -> rules.Share:
-        """Beat, read what every live node leads, reach new shards; this node's share."""
+        """Beat (a dispatching node), read what every live node leads, reach new shards;
+        this node's share."""
         now = self.control_clock.now()
         with self.databases.control.begin() as conn:
-            # Only a node that dispatches competes for leases, and so counts.
+            # Only a node that competes for leases counts among the leaders: a worker-only
+            # node counted would shrink every dispatcher's share and leave shards unled.
             if self.options.dispatcher:
                 shard_map.beat(conn, self.holder, now, len(self.seats.held()))
             leads = shard_map.live_leads(conn, now, self.seats.ttl)

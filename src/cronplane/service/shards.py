@@ -9,7 +9,8 @@ move interrupted anywhere resumes where it stopped (run it again):
    (store.tenant_moves.leave, behind the lease lock);
 3. new shard: the rows land, once (store.tenant_moves.land);
 4. control: the map names the new shard, with the next epoch;
-5. old shard: the carried copy is dropped, the record kept.
+5. old shard: the carried copy is dropped, the record kept (the copy stays
+   while items of the tenant wait there: see below).
 
 No occurrence fires twice: from step 2's commit the old shard holds no row
 of the tenant, and the new one holds none before step 3's. None is lost:
@@ -19,8 +20,10 @@ what fell due in between is still due on the new shard, and fires there
 **Queued items drain on the old shard**: an item, its attempts and its
 ledger event were written by the old shard's fire transaction, workers
 serving that shard run it and record it there, and moving it would need a
-second fence against a worker's claim for an item that is due anyway. The
-tenant's history (events, finished items) stays where it happened.
+second fence against a worker's claim for an item that is due anyway. Its
+job and schedule rows have left, so those workers read them from the
+carried copy (store.tenant_moves.left_behind). The tenant's history (events,
+finished items) stays where it happened.
 """
 
 from __future__ import annotations

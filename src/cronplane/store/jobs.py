@@ -22,7 +22,11 @@ from cronplane.store.tables import jobs
 
 def job_from_row(row: Row[Any]) -> Job:
     """Map a row of `jobs` to the frozen Job."""
-    m = row._mapping
+    return job_from_mapping(row._mapping)
+
+
+def job_from_mapping(m: Mapping[Any, Any]) -> Job:
+    """A `jobs` row's columns, by name, as the frozen Job."""
     return Job(
         id=m["id"],
         tenant=m["tenant"],

@@ -17,11 +17,15 @@ Each side is one transaction, and each is recorded in that shard's
   The new shard's leader fires them from its next tick (late rather than
   twice: what fell due between the two commits coalesces by the row's own
   misfire rules).
+
+The tenant's items still queued on the old shard drain there: the "out"
+record keeps the rows that left while any of them waits (`close_out`), and
+a worker finds their job and schedule name in it (`left_behind`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -29,7 +33,9 @@ from uuid import UUID
 from sqlalchemy import Connection, Table, delete, func, select, update
 from sqlalchemy.types import Uuid
 
+from cronplane.core.model import Job
 from cronplane.store import dialects, lease
+from cronplane.store.jobs import job_from_mapping
 from cronplane.store.tables import jobs, metadata, queue_items, schedules, tenant_moves
 from cronplane.store.types import UTCDateTime
 
@@ -144,7 +150,13 @@ def fence_key(tenant: str) -> str:
 
 
 def close_out(conn: Connection, tenant: str, epoch: int) -> None:
-    """On the old shard, once the map names the new one: drop the carried rows, keep the record."""
+    """On the old shard, once the map names the new one: drop the carried rows, keep the record.
+
+    While items of the tenant still wait here the rows stay: those items drain
+    here, and a worker finds their job and schedule name in them (`left_behind`).
+    """
+    if waiting_items(conn, tenant):
+        return
     conn.execute(
         update(tenant_moves)
         .where(
@@ -154,6 +166,28 @@ def close_out(conn: Connection, tenant: str, epoch: int) -> None:
         )
         .values(rows=None)
     )
+
+
+def left_behind(
+    conn: Connection, tenants: Iterable[str]
+) -> tuple[dict[tuple[str, str, str], Job], dict[UUID, str]]:
+    """For items these tenants left queued here when they moved away: their jobs, by
+    (tenant, stack, name), and their schedules' names, by id, as they left (the newest
+    carried record wins)."""
+    query = (
+        select(tenant_moves.c.rows)
+        .where(tenant_moves.c.tenant.in_(sorted(set(tenants))), tenant_moves.c.direction == OUT)
+        .order_by(tenant_moves.c.epoch)
+    )
+    found: dict[tuple[str, str, str], Job] = {}
+    names: dict[UUID, str] = {}
+    for rows in conn.execute(query).scalars():
+        for row in (rows or {}).get(jobs.name, []):
+            job = job_from_mapping(_convert(jobs, row, to_json=False))
+            found[(job.tenant, job.stack, job.name)] = job
+        for row in (rows or {}).get(schedules.name, []):
+            names[UUID(row["id"])] = row["name"]
+    return found, names
 
 
 def tenants_here(conn: Connection) -> list[str]:
