@@ -24,7 +24,9 @@ and gone after it, too; and every item has exactly one fired event beside it
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
+import sys
 import threading
 import time
 import urllib.error
@@ -33,7 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy import text
 
@@ -391,3 +393,15 @@ def render(result: dict[str, Any]) -> str:
     out.append(f"failures: {len(result['failures'])}")
     out.extend("  " + line for line in result["failures"][:40])
     return "\n".join(out)
+
+
+def finish(root: Path, result: dict[str, Any], shown: str, *, failed: bool, keep: bool) -> NoReturn:
+    """Write the run's report.json, print `shown`, keep `root` when the run failed (or
+    `keep`), remove it otherwise, and exit 1 on failure."""
+    (root / "report.json").write_text(json.dumps(result, indent=2, default=str))
+    print(shown)
+    if failed or keep:
+        print(f"kept: {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    sys.exit(1 if failed else 0)

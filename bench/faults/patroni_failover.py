@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -330,14 +329,10 @@ def main() -> None:
     root.chmod(0o755)
     print(f"patroni_failover: {'asynchronous' if args.async_ else 'synchronous'}; {root}")
     result = run(args, root)
-    (root / "report.json").write_text(json.dumps(result, indent=2, default=str))
-    print(failover_checks.render(result))
     failed = bool(result["failures"]) and not args.async_
-    if failed or args.keep:
-        print(f"kept: {root}")
-    else:
-        shutil.rmtree(root, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    failover_checks.finish(
+        root, result, failover_checks.render(result), failed=failed, keep=args.keep
+    )
 
 
 if __name__ == "__main__":

@@ -49,7 +49,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -740,15 +739,8 @@ def main() -> None:
         print(f"kept: {root}")
         raise
     result["run_seconds"] = round(time.monotonic() - started)
-    (root / "report.json").write_text(json.dumps(result, indent=2, default=str))
-    print(render(result))
-    print(f"run took {result['run_seconds']} s")
-    failed = bool(result["failures"])
-    if failed or args.keep:
-        print(f"kept: {root}")
-    else:
-        shutil.rmtree(root, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    shown = f"{render(result)}\nrun took {result['run_seconds']} s"
+    failover_checks.finish(root, result, shown, failed=bool(result["failures"]), keep=args.keep)
 
 
 if __name__ == "__main__":
