@@ -12,6 +12,7 @@ from cronplane.api.grouping import CreateGroups
 from cronplane.clock import Clock
 from cronplane.core.quotas import Usage
 from cronplane.service import ScheduleService
+from cronplane.service.shards import every_tenant
 from cronplane.store.database import Database
 
 # A whole manifest sync fits comfortably; one schedule's payload is limited to
@@ -57,10 +58,7 @@ class ApiContext:
 
     def list_tenants(self) -> list[Usage]:
         """Every tenant's usage against its quota, on every shard, by name."""
-        found = {
-            usage.tenant: usage for part in self.every_shard() for usage in part.list_tenants()
-        }
-        return [found[name] for name in sorted(found)]
+        return every_tenant(self.every_shard())
 
 
 def context_of(request: Request) -> ApiContext:

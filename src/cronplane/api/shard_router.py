@@ -22,9 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from cronplane.api.errors import error_response
 from cronplane.core.shards import DEFAULT_SHARD
-from cronplane.errors import TenantMoving
 from cronplane.service import ScheduleService
-from cronplane.store import shard_map
 from cronplane.store.database import Database
 from cronplane.store.shard_databases import ShardDatabases
 
@@ -57,9 +55,10 @@ class ShardRouter:
 
     def service_of(self, tenant: str) -> ScheduleService:
         """The service of the shard `tenant` lives on (TenantMoving while it moves)."""
-        place = self._place(tenant)
-        if place.moving_to is not None:
-            raise _moving(place)
+        place = self.databases.place(tenant)
+        refusal = place.write_refusal()
+        if refusal is not None:
+            raise refusal
         service: ScheduleService = self._app_of(place.shard).state.cronplane.service
         return service
 
@@ -70,10 +69,6 @@ class ShardRouter:
                 app = self._apps[shard] = self.build(self.databases.database(shard))
             return app
 
-    def _place(self, tenant: str) -> shard_map.Place:
-        with self.databases.control.read() as conn:
-            return shard_map.place_of(conn, tenant)
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.control_app(scope, receive, send)  # lifespan: the control app's
@@ -82,16 +77,10 @@ class ShardRouter:
         if match is None:
             await self.control_app(scope, receive, send)
             return
-        place = await run_in_threadpool(self._place, match["tenant"])
-        if place.moving_to is not None and scope["method"] not in _READS:
-            await error_response(_moving(place), {"Retry-After": "1"})(scope, receive, send)
+        place = await run_in_threadpool(self.databases.place, match["tenant"])
+        refusal = place.write_refusal()
+        if refusal is not None and scope["method"] not in _READS:
+            await error_response(refusal, {"Retry-After": "1"})(scope, receive, send)
             return
         app = self._app_of(place.shard)
         await app(scope, receive, send)
-
-
-def _moving(place: shard_map.Place) -> TenantMoving:
-    return TenantMoving(
-        f"tenant {place.tenant!r} is moving to shard {place.moving_to!r}: retry",
-        {"tenant": place.tenant, "moving_to": place.moving_to},
-    )

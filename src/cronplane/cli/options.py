@@ -213,21 +213,16 @@ def tenant_database(
     `control` itself on a one-database install. A write while the tenant moves
     between shards is refused (TenantMoving): it would land on the side it leaves."""
     from cronplane.core.shards import DEFAULT_SHARD
-    from cronplane.errors import TenantMoving
-    from cronplane.store import shard_map
     from cronplane.store.shard_databases import ShardDatabases
 
-    tenant = tenant or settings(ctx).tenant
-    with control.read() as conn:
-        place = shard_map.place_of(conn, tenant)
-    if writes and place.moving_to is not None:
-        raise TenantMoving(
-            f"tenant {tenant!r} is moving to shard {place.moving_to!r}: retry once it has",
-            {"tenant": tenant, "moving_to": place.moving_to},
-        )
+    shards = ShardDatabases(control)
+    place = shards.place(tenant or settings(ctx).tenant)
+    refusal = place.write_refusal() if writes else None
+    if refusal is not None:
+        raise refusal
     if place.shard == DEFAULT_SHARD:
         return control
-    return database(ctx, writes=writes, url=ShardDatabases(control).url_of(place.shard))
+    return database(ctx, writes=writes, url=shards.url_of(place.shard))
 
 
 def every_shard(ctx: click.Context) -> list[ControlPlane]:

@@ -32,8 +32,9 @@ def tenant() -> None:
 @click.pass_context
 def ls(ctx: click.Context, as_json: bool) -> None:
     """Every tenant with a schedule, a job or a quota: usage against its quota."""
-    found = {usage.tenant: usage for part in every_shard(ctx) for usage in part.list_tenants()}
-    render.tenants([found[name] for name in sorted(found)], as_json)
+    from cronplane.service.shards import every_tenant
+
+    render.tenants(every_tenant(every_shard(ctx)), as_json)
 
 
 @tenant.command("show")

@@ -28,20 +28,19 @@ finished items) stays where it happened.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.codes import Code
+from cronplane.core.quotas import Usage
 from cronplane.core.shards import DEFAULT_SHARD, Shard, shard_name
 from cronplane.core.validation import validate_name
 from cronplane.errors import InvalidShard, ShardDraining, ShardNotFound
 from cronplane.service.housekeeping import SYSTEM_TENANT
+from cronplane.service.port import ControlPlane
 from cronplane.store import shard_map, tenant_moves
 from cronplane.store.database import Database
 from cronplane.store.events import append_event
@@ -74,6 +73,13 @@ class MoveReport:
     rows: dict[str, int] = field(default_factory=dict)
     # Items of the tenant still queued or running on the old shard: they drain there.
     draining_items: int = 0
+
+
+def every_tenant(services: Iterable[ControlPlane]) -> list[Usage]:
+    """Every tenant's usage against its quota over the services of every shard, by name
+    (a platform listing: the API's, the console's, `tenant ls`)."""
+    found = {usage.tenant: usage for service in services for usage in service.list_tenants()}
+    return [found[name] for name in sorted(found)]
 
 
 class ShardService:
@@ -151,7 +157,15 @@ class ShardService:
                 conn, tenant, epoch=epoch, to=target.name, group=DISPATCH_GROUP, now=now
             )
             counts = {name: len(table_rows) for name, table_rows in rows.items() if table_rows}
-            _record(conn, ev.TENANT_MOVED_OUT, tenant, actor, now, to=target.name, epoch=epoch)
+            append_event(
+                conn,
+                ev.TENANT_MOVED_OUT,
+                tenant=tenant,
+                actor=actor,
+                message=f"tenant {tenant} moved to shard {target.name}",
+                now=now,
+                detail={"to": target.name, "epoch": epoch},
+            )
             draining = tenant_moves.waiting_items(conn, tenant)
         with self.databases.database(target.name).begin() as conn:
             if tenant_moves.land(conn, tenant, rows, epoch=epoch, came_from=place.shard, now=now):
@@ -178,20 +192,6 @@ class ShardService:
         if found.draining:
             raise ShardDraining(f"shard {name!r} is draining: it takes no tenant", {"shard": name})
         return found
-
-
-def _record(
-    conn: Connection, code: Code, tenant: str, actor: str, now: datetime, *, to: str, epoch: int
-) -> None:
-    append_event(
-        conn,
-        code,
-        tenant=tenant,
-        actor=actor,
-        message=f"tenant {tenant} moved to shard {to}",
-        now=now,
-        detail={"to": to, "epoch": epoch},
-    )
 
 
 def _same_database(url: str, other: str) -> bool:

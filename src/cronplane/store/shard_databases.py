@@ -47,14 +47,10 @@ class ShardDatabases:
         with self._lock:
             return self._opened.setdefault(name, database)
 
-    def shard_of(self, tenant: str) -> str:
-        """The shard `tenant` lives on, by the map (read each time: moves are rare, reads cheap)."""
+    def place(self, tenant: str) -> shard_map.Place:
+        """Where `tenant` lives, by the map (read each time: a move is seen at once)."""
         with self.control.read() as conn:
-            return shard_map.place_of(conn, tenant).shard
-
-    def for_tenant(self, tenant: str) -> Database:
-        """The Database holding `tenant`'s rows."""
-        return self.database(self.shard_of(tenant))
+            return shard_map.place_of(conn, tenant)
 
     def dispose(self) -> None:
         """Close every shard's engine but the control database's (its owner closes it)."""

@@ -30,6 +30,16 @@ class Place:
     epoch: int = 0
     moving_to: str | None = None
 
+    def write_refusal(self) -> TenantMoving | None:
+        """What a write of the tenant gets while it moves (it would land on the side it
+        leaves); None when it may write."""
+        if self.moving_to is None:
+            return None
+        return TenantMoving(
+            f"tenant {self.tenant!r} is moving to shard {self.moving_to!r}: retry once it has",
+            {"tenant": self.tenant, "moving_to": self.moving_to},
+        )
+
 
 def registered(conn: Connection) -> list[Shard]:
     """The shards added beyond the default one, by name."""
