@@ -395,6 +395,25 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def write_app(path: Path, target_file: Path, every: dict[str, int], stack: str = STACK) -> None:
+    """The fault scripts' app at `path` (JSON is YAML): one job `record` (the failover_target,
+    appending to `target_file`) and a schedule per name, every that many seconds."""
+    document = {
+        "name": stack,
+        "jobs": {
+            "record": {
+                "target": "python:failover_target:record",
+                "payload": {"file": str(target_file)},
+            }
+        },
+        "crons": {
+            name: {"job": "record", "cron": f"every {seconds} seconds"}
+            for name, seconds in every.items()
+        },
+    }
+    path.write_text(json.dumps(document))
+
+
 def finish(root: Path, result: dict[str, Any], shown: str, *, failed: bool, keep: bool) -> NoReturn:
     """Write the run's report.json, print `shown`, keep `root` when the run failed (or
     `keep`), remove it otherwise, and exit 1 on failure."""

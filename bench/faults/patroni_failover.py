@@ -53,7 +53,6 @@ docs/operations.md, "Across a Patroni failover".
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -106,19 +105,7 @@ def cli(env: dict[str, str], *args: str) -> str:
 
 def manifest(path: Path, target_file: Path, count: int) -> None:
     """An app of `count` schedules `every 10 seconds` (JSON is YAML)."""
-    document = {
-        "name": STACK,
-        "jobs": {
-            "record": {
-                "target": "python:failover_target:record",
-                "payload": {"file": str(target_file)},
-            }
-        },
-        "crons": {
-            f"s{n:04d}": {"job": "record", "cron": f"every {EVERY} seconds"} for n in range(count)
-        },
-    }
-    path.write_text(json.dumps(document))
+    failover_checks.write_app(path, target_file, {f"s{n:04d}": EVERY for n in range(count)})
 
 
 def start_serve(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -101,20 +101,9 @@ def cli(env: dict[str, str], *args: str, timeout: float = 180) -> str:
 
 def manifest(path: Path, tenant: str, target_file: Path, heavy: int) -> None:
     """The tenant's app: one schedule per period (and the heavy ones); JSON is YAML."""
-    crons = {f"{tenant}-every{p}": {"job": "record", "cron": f"every {p} seconds"} for p in PERIODS}
-    for n in range(heavy):
-        crons[f"{tenant}-h{n:03d}"] = {"job": "record", "cron": f"every {HEAVY_EVERY} seconds"}
-    document = {
-        "name": STACK,
-        "jobs": {
-            "record": {
-                "target": "python:failover_target:record",
-                "payload": {"file": str(target_file)},
-            }
-        },
-        "crons": crons,
-    }
-    path.write_text(json.dumps(document))
+    every = {f"{tenant}-every{p}": p for p in PERIODS}
+    every |= {f"{tenant}-h{n:03d}": HEAVY_EVERY for n in range(heavy)}
+    failover_checks.write_app(path, target_file, every, STACK)
 
 
 @dataclass
