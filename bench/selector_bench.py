@@ -55,6 +55,9 @@ SHAPES = {
     "no env (0 rows)": "!env",
     "kind in no value (0 rows)": "kind notin (batch,stream)",
     "no legacy (99 %)": "!legacy",
+    # A common positive term with a rare negative one (the fourth sitting).
+    "prod without a team (0.5 %)": "env=prod,!team",
+    "critical, not batch (0.033 %)": "tier=critical,kind!=batch",
 }
 # Labels from the row's number n (name `s<n>`), the same SQL shape on both databases.
 LABELS = {

@@ -23,7 +23,7 @@ from cronplane.core.selectors import Requirement, Selector, parse_selector
 from cronplane.errors import CronplaneError
 from cronplane.manifest import manifest_from_data
 from cronplane.service import NewSchedule, ScheduleService
-from cronplane.store import key_sets, schedule_filters
+from cronplane.store import key_sets, label_index, schedule_filters
 from cronplane.store.database import Database
 from cronplane.store.schedules import insert_rows, list_all, split_values
 from cronplane.store.tables import label_key_sets, schedule_key_sets, schedule_state, schedules
@@ -242,6 +242,91 @@ def test_negative_selectors_page_through_what_they_match(
         ]
 
     check()
+
+
+@st.composite
+def positives(draw: st.DrawFn) -> Requirement:
+    op = draw(st.sampled_from(("=", "in", "exists")))
+    key = draw(st.sampled_from(KEYS))
+    if op == "exists":
+        return Requirement(key, op)
+    values = draw(st.lists(st.sampled_from(("", "batch", "pay", "ops")), min_size=1, max_size=3))
+    return Requirement(key, op, tuple(sorted(set(values)))[: 1 if op == "=" else 3])
+
+
+def test_mixed_selectors_page_through_what_they_match(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A selector of positive and negative terms pages exactly through the matching rows
+    whichever walk it takes: a positive term's range (small or past its cap), or a
+    negative term's complement less the sets a positive or a `!k` term refuses."""
+    rows = _rows(40)
+    with database.begin() as conn:
+        insert_rows(conn, rows)
+    service = ScheduleService(database, FakeClock(START))
+    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        st.lists(positives(), min_size=1, max_size=2),
+        st.lists(negatives(), min_size=1, max_size=2),
+        st.sampled_from((None, "a")),
+        st.sampled_from((None, True)),
+        st.sampled_from(((16384, 16384), (2, 16384), (2, 4))),
+    )
+    def check(
+        wanted: list[Requirement],
+        refused: list[Requirement],
+        stack: str | None,
+        enabled: bool | None,
+        caps: tuple[int, int],
+    ) -> None:
+        monkeypatch.setattr(label_index, "COUNT_CAP", caps[0])
+        monkeypatch.setattr(key_sets, "COUNT_CAP", caps[1])
+        selector = Selector(tuple(dict.fromkeys(wanted + refused)))
+        shown: list[tuple[str, str]] = []
+        cursor = None
+        for _ in range(40):
+            query = ScheduleQuery(
+                selector=str(selector), stack=stack, enabled=enabled, limit=2, cursor=cursor
+            )
+            page = service.list_schedules("acme", query)
+            shown += [(row.name, row.stack) for row in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert shown == [
+            (r["name"], r["stack"])
+            for r in order
+            if selector.matches(r["labels"])
+            and stack in (None, r["stack"])
+            and enabled in (None, r["enabled"])
+        ], str(selector)
+
+    check()
+
+
+def test_a_rare_negative_term_is_walked_instead_of_a_common_positive_one(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`team=pay,!tier` when team=pay is past the positive walk's cap and its first entries
+    rarely lack a tier: the page walks the rows of the sets without a tier (and with a
+    team), not team=pay's range. Not when the positive walk finds its rows often
+    (`!example.com/env`: most rows lack it), nor when the complement is past its cap."""
+    rows = _rows(40)
+    with database.begin() as conn:
+        insert_rows(conn, rows)
+    monkeypatch.setattr(label_index, "COUNT_CAP", 2)
+
+    def walks(text: str) -> bool:
+        with database.read() as conn:
+            query = ScheduleQuery(selector=text)
+            return "schedule_key_sets" in str(schedule_filters.listing(conn, "acme", query))
+
+    assert walks("team=pay,!tier")
+    assert not walks("team=pay,!example.com/env")
+    monkeypatch.setattr(key_sets, "COUNT_CAP", 2)
+    assert not walks("team=pay,!tier")
 
 
 @pytest.mark.parametrize("text", ["!team", "tier!=batch", "tier notin (,batch)"])

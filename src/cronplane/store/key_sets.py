@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from sqlalchemy import Connection, func, literal, select, union_all
@@ -78,28 +78,36 @@ def index(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Complement:
-    """Ranges that together hold exactly the rows of a tenant `term` selects: the rows of
-    each set without its key (`lacking`, each in the listing's order), of any set not in
-    `known` that lacks the key (`newer_sets`), and the key's entries in each of `gaps`
-    (ranges of values between the term's own, lowest first: `k!=v`, `k notin (…)`)."""
+    """Ranges that together hold exactly the rows of a tenant `term` selects, less rows
+    the selector's other terms refuse by their key alone: the rows of each set without
+    its key (`lacking`, each in the listing's order), of any set not in `known` that
+    lacks the key (`newer_sets`), and the key's entries in each of `gaps` (ranges of
+    values between the term's own, lowest first: `k!=v`, `k notin (…)`). `entries`:
+    how many they hold, capped at COUNT_CAP (0 when not counted)."""
 
     term: Requirement
     lacking: tuple[str, ...]
     known: tuple[str, ...]
     gaps: tuple[tuple[str | None, str | None], ...]
+    entries: int = 0
 
 
-def complement(conn: Connection, tenant: str, selector: Selector) -> Complement | None:
-    """What a page of `selector`, negative terms only, walks: the complement of one term,
-    or None (the walk by name) when none is small enough in ranges.
+def complement(
+    conn: Connection, tenant: str, selector: Selector, *, count: bool = False
+) -> Complement | None:
+    """What a page of `selector` may walk instead of a positive term's range or the
+    tenant by name: the complement of one of its negative terms, or None when none is
+    small enough in ranges.
 
-    One statement reads the tenant's sets (at most MAX_SETS); a term is walkable when
-    at most MAX_BRANCHES of them lack its key and its gaps hold under COUNT_CAP entries
-    (one statement counts them, up to the cap, when it has gaps). Of several, the one
-    whose ranges hold fewest entries (one more statement): the fewest walked per row
-    shown.
+    One statement reads the tenant's sets (at most MAX_SETS); a set is kept when it
+    has every key a positive term needs and none a `!k` term refuses (a set's keys
+    never change, so that is exact). A term is walkable when at most MAX_BRANCHES of
+    the kept sets lack its key and its gaps hold under COUNT_CAP entries (one
+    statement counts them, up to the cap, when it has gaps). Of several, the one
+    whose ranges hold fewest entries (one more statement, also run when `count`
+    asks for the chosen one's): the fewest walked per row shown.
     """
-    if not negative_only(selector):
+    if not any(term.op in NEGATIVE for term in selector.requirements):
         return None
     found = conn.execute(
         select(label_key_sets.c.key_set, label_key_sets.c.key_list)
@@ -109,18 +117,28 @@ def complement(conn: Connection, tenant: str, selector: Selector) -> Complement 
     if len(found) > MAX_SETS:
         return None
     known = tuple(key_set for key_set, _ in found)
+    needed = {term.key for term in selector.requirements if term.op not in NEGATIVE}
+    refused = {term.key for term in selector.requirements if term.op == "!"}
+    kept = [
+        (key_set, keys)
+        for key_set, keys in ((key_set, set(listed.split(","))) for key_set, listed in found)
+        if needed <= keys and not refused & keys
+    ]
     candidates = []
     for term in selector.requirements:
-        lacking = tuple(key_set for key_set, keys in found if term.key not in keys.split(","))
+        if term.op not in NEGATIVE:
+            continue
+        lacking = tuple(key_set for key_set, keys in kept if term.key not in keys)
         if len(lacking) <= MAX_BRANCHES:
             candidates.append(Complement(term, lacking, known, _gaps(conn, term)))
     # The gaps are sorted for a page: they must be small. The sets count only to choose.
     gaps = _counted(conn, tenant, [c for c in candidates if c.gaps], "gaps")
     walkable = [c for c in candidates if gaps.get(c, 0) < COUNT_CAP]
-    if len(walkable) < 2:
+    if not walkable or (len(walkable) == 1 and not count):
         return walkable[0] if walkable else None
     sets = _counted(conn, tenant, walkable, "sets")
-    return min(walkable, key=lambda c: gaps.get(c, 0) + sets[c])
+    chosen = min(walkable, key=lambda c: gaps.get(c, 0) + sets[c])
+    return replace(chosen, entries=min(COUNT_CAP, gaps.get(chosen, 0) + sets[chosen]))
 
 
 def _counted(

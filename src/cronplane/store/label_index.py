@@ -109,11 +109,12 @@ class Walk:
     """What a listing page reads of the index for `term`: `ranges`, one or more index
     ranges that together hold exactly its entries, each in the listing's order when
     `ordered` (one value each: merged when several), else one range small enough to
-    sort."""
+    sort; `entries`: the term's count, capped at COUNT_CAP (what the walk may read)."""
 
     term: Requirement
     ordered: bool
     ranges: tuple[Requirement, ...]
+    entries: int
 
 
 def range_of(walked: Any, tenant: str, term: Requirement) -> list[ColumnElement[bool]]:
@@ -164,8 +165,8 @@ def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
     fewest, term = min(counted, key=lambda pair: pair[0])
     if fewest < COUNT_CAP:
         if _single(term) or term in one_valued:
-            return _ordered(term, one_valued)
-        return Walk(term, ordered=False, ranges=(term,))
+            return _ordered(term, one_valued, fewest)
+        return Walk(term, ordered=False, ranges=(term,), entries=fewest)
     walkable = [
         term
         for term in terms
@@ -176,17 +177,18 @@ def driver(conn: Connection, tenant: str, selector: Selector) -> Walk | None:
     if not walkable:
         return None
     chosen = _best(conn, tenant, selector, walkable) if len(walkable) > 1 else walkable[0]
-    return _ordered(chosen, one_valued)
+    return _ordered(chosen, one_valued, COUNT_CAP)
 
 
-def _ordered(term: Requirement, one_valued: dict[Requirement, str]) -> Walk:
+def _ordered(term: Requirement, one_valued: dict[Requirement, str], entries: int) -> Walk:
     """`term` walked as ranges of one value each: a key-only term whose entries all hold
     one value as `key = value` (the index's order is the listing's only within one
     value), an `in` one range per value."""
     if term in one_valued:
-        return Walk(term, ordered=True, ranges=(Requirement(term.key, "=", (one_valued[term],)),))
+        only = Requirement(term.key, "=", (one_valued[term],))
+        return Walk(term, ordered=True, ranges=(only,), entries=entries)
     ranges = tuple(Requirement(term.key, "=", (value,)) for value in term.values)
-    return Walk(term, ordered=True, ranges=ranges)
+    return Walk(term, ordered=True, ranges=ranges, entries=entries)
 
 
 def _capped_count(tenant: str, term: Requirement) -> Any:
@@ -212,20 +214,32 @@ def _best(
     A sample of the walk itself measures that, correlations included, in one
     statement of at most SAMPLE probes per other term and candidate.
     """
-    hits = []
-    for term in walkable:
-        sample = schedule_labels.alias()
-        first = (
-            select(sample.c.schedule_id)
-            .where(*range_of(sample, tenant, term))
-            .order_by(sample.c.value, sample.c.name, sample.c.stack, sample.c.environment)
-            .limit(SAMPLE)
-            .subquery()
-        )
-        held = selected(tenant, selector, but=term, ids=first.c.schedule_id)
-        hits.append(select(func.count()).select_from(first).where(*held).scalar_subquery())
+    hits = [_hits(tenant, selector, term, term) for term in walkable]
     counted = conn.execute(select(*hits)).one()
     return max(zip(counted, walkable, strict=True), key=lambda pair: pair[0])[1]
+
+
+def finds_often(conn: Connection, tenant: str, selector: Selector, walk: Walk) -> bool:
+    """Whether at least one in key_sets.OFTEN of the first SAMPLE entries of `walk`'s
+    first range satisfy the selector's other terms (one statement of at most SAMPLE
+    probes each): then a page reads about OFTEN entries per row it shows."""
+    sampled = _hits(tenant, selector, walk.term, walk.ranges[0])
+    return bool(conn.execute(select(sampled)).scalar_one() * key_sets.OFTEN >= SAMPLE)
+
+
+def _hits(tenant: str, selector: Selector, term: Requirement, ranged: Requirement) -> Any:
+    """How many of the first SAMPLE entries of `ranged`'s range (of `term`, or `term`
+    itself) satisfy the other terms: of one value, the index yields them in order."""
+    sample = schedule_labels.alias()
+    first = (
+        select(sample.c.schedule_id)
+        .where(*range_of(sample, tenant, ranged))
+        .order_by(sample.c.value, sample.c.name, sample.c.stack, sample.c.environment)
+        .limit(SAMPLE)
+        .subquery()
+    )
+    held = selected(tenant, selector, but=term, ids=first.c.schedule_id)
+    return select(func.count()).select_from(first).where(*held).scalar_subquery()
 
 
 def value_contains(text: str) -> ColumnElement[bool]:

@@ -44,8 +44,9 @@ def listing(
     the term label_index.driver chooses, ordered by its copy of the listing key:
     for one value the index yields that order; a small range (under COUNT_CAP) is
     sorted, on the index alone when only labels and the scope filter (then only
-    the page's rows are read from `schedules`). A selector of negative terms only
-    walks the ranges that hold what one of them selects (store.key_sets), merged.
+    the page's rows are read from `schedules`). A negative term's complement, the
+    ranges that hold what it selects (store.key_sets), merged, is walked instead
+    when it is the smaller (`_walked_complement`).
     """
     selector = filters.selection()
     if selector:
@@ -53,13 +54,10 @@ def listing(
         dialects.of(conn).serial(conn)
     walk = label_index.driver(conn, tenant, selector) if selector else None
     fixed = filters.stack is not None and filters.environment is not None
-    if walk is None and key_sets.negative_only(selector):
-        found_by = None
-        if not _often(conn, tenant, filters, after, fixed):
-            found_by = key_sets.complement(conn, tenant, selector)
-        if found_by is not None:
-            branches = _complement(tenant, found_by)
-            return _merged(tenant, filters, found_by.term, branches, after, limit, fixed)
+    found_by = _walked_complement(conn, tenant, filters, walk, after, fixed)
+    if found_by is not None:
+        branches = _complement(tenant, found_by)
+        return _merged(tenant, filters, found_by.term, branches, after, limit, fixed)
     if walk is None:
         order: Order = (schedules.c.name, schedules.c.stack, schedules.c.environment)
         found = conditions(tenant, filters) + _after(order, after, fixed)
@@ -90,6 +88,37 @@ def listing(
     rows = SCHEDULE_ROWS.join(walked, walked.c.schedule_id == schedules.c.id)
     found = conditions(tenant, filters, with_selector=False) + terms
     return _page(select(*SCHEDULE_COLUMNS).select_from(rows), found, order, limit)
+
+
+def _walked_complement(
+    conn: Connection,
+    tenant: str,
+    filters: ScheduleQuery,
+    walk: label_index.Walk | None,
+    after: Keyset | None,
+    fixed: bool,
+) -> key_sets.Complement | None:
+    """The complement of a negative term a page walks instead (store.key_sets), or None.
+
+    Negative terms only: when the walk by name would not find the rows often. With
+    positive terms too, when their walk is not bounded (every walkable range is past
+    label_index.COUNT_CAP, or none is walkable), rarely finds the rows (a sample of
+    its first entries: `finds_often`), and the complement holds fewer entries than
+    that cap (`env=prod,!team`: the few rows without a team, probed for env=prod,
+    not half a million env=prod entries probed for a team). The complement's walk
+    reads at most its counted entries; the positive one's is bounded by nothing.
+    """
+    selector = filters.selection()
+    if key_sets.negative_only(selector):
+        if walk is not None or _often(conn, tenant, filters, after, fixed):
+            return None
+        return key_sets.complement(conn, tenant, selector)
+    if walk is not None and walk.entries < label_index.COUNT_CAP:
+        return None
+    if walk is not None and label_index.finds_often(conn, tenant, selector, walk):
+        return None
+    found_by = key_sets.complement(conn, tenant, selector, count=True)
+    return found_by if found_by is not None and found_by.entries < key_sets.COUNT_CAP else None
 
 
 def _often(
