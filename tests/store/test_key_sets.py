@@ -188,6 +188,37 @@ def negatives(draw: st.DrawFn) -> Requirement:
     return Requirement(key, op, tuple(sorted(set(values)))[: 1 if op == "!=" else 3])
 
 
+def _paged(
+    service: ScheduleService, selector: Selector, stack: str | None, enabled: bool | None
+) -> list[tuple[str, str]]:
+    """Every page of two of `selector` (and the filters), followed by its cursor."""
+    shown: list[tuple[str, str]] = []
+    cursor = None
+    for _ in range(40):
+        query = ScheduleQuery(
+            selector=str(selector), stack=stack, enabled=enabled, limit=2, cursor=cursor
+        )
+        page = service.list_schedules("acme", query)
+        shown += [(row.name, row.stack) for row in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return shown
+
+
+def _matching(
+    order: list[dict[str, Any]], selector: Selector, stack: str | None, enabled: bool | None
+) -> list[tuple[str, str]]:
+    """What the selector's own matching (and the filters) keeps of `order`."""
+    return [
+        (r["name"], r["stack"])
+        for r in order
+        if selector.matches(r["labels"])
+        and stack in (None, r["stack"])
+        and enabled in (None, r["enabled"])
+    ]
+
+
 def test_negative_selectors_page_through_what_they_match(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,32 +245,11 @@ def test_negative_selectors_page_through_what_they_match(
         monkeypatch.setattr(key_sets, "MAX_BRANCHES", caps[0])
         monkeypatch.setattr(key_sets, "COUNT_CAP", caps[1])
         selector = Selector(tuple(terms))
-        shown: list[tuple[str, str]] = []
-        cursor = None
-        for _ in range(40):
-            query = ScheduleQuery(
-                selector=str(selector), stack=stack, enabled=enabled, limit=2, cursor=cursor
-            )
-            page = service.list_schedules("acme", query)
-            shown += [(row.name, row.stack) for row in page.items]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        expected = [
-            (r["name"], r["stack"])
-            for r in order
-            if selector.matches(r["labels"])
-            and stack in (None, r["stack"])
-            and enabled in (None, r["enabled"])
-        ]
-        assert shown == expected, str(selector)
+        shown = _paged(service, selector, stack, enabled)
+        assert shown == _matching(order, selector, stack, enabled), str(selector)
         with database.read() as conn:
             whole = list_all(conn, "acme", ScheduleQuery(selector=str(selector), stack=stack))
-        assert [(row.name, row.stack) for row in whole] == [
-            (r["name"], r["stack"])
-            for r in order
-            if selector.matches(r["labels"]) and stack in (None, r["stack"])
-        ]
+        assert [(row.name, row.stack) for row in whole] == _matching(order, selector, stack, None)
 
     check()
 
@@ -284,24 +294,8 @@ def test_mixed_selectors_page_through_what_they_match(
         monkeypatch.setattr(label_index, "COUNT_CAP", caps[0])
         monkeypatch.setattr(key_sets, "COUNT_CAP", caps[1])
         selector = Selector(tuple(dict.fromkeys(wanted + refused)))
-        shown: list[tuple[str, str]] = []
-        cursor = None
-        for _ in range(40):
-            query = ScheduleQuery(
-                selector=str(selector), stack=stack, enabled=enabled, limit=2, cursor=cursor
-            )
-            page = service.list_schedules("acme", query)
-            shown += [(row.name, row.stack) for row in page.items]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        assert shown == [
-            (r["name"], r["stack"])
-            for r in order
-            if selector.matches(r["labels"])
-            and stack in (None, r["stack"])
-            and enabled in (None, r["enabled"])
-        ], str(selector)
+        shown = _paged(service, selector, stack, enabled)
+        assert shown == _matching(order, selector, stack, enabled), str(selector)
 
     check()
 
