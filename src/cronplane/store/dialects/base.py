@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -63,8 +63,15 @@ class RowsUpdate(Protocol):
     ) -> None: ...
 
 
+class ItemsDecode(Protocol):
+    """Queue items from rows of `store.item_rows.COLUMNS` as the driver returns them."""
+
+    def __call__(self, rows: Iterable[Sequence[Any]], /) -> list[QueueItem]: ...
+
+
 if TYPE_CHECKING:
     from cronplane.clock import Clock
+    from cronplane.core.model import QueueItem
     from cronplane.store.bulk import Encoder
     from cronplane.store.database import Database
     from cronplane.store.dialects.pg_bulk import RowText
@@ -94,6 +101,8 @@ class Dialect:
     # Bulk values: rows for `insert_rows` and parameters for `update_in`.
     row_encoder: Encoder | RowText
     params: Encoder
+    # Queue items from rows of the driver's own values (store.item_rows: a claim's rows).
+    decode_items: ClassVar[ItemsDecode]
 
     def database_file(self, url: URL) -> str | None:
         """The file a URL names, when the database is one (None: a server's)."""
