@@ -50,7 +50,10 @@ class InUpdate(Protocol):
 
 class RowsUpdate(Protocol):
     """UPDATE table SET column = value (or several columns) WHERE keys = key values, for
-    each row (value(s), *key values) of driver-ready values (the dialect's `params`)."""
+    each row (value(s), *key values) of driver-ready values (the dialect's `params`).
+
+    `extra_set`, `where`: constant SQL every row shares (more assignments, a condition);
+    `returning`: the first key of each row updated (else nothing is returned)."""
 
     def __call__(
         self,
@@ -60,7 +63,11 @@ class RowsUpdate(Protocol):
         column: str | tuple[str, ...],
         rows: Sequence[Any],
         /,
-    ) -> None: ...
+        *,
+        extra_set: str = "",
+        where: str = "",
+        returning: bool = False,
+    ) -> list[Any]: ...
 
 
 class ItemsDecode(Protocol):
