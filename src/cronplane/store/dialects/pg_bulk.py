@@ -185,6 +185,24 @@ def pg_array(values: Sequence[UUID | str | int]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _array_text(values: Sequence[Any], pg_type: str) -> str:
+    """A column of `pg_update_rows` as one array literal (NULL for None): psycopg dumps a
+    list element by element in Python, 6 ms a thousand timestamps against 2 this way."""
+    if pg_type == "timestamptz":
+        fields = ["NULL" if v is None else v.isoformat() for v in values]
+    elif pg_type == "bool":
+        fields = ["NULL" if v is None else ("t" if v else "f") for v in values]
+    elif pg_type == "text":
+        fields = ["NULL" if v is None else _quoted(str(v)) for v in values]
+    else:  # uuid, int8: no character to quote
+        fields = ["NULL" if v is None else str(v) for v in values]
+    return "{" + ",".join(fields) + "}"
+
+
 def pg_update_rows(
     conn: Connection,
     table: Table,
@@ -206,7 +224,8 @@ def pg_update_rows(
         return []
     columns = column_tuple(column)
     names = (*columns, *keys)
-    arrays = [f"CAST(%s AS {_pg_type(table.c[name].type)}[])" for name in names]
+    types = [_pg_type(table.c[name].type) for name in names]
+    arrays = [f"CAST(%s AS {pg_type}[])" for pg_type in types]
     aliases = [f"v{n}" for n in range(len(names))]
     assignments = ", ".join(
         f"{name} = v.{alias}" for name, alias in zip(columns, aliases, strict=False)
@@ -218,7 +237,10 @@ def pg_update_rows(
     )]  # fmt: skip
     if where:
         conditions.append(where)
-    values = [list(values) for values in zip(*rows, strict=True)]
+    values = [
+        _array_text(column_values, pg_type)
+        for column_values, pg_type in zip(zip(*rows, strict=True), types, strict=True)
+    ]
     tail = ""
     if returning:
         first = keys[0]
