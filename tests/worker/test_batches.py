@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import worker_handlers
 from cli_process import command
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from cronplane import events as ev
 from cronplane.clock import FakeClock
@@ -32,7 +32,7 @@ from cronplane.core.model import QueueItem
 from cronplane.processes.worker import Worker
 from cronplane.store import claims, outcomes, queue
 from cronplane.store.database import Database
-from cronplane.store.tables import events
+from cronplane.store.tables import events, queue_items
 from firing_support import START, add_job, enqueue_items, item_row
 
 LEASE = timedelta(seconds=60)
@@ -99,6 +99,33 @@ def test_grouped_outcomes_are_recorded_only_while_ours(
     by_id = {i.id: i for i in all_items(database)}
     assert by_id[again[0].id].status == "succeeded" and by_id[again[0].id].result == {"n": 1}
     assert sorted(i.status for i in by_id.values()) == ["queued", "queued", "succeeded"]
+
+
+def test_a_group_records_each_items_own_instants_in_one_write(
+    database: Database, clock: FakeClock
+) -> None:
+    enqueue_items(database, [item_row(now=START) for _ in range(4)])
+    with database.begin() as conn:
+        a, b, c, d = claims.claim_batch(conn, "w", START, LEASE, 4)
+        conn.execute(update(queue_items).where(queue_items.c.id == d.id).values(lease_owner="x"))
+    now = START + timedelta(seconds=9)
+    group = [
+        outcomes.Success(a.id, None, START + timedelta(seconds=1), START + timedelta(seconds=2)),
+        outcomes.Success(b.id, [1], None, START + timedelta(seconds=3)),  # the claim's start
+        outcomes.Success(c.id, None, START + timedelta(microseconds=1), now),
+        outcomes.Success(d.id, None, START, now),  # no longer ours
+    ]
+    with database.begin() as conn:
+        assert outcomes.succeed_many(conn, group, "w", now) == {a.id, b.id, c.id}
+    by_id = {i.id: i for i in all_items(database)}
+    assert [(by_id[s.item_id].started_at, by_id[s.item_id].finished_at) for s in group[:3]] == [
+        (START + timedelta(seconds=1), START + timedelta(seconds=2)),
+        (START, START + timedelta(seconds=3)),
+        (START + timedelta(microseconds=1), now),
+    ]
+    assert all(by_id[i].status == "succeeded" and by_id[i].updated_at == now for i in (a.id, c.id))
+    assert by_id[b.id].result == [1] and by_id[b.id].lease_owner is None
+    assert by_id[d.id].status == "running" and by_id[d.id].finished_at is None
 
 
 def test_a_batch_with_one_failing_item_records_the_others(

@@ -45,7 +45,7 @@ class KillAtSuccess:
         with self.lock:
             if self.kills or not statement.lstrip().startswith("UPDATE queue_items"):
                 return
-            if "succeeded" not in repr(parameters):
+            if "succeeded" not in statement + repr(parameters):
                 return
             self.kills += 1
             pid = cursor.connection.execute("SELECT pg_backend_pid()").fetchone()[0]

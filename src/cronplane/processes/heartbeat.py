@@ -58,7 +58,8 @@ class Heartbeat:
     def hold(self, item_ids: Iterable[UUID]) -> None:
         with self._lock:
             self._held.update(item_ids)
-            self._busy.set()
+            if not self._busy.is_set():  # held one by one, at each start: set once
+                self._busy.set()
 
     def drop(self, item_ids: Iterable[UUID]) -> None:
         with self._lock:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from cronplane.processes.recorder import RunOutcome
 from cronplane.store.database import Database
 from cronplane.targets import PermanentFailure, RunContext, Targets
 from cronplane.targets.output import RunOutput, capturing
-from cronplane.targets.processes import ProcessPool, RunStopped
+from cronplane.targets.processes import ProcessPool, RunStopped, StopFlag
 from cronplane.targets.python import PythonTarget
 
 log = logging.getLogger(__name__)
@@ -100,7 +99,7 @@ class ItemRunner:
         self.monotonic = monotonic
         self.processes = processes
 
-    def run(self, work: Work, stop: threading.Event, now: Callable[[], datetime]) -> RunOutcome:
+    def run(self, work: Work, stop: StopFlag, now: Callable[[], datetime]) -> RunOutcome:
         """Run one item's target; `now` is the worker's clock for the two readings."""
         item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})

@@ -27,21 +27,38 @@ log = logging.getLogger(__name__)
 CHECK_EVERY = 0.02
 
 
+class Flag:
+    """One held item's stop flag, set once it was asked to stop. Not a `threading.Event`:
+    nothing waits on it (a start and a run read it), and a claim makes a thousand at once
+    (an Event, with its Condition and lock, cost ~3.5 µs each)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
 class StopFlags:
     """One worker's stop flags, by item id."""
 
     def __init__(self, database: Database, monotonic: Callable[[], float], worker: str) -> None:
         self.database, self.monotonic, self.worker = database, monotonic, worker
-        self._flags: dict[UUID, threading.Event] = {}
+        self._flags: dict[UUID, Flag] = {}
         self._checked = -math.inf  # monotonic: when the last read was asked
         self._lock = threading.Lock()
 
     def hold(self, item_ids: Iterable[UUID]) -> None:
         """Claimed: a flag for each, not set."""
-        self._flags.update((item_id, threading.Event()) for item_id in item_ids)
+        self._flags.update((item_id, Flag()) for item_id in item_ids)
 
-    def flag(self, item_id: UUID) -> threading.Event:
-        return self._flags.get(item_id) or threading.Event()
+    def flag(self, item_id: UUID) -> Flag:
+        return self._flags.get(item_id) or Flag()
 
     def drop(self, item_ids: Iterable[UUID]) -> None:
         for item_id in item_ids:

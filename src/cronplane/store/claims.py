@@ -21,8 +21,8 @@ from typing import Any
 from sqlalchemy import Connection, Integer, bindparam, false, func, or_, select, update
 
 from cronplane.core.model import QueueItem
-from cronplane.store import dialects
-from cronplane.store.queue import _IDS, _NOW, _QUEUED, _WORKER, item_from_row
+from cronplane.store import dialects, item_rows
+from cronplane.store.queue import _IDS, _NOW, _QUEUED, _WORKER
 from cronplane.store.tables import queue_items
 from cronplane.store.types import UTCDateTime
 
@@ -113,8 +113,9 @@ def _taking(dialect: dialects.Dialect, candidates: Any, *returning: Any) -> Any:
 
 @lru_cache(maxsize=8)
 def _claim_statement(dialect: dialects.Dialect, fair: bool = True) -> Any:
-    """UPDATE up to `limit` claimable items RETURNING them (`_candidates`)."""
-    return _taking(dialect, _candidates(fair), *queue_items.c)
+    """UPDATE up to `limit` claimable items RETURNING them (`_candidates`), as the driver
+    returns them (decoded by `item_rows`)."""
+    return _taking(dialect, _candidates(fair), *item_rows.COLUMNS)
 
 
 def claim_batch(
@@ -154,7 +155,7 @@ def claim_batch(
         # rest in the index's order, so concurrent workers still fill a batch.
         params["limit"] = limit - len(rows)
         rows += conn.execute(_claim_statement(dialect, fair=False), params).all()
-    return _ordered([item_from_row(row) for row in rows], fair)
+    return _ordered(item_rows.decode(conn, rows), fair)
 
 
 def _ordered(found: list[QueueItem], fair: bool) -> list[QueueItem]:
@@ -178,14 +179,16 @@ def in_turns(items: Sequence[QueueItem]) -> list[QueueItem]:
 @lru_cache(maxsize=4)
 def _peek_statement(fair: bool) -> Any:
     """The rows a claim at `now` would take (read only; ordered by the caller)."""
-    return select(queue_items).where(queue_items.c.id.in_(_candidates(fair).scalar_subquery()))
+    return select(*item_rows.COLUMNS).where(
+        queue_items.c.id.in_(_candidates(fair).scalar_subquery())
+    )
 
 
 def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> list[QueueItem]:
     """The unlimited items a claim at `at` would take, in the order it would start them;
     nothing is written (`claim_read` takes them at the instant)."""
     params = {"now": at, "limit": limit, "window": CLAIM_WINDOW_FACTOR * limit}
-    found = [item_from_row(row) for row in conn.execute(_peek_statement(fair), params)]
+    found = item_rows.decode(conn, conn.execute(_peek_statement(fair), params))
     return _ordered(found, fair)
 
 

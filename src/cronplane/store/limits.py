@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, func, or_, select, update
 
 from cronplane.core.model import QueueItem
-from cronplane.store import claims, dialects, queue
+from cronplane.store import claims, dialects, item_rows
 from cronplane.store.filing import schedule_in
 from cronplane.store.tables import queue_items
 
@@ -140,10 +140,9 @@ def claim_limited(
             started_at=now,  # this attempt's start (see claims._claim_statement)
             updated_at=now,
         )
-        .returning(*queue_items.c)
+        .returning(*item_rows.COLUMNS)
     ).all()
-    found = [queue.item_from_row(row) for row in rows]
-    return claims.in_turns(found)
+    return claims.in_turns(item_rows.decode(conn, rows))
 
 
 def _running(

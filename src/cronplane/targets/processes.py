@@ -28,13 +28,20 @@ import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, Protocol
 
 from cronplane.targets import PermanentFailure, RunContext, output
 from cronplane.targets.python import load_callable
 
 # How often a waiting run looks at its stop flag and deadline (seconds).
 POLL = 0.05
+
+
+class StopFlag(Protocol):
+    """Whether a run was asked to stop (a `threading.Event` is one; a worker's are
+    processes.stop_flags')."""
+
+    def is_set(self) -> bool: ...
 
 
 class RunStopped(Exception):
@@ -119,7 +126,7 @@ class ProcessPool:
         context: RunContext,
         *,
         timeout: float | None,
-        stop: threading.Event,
+        stop: StopFlag,
         on_start: Callable[[], None] | None = None,
         allowed: tuple[str, ...] | None = None,
     ) -> Any:

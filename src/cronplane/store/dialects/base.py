@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -50,7 +50,10 @@ class InUpdate(Protocol):
 
 class RowsUpdate(Protocol):
     """UPDATE table SET column = value (or several columns) WHERE keys = key values, for
-    each row (value(s), *key values) of driver-ready values (the dialect's `params`)."""
+    each row (value(s), *key values) of driver-ready values (the dialect's `params`).
+
+    `extra_set`, `where`: constant SQL every row shares (more assignments, a condition);
+    `returning`: the first key of each row updated (else nothing is returned)."""
 
     def __call__(
         self,
@@ -60,11 +63,22 @@ class RowsUpdate(Protocol):
         column: str | tuple[str, ...],
         rows: Sequence[Any],
         /,
-    ) -> None: ...
+        *,
+        extra_set: str = "",
+        where: str = "",
+        returning: bool = False,
+    ) -> list[Any]: ...
+
+
+class ItemsDecode(Protocol):
+    """Queue items from rows of `store.item_rows.COLUMNS` as the driver returns them."""
+
+    def __call__(self, rows: Iterable[Sequence[Any]], /) -> list[QueueItem]: ...
 
 
 if TYPE_CHECKING:
     from cronplane.clock import Clock
+    from cronplane.core.model import QueueItem
     from cronplane.store.bulk import Encoder
     from cronplane.store.database import Database
     from cronplane.store.dialects.pg_bulk import RowText
@@ -94,6 +108,8 @@ class Dialect:
     # Bulk values: rows for `insert_rows` and parameters for `update_in`.
     row_encoder: Encoder | RowText
     params: Encoder
+    # Queue items from rows of the driver's own values (store.item_rows: a claim's rows).
+    decode_items: ClassVar[ItemsDecode]
 
     def database_file(self, url: URL) -> str | None:
         """The file a URL names, when the database is one (None: a server's)."""

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.sql import Select
 
+from cronplane.store import item_rows
 from cronplane.store.dialects import pg_bulk
 from cronplane.store.dialects.base import Dialect, Listener
 from cronplane.store.tables.shards import FENCED_TABLES, MOVED_MARK
@@ -196,6 +197,7 @@ class PostgreSQL(Dialect):
         listener.start()
         return listener
 
+    decode_items = staticmethod(item_rows.from_postgresql)
     insert_rows = staticmethod(pg_bulk.pg_copy)
     update_in = staticmethod(pg_bulk.pg_update_in)
     update_rows = staticmethod(pg_bulk.pg_update_rows)

@@ -12,7 +12,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
 from cronplane.clock import Clock, SystemClock
-from cronplane.store import bulk
+from cronplane.store import bulk, item_rows
 from cronplane.store.dialects.base import Dialect
 from cronplane.store.tables.shards import FENCED_TABLES, MOVED_MARK
 
@@ -100,6 +100,7 @@ class SQLite(Dialect):
         """Move the WAL into the database file (PASSIVE: never waits)."""
         conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
+    decode_items = staticmethod(item_rows.from_sqlite)
     insert_rows = staticmethod(bulk.sqlite_insert)
     update_in = staticmethod(bulk.sqlite_update_in)
     update_rows = staticmethod(bulk.sqlite_update_rows)
