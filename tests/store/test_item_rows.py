@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, select, update
 
-from cronplane.store import claims, item_rows, queue
+from cronplane.store import claims, dialects, item_rows, queue
 from cronplane.store.database import Database
 from cronplane.store.tables import queue_items
 from firing_support import item_row
@@ -68,7 +68,7 @@ def _both(database: Database) -> tuple[list[Any], list[Any]]:
     with database.read() as conn:
         core = [queue.item_from_row(r) for r in conn.execute(select(queue_items).order_by(order))]
         rows = conn.execute(select(*item_rows.COLUMNS).order_by(order))
-        return core, item_rows.decode(conn, rows)
+        return core, dialects.of(conn).decode_items(rows)
 
 
 @settings(
@@ -98,7 +98,7 @@ def test_a_session_in_another_zone_reads_utc(pg_database: Database) -> None:
         queue.enqueue(conn, item_row(now=at))
     with pg_database.read() as conn:
         conn.exec_driver_sql("SET LOCAL TIME ZONE 'Asia/Kolkata'")
-        (item,) = item_rows.decode(conn, conn.execute(select(*item_rows.COLUMNS)))
+        (item,) = dialects.of(conn).decode_items(conn.execute(select(*item_rows.COLUMNS)))
     assert item.available_at == at and item.available_at.tzinfo is UTC
     assert item.started_at is None
 

@@ -155,7 +155,7 @@ def claim_batch(
         # rest in the index's order, so concurrent workers still fill a batch.
         params["limit"] = limit - len(rows)
         rows += conn.execute(_claim_statement(dialect, fair=False), params).all()
-    return _ordered(item_rows.decode(conn, rows), fair)
+    return _ordered(dialects.of(conn).decode_items(rows), fair)
 
 
 def _ordered(found: list[QueueItem], fair: bool) -> list[QueueItem]:
@@ -188,7 +188,7 @@ def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> li
     """The unlimited items a claim at `at` would take, in the order it would start them;
     nothing is written (`claim_read` takes them at the instant)."""
     params = {"now": at, "limit": limit, "window": CLAIM_WINDOW_FACTOR * limit}
-    found = item_rows.decode(conn, conn.execute(_peek_statement(fair), params))
+    found = dialects.of(conn).decode_items(conn.execute(_peek_statement(fair), params))
     return _ordered(found, fair)
 
 

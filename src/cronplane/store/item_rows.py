@@ -6,9 +6,9 @@ database against ~3 ms (SQLite) / ~7 ms (PostgreSQL) for the driver's own fetch:
 row's ten timestamps go through the `UTCDateTime` processor (on SQLite parsed, then made
 aware by `datetime.replace`, itself slower than the parse), two UUIDs and two JSON
 documents through theirs. So the claim selects the columns untyped (`COLUMNS`: the
-driver's values as they are) and `decode` makes the records by the database's function
-here (its Dialect's `decode_items`), ~11 / ~12 ms a thousand (docs/performance.md, "Issue
-32, fourth sitting"). Everything else reads items through Core
+driver's values as they are) and the database's function here makes the records
+(`dialects.of(conn).decode_items(rows)`), ~11 / ~12 ms a thousand (docs/performance.md,
+"Issue 32, fourth sitting"). Everything else reads items through Core
 (`store.queue.item_from_row`); tests/store/test_item_rows.py holds the two equal on both
 databases.
 """
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, overload
 from uuid import UUID
 
-from sqlalchemy import Connection, type_coerce
+from sqlalchemy import type_coerce
 from sqlalchemy.types import NullType
 
 from cronplane.core.model import QueueItem
@@ -33,13 +33,6 @@ COLUMNS = tuple(
 )
 
 Row = Sequence[Any]
-
-
-def decode(conn: Connection, rows: Iterable[Row]) -> list[QueueItem]:
-    """The records of `rows` selected as `COLUMNS` on `conn`'s database."""
-    from cronplane.store import dialects  # the dialects name this module's functions
-
-    return dialects.of(conn).decode_items(rows)
 
 
 @overload

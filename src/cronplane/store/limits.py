@@ -142,7 +142,7 @@ def claim_limited(
         )
         .returning(*item_rows.COLUMNS)
     ).all()
-    return claims.in_turns(item_rows.decode(conn, rows))
+    return claims.in_turns(dialects.of(conn).decode_items(rows))
 
 
 def _running(
