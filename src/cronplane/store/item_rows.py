@@ -16,7 +16,7 @@ databases.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, overload
 from uuid import UUID
@@ -66,42 +66,32 @@ def _json(text: str | float | None) -> Any:
     return json.loads(text)
 
 
+def _uuid(text: str | None) -> UUID | None:
+    return None if text is None else UUID(text)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 # fmt: off
-# The record's fields in their order (COLUMNS), unpacked by name.
-def from_sqlite(rows: Iterable[Row]) -> list[QueueItem]:
-    """SQLite: ids as 32 hex digits, timestamps as naive UTC text, JSON as text, booleans
-    as 0/1."""
-    at = sqlite_instant
+def _records(
+    rows: Iterable[Row],
+    ident: Callable[[Any], Any],
+    doc: Callable[[Any], Any],
+    flag: Callable[[Any], Any],
+    at: Callable[[Any], Any],
+) -> list[QueueItem]:
+    """The records of `rows` (the fields in COLUMNS' order, unpacked by name), each kind
+    of value through its database's conversion: ids, JSON, booleans, instants."""
     return [
         QueueItem(
-            UUID(item_id), tenant, stack, environment, job, _json(payload), source,
-            None if schedule_id is None else UUID(schedule_id), at(scheduled_for), priority,
-            status, at(available_at), at(expires_at), attempts, max_attempts, lease_owner,
-            at(heartbeat_at), at(lease_expires_at), _json(result), error, at(created_at),
-            at(started_at), at(finished_at), at(updated_at), timeout, max_concurrency,
-            bool(exclusive), at(cancel_requested_at), cancelled_by,
-        )
-        for (
-            item_id, tenant, stack, environment, job, payload, source, schedule_id,
-            scheduled_for, priority, status, available_at, expires_at, attempts, max_attempts,
-            lease_owner, heartbeat_at, lease_expires_at, result, error, created_at, started_at,
-            finished_at, updated_at, timeout, max_concurrency, exclusive, cancel_requested_at,
-            cancelled_by,
-        ) in rows
-    ]
-
-
-def from_postgresql(rows: Iterable[Row]) -> list[QueueItem]:
-    """PostgreSQL (psycopg): ids, JSON and booleans come decoded; timestamps in the
-    session's zone."""
-    at = postgresql_instant
-    return [
-        QueueItem(
-            item_id, tenant, stack, environment, job, payload, source, schedule_id,
-            at(scheduled_for), priority, status, at(available_at), at(expires_at), attempts,
-            max_attempts, lease_owner, at(heartbeat_at), at(lease_expires_at), result, error,
-            at(created_at), at(started_at), at(finished_at), at(updated_at), timeout,
-            max_concurrency, exclusive, at(cancel_requested_at), cancelled_by,
+            ident(item_id), tenant, stack, environment, job, doc(payload), source,
+            ident(schedule_id), at(scheduled_for), priority, status, at(available_at),
+            at(expires_at), attempts, max_attempts, lease_owner, at(heartbeat_at),
+            at(lease_expires_at), doc(result), error, at(created_at), at(started_at),
+            at(finished_at), at(updated_at), timeout, max_concurrency, flag(exclusive),
+            at(cancel_requested_at), cancelled_by,
         )
         for (
             item_id, tenant, stack, environment, job, payload, source, schedule_id,
@@ -112,3 +102,15 @@ def from_postgresql(rows: Iterable[Row]) -> list[QueueItem]:
         ) in rows
     ]
 # fmt: on
+
+
+def from_sqlite(rows: Iterable[Row]) -> list[QueueItem]:
+    """SQLite: ids as 32 hex digits, timestamps as naive UTC text, JSON as text, booleans
+    as 0/1."""
+    return _records(rows, _uuid, _json, bool, sqlite_instant)
+
+
+def from_postgresql(rows: Iterable[Row]) -> list[QueueItem]:
+    """PostgreSQL (psycopg): ids, JSON and booleans come decoded; timestamps in the
+    session's zone."""
+    return _records(rows, _same, _same, _same, postgresql_instant)
