@@ -109,8 +109,8 @@ def _walked_complement(
     reads at most its counted entries; the positive one's is bounded by nothing.
     """
     selector = filters.selection()
-    if key_sets.negative_only(selector):
-        if walk is not None or _often(conn, tenant, filters, after, fixed):
+    if key_sets.negative_only(selector):  # no positive term: `walk` is None
+        if _often(conn, tenant, filters, after, fixed):
             return None
         return key_sets.complement(conn, tenant, selector)
     if walk is not None and walk.entries < label_index.COUNT_CAP:
