@@ -8,6 +8,8 @@ expired meanwhile is not claimed. SQLite and PostgreSQL, an injected clock.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -18,7 +20,7 @@ import worker_handlers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cronplane.clock import FakeClock
+from cronplane.clock import FakeClock, SystemClock
 from cronplane.processes.node import WAKE_OTHERS_AFTER, Node, NodeOptions
 from cronplane.processes.worker import Worker
 from cronplane.store import cancels, claims, queue
@@ -157,3 +159,32 @@ def test_a_node_wakes_one_worker_for_the_instant_and_the_others_just_after(
     Node(database, NodeOptions(dispatcher=False, workers=0, alerts=False), clock).wake_workers(
         START
     )
+
+
+def test_a_part_starts_before_the_last_parts_outcomes_are_written(database: Database) -> None:
+    """In the running loop, the next part of a claim read ahead is claimed and started as
+    soon as it is due, and the outcomes wait for the last part: a write between parts held
+    every later item's start behind it (issue 32, started − due)."""
+    clock = SystemClock()
+    add_job(database, target="python:worker_handlers:ok")
+    at = clock.now() + timedelta(seconds=0.4)
+    rows = [item_row(now=at) for _ in range(200)]
+    enqueue_items(database, rows)
+    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256, pace=0)
+    worker.wake(at)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while _statuses(database) != {"succeeded": 200}:
+            assert time.monotonic() < deadline, _statuses(database)
+            time.sleep(0.05)
+    finally:
+        worker.stop()
+        thread.join(timeout=10)
+    done = items(database)
+    assert all(item.started_at is not None and item.started_at >= at for item in done)
+    # Every item started, in parts (32, 64, 104), before the first outcome was written.
+    last_start = max(item.started_at for item in done if item.started_at is not None)
+    assert last_start <= min(item.updated_at for item in done)
+    assert len(worker_handlers.CALLS) == 200

@@ -85,6 +85,9 @@ class RunSlots:
         self.pending: list[RunOutcome] = []
         self.oldest = 0.0  # monotonic: when the oldest pending outcome arrived
         self.unstarted: list[QueueItem] = []
+        # While a claim read ahead is taken in parts: the next part is due once no more
+        # than this many claimed items wait (-1: no part is coming).
+        self.low_water = -1
         self._pool: ThreadPoolExecutor | None = None
 
     def free(self) -> int:
@@ -137,9 +140,13 @@ class RunSlots:
         """Hand `write` each group of outcomes and the claims to give back as the slots
         produce them; return when the slots are idle (`until_idle`) or after `timeout`
         seconds without a reason to act. `more`: whether more claimed items are coming
-        (a claim read ahead, taken in parts)."""
+        (a claim read ahead, taken in parts). Not `until_idle`, it returns as soon as the
+        next part is due (`low_water`): claimed first, the part's items start before the
+        last part's outcomes are written."""
         while True:
             with self.cond:
+                if not until_idle and len(self.waiting) <= self.low_water and more():
+                    return
                 for _ in range(self._spread_locked()):
                     self._executor().submit(self._slot)
                 stale = self._stale_locked()
@@ -191,7 +198,8 @@ class RunSlots:
                         self.pending.append(outcome)
                     else:
                         self.unstarted.append(outcome)
-                    if not self.waiting or self.due_to_flush():
+                    left = len(self.waiting)
+                    if not left or left == self.low_water or self.due_to_flush():
                         self.cond.notify_all()
         except Exception:  # a bug here must not leave the slot counted busy
             log.exception("a run slot failed")

@@ -23,8 +23,9 @@ processes.claiming, the slots in processes.run_slots. The rule it keeps
    and a claim starts within `START_BOUND` (far inside the lease) or not at all.
 4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
    with the instants the target was invoked and returned (item_runner):
-   a group is written as soon as no more claimed items wait to start, or
-   once its oldest outcome has waited `flush_after`. Every write is
+   a group is written as soon as no more claimed items wait to start and no
+   part of a claim read ahead is still coming, or once its oldest outcome has
+   waited `flush_after`. Every write is
    conditional on the lease: an item recovered meanwhile records nothing.
 
 :meth:`Worker.run_once` is one step (claim, run, record, all done when it
@@ -167,8 +168,14 @@ class Worker:
     def _claim(self) -> bool:
         """One claim: the next part of a claim read ahead once its instant came, else one
         for the free slots (nothing when none is free or claims still wait)."""
+        try:
+            return self._claim_next()
+        finally:  # the slots hand the worker back as soon as the next part is due
+            self.slots.low_water = self._part_due()
+
+    def _claim_next(self) -> bool:
         ahead = self.claimer.ahead
-        if ahead is not None and self._wants_part(ahead.part):
+        if ahead is not None and self.slots.waiting_count() <= self._part_due():
             now, anchor = self.clock.now(), self.clock.monotonic()
             batch = self.claimer.claim_part(now, self.limit()) if ahead.at <= now else []
             if batch:
@@ -203,10 +210,12 @@ class Worker:
             return
         self.claimer.read_ahead(at)
 
-    def _wants_part(self, part: int) -> bool:
-        """Whether the next part is due: once a quarter of it waits (half the last part),
-        so it is claimed while the slots run the rest, and none waits long unchecked."""
-        return self.slots.waiting_count() <= part // 4
+    def _part_due(self) -> int:
+        """The next part of a claim read ahead is due once no more claimed items wait than
+        a quarter of it (half the last part), so it is claimed while the slots run the
+        rest, and none waits long unchecked; -1: no part is coming."""
+        ahead = self.claimer.ahead
+        return -1 if ahead is None else ahead.part // 4
 
     def now(self) -> datetime:
         """The worker's clock: the last claim's "now" carried forward by the monotonic clock."""

@@ -17,8 +17,20 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any
+from uuid import UUID
 
-from sqlalchemy import Connection, Integer, bindparam, false, func, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Integer,
+    Text,
+    bindparam,
+    cast,
+    false,
+    func,
+    or_,
+    select,
+    update,
+)
 
 from cronplane.core.model import QueueItem
 from cronplane.store import dialects, item_rows
@@ -194,9 +206,10 @@ def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> li
 
 @lru_cache(maxsize=8)
 def _claim_read_statement(dialect: dialects.Dialect) -> Any:
-    """UPDATE those of `ids` still claimable (and not held by another claim) RETURNING ids."""
+    """UPDATE those of `ids` still claimable (and not held by another claim) RETURNING ids,
+    as text (read only when some were not taken)."""
     candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_IDS), *_CLAIMABLE)
-    return _taking(dialect, candidates, queue_items.c.id)
+    return _taking(dialect, candidates, cast(queue_items.c.id, Text()))
 
 
 def claim_read(
@@ -213,7 +226,10 @@ def claim_read(
     if not items:
         return []
     params = {"ids": [i.id for i in items], "worker": worker, "now": now, "until": now + lease}
-    taken = set(conn.execute(_claim_read_statement(dialects.of(conn)), params).scalars())
+    rows = conn.execute(_claim_read_statement(dialects.of(conn)), params).scalars().all()
+    if len(rows) < len(items):  # some were taken meanwhile: which ones (the ids' text)
+        taken = {UUID(row) for row in rows}
+        items = [item for item in items if item.id in taken]
     until = now + lease
     claimed = {
         "status": "running",
@@ -223,7 +239,7 @@ def claim_read(
         "started_at": now,
         "updated_at": now,
     }
-    return [_as_claimed(item, claimed) for item in items if item.id in taken]
+    return [_as_claimed(item, claimed) for item in items]
 
 
 _FIELDS = attrgetter(*QueueItem.__slots__)
