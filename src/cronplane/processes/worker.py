@@ -23,9 +23,8 @@ processes.claiming, the slots in processes.run_slots. The rule it keeps
    and a claim starts within `START_BOUND` (far inside the lease) or not at all.
 4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
    with the instants the target was invoked and returned (item_runner):
-   a group is written as soon as no more claimed items wait to start and no
-   part of a claim read ahead is still coming, or once its oldest outcome has
-   waited `flush_after`. Every write is
+   a group is written once no claimed item waits to start and no part of a
+   claim read ahead is coming, or its oldest outcome waited `flush_after`. Every write is
    conditional on the lease: an item recovered meanwhile records nothing.
 
 :meth:`Worker.run_once` is one step (claim, run, record, all done when it
@@ -211,9 +210,8 @@ class Worker:
         self.claimer.read_ahead(at)
 
     def _part_due(self) -> int:
-        """The next part of a claim read ahead is due once no more claimed items wait than
-        a quarter of it (half the last part), so it is claimed while the slots run the
-        rest, and none waits long unchecked; -1: no part is coming."""
+        """The next part of a claim read ahead is due once a quarter of it waits (half the
+        last part): claimed while the slots run the rest. -1: no part is coming."""
         ahead = self.claimer.ahead
         return -1 if ahead is None else ahead.part // 4
 
