@@ -188,6 +188,15 @@ def negatives(draw: st.DrawFn) -> Requirement:
     return Requirement(key, op, tuple(sorted(set(values)))[: 1 if op == "!=" else 3])
 
 
+def _listed(database: Database) -> tuple[ScheduleService, list[dict[str, Any]]]:
+    """Forty rows inserted, a service over them, and the rows in the listing's order."""
+    rows = _rows(40)
+    with database.begin() as conn:
+        insert_rows(conn, rows)
+    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+    return ScheduleService(database, FakeClock(START)), order
+
+
 def _paged(
     service: ScheduleService, selector: Selector, stack: str | None, enabled: bool | None
 ) -> list[tuple[str, str]]:
@@ -226,11 +235,7 @@ def test_negative_selectors_page_through_what_they_match(
     and state filters or without, whether the page merges a term's ranges (the walk by
     name never counted as often enough) or, past the caps, walks by name."""
     monkeypatch.setattr(schedule_filters, "_often", lambda *_: False)
-    rows = _rows(40)
-    with database.begin() as conn:
-        insert_rows(conn, rows)
-    service = ScheduleService(database, FakeClock(START))
-    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+    service, order = _listed(database)
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
@@ -270,11 +275,7 @@ def test_mixed_selectors_page_through_what_they_match(
     """A selector of positive and negative terms pages exactly through the matching rows
     whichever walk it takes: a positive term's range (small or past its cap), or a
     negative term's complement less the sets a positive or a `!k` term refuses."""
-    rows = _rows(40)
-    with database.begin() as conn:
-        insert_rows(conn, rows)
-    service = ScheduleService(database, FakeClock(START))
-    order = sorted(rows, key=lambda r: (r["name"], r["stack"], r["environment"]))
+    service, order = _listed(database)
 
     @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(

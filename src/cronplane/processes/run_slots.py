@@ -85,8 +85,8 @@ class RunSlots:
         self.pending: list[RunOutcome] = []
         self.oldest = 0.0  # monotonic: when the oldest pending outcome arrived
         self.unstarted: list[QueueItem] = []
-        # While a claim read ahead is taken in parts: the next part is due once no more
-        # than this many claimed items wait (-1: no part is coming).
+        # While a claim read ahead is taken in parts (set at each claim): the next part is
+        # due once no more than this many claimed items wait (-1: no part is coming).
         self.low_water = -1
         self._pool: ThreadPoolExecutor | None = None
 
@@ -135,17 +135,16 @@ class RunSlots:
         *,
         until_idle: bool,
         timeout: float | None,
-        more: Callable[[], bool],
     ) -> None:
         """Hand `write` each group of outcomes and the claims to give back as the slots
         produce them; return when the slots are idle (`until_idle`) or after `timeout`
-        seconds without a reason to act. `more`: whether more claimed items are coming
-        (a claim read ahead, taken in parts). Not `until_idle`, it returns as soon as the
-        next part is due (`low_water`): claimed first, the part's items start before the
-        last part's outcomes are written."""
+        seconds without a reason to act. While parts of a claim read ahead are coming
+        (`low_water` set) outcomes wait for the last, and, not `until_idle`, it returns as
+        soon as the next part is due: claimed first, its items start before the last
+        part's outcomes are written."""
         while True:
             with self.cond:
-                if not until_idle and len(self.waiting) <= self.low_water and more():
+                if not until_idle and len(self.waiting) <= self.low_water:
                     return
                 for _ in range(self._spread_locked()):
                     self._executor().submit(self._slot)
@@ -153,7 +152,7 @@ class RunSlots:
                 group: list[RunOutcome] = []
                 # Written once no claimed item waits to start, nor is a claim read ahead
                 # still being taken (its next part starts sooner than a group is written).
-                coming = bool(self.waiting) or more()
+                coming = bool(self.waiting) or self.low_water >= 0
                 if self.pending and (not coming or self.due_to_flush()):
                     group, self.pending = self.pending, []
                 back, self.unstarted = self.unstarted + stale, []

@@ -260,7 +260,6 @@ class Worker:
             self._write,
             until_idle=until_idle,
             timeout=timeout,
-            more=lambda: self.claimer.ahead is not None,
         )
 
     def _write(self, group: list[RunOutcome], back: list[QueueItem]) -> None:

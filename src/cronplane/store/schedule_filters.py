@@ -113,9 +113,10 @@ def _walked_complement(
         if _often(conn, tenant, filters, after, fixed):
             return None
         return key_sets.complement(conn, tenant, selector)
-    if walk is not None and walk.entries < label_index.COUNT_CAP:
-        return None
-    if walk is not None and label_index.finds_often(conn, tenant, selector, walk):
+    if walk is not None and (
+        walk.entries < label_index.COUNT_CAP
+        or label_index.finds_often(conn, tenant, selector, walk)
+    ):
         return None
     found_by = key_sets.complement(conn, tenant, selector, count=True)
     return found_by if found_by is not None and found_by.entries < key_sets.COUNT_CAP else None
