@@ -319,6 +319,13 @@ def schedule_ids(database: Database) -> list[str]:
 def lateness_of(database: Database, window: Sequence[datetime], column: str) -> list[float]:
     """`column` − scheduled_for (s) of the window's items: created_at is the instant the
     dispatcher decided as of (its own clock), started_at when a worker started the item."""
+    return [late for _, late in lateness_by_instant(database, window, column)]
+
+
+def lateness_by_instant(
+    database: Database, window: Sequence[datetime], column: str
+) -> list[tuple[datetime, float]]:
+    """(scheduled_for, `column` − scheduled_for in s) of the window's items."""
     first, last = min(window), max(window)
     with database.read() as conn:
         sql = (
@@ -330,7 +337,18 @@ def lateness_of(database: Database, window: Sequence[datetime], column: str) -> 
         if database.dialect == "sqlite":
             bounds = {"first": sqlite_text(first), "last": sqlite_text(last)}
         rows = conn.execute(text(sql), bounds).all()
-    return [(as_utc(c) - as_utc(s)).total_seconds() for c, s in rows]
+    return [(as_utc(s), (as_utc(c) - as_utc(s)).total_seconds()) for c, s in rows]
+
+
+def started_instants(
+    by_instant: Sequence[tuple[datetime, float]], window: Sequence[datetime]
+) -> list[list[float]]:
+    """Each instant's started − due p50 and max (ms), in the window's order."""
+    grouped: dict[float, list[float]] = defaultdict(list)
+    for due, late in by_instant:
+        grouped[due.timestamp()].append(late)
+    figures = [summary(grouped[t.timestamp()]) for t in window if grouped[t.timestamp()]]
+    return [[round(f["p50_ms"], 1), round(f["max_ms"], 1)] for f in figures]
 
 
 def leader_held(database: Database) -> bool:
@@ -443,7 +461,9 @@ def fire_run(
     items, fired = recorded(database)
     ids = schedule_ids(database)
     decided = lateness_of(database, window, "created_at")
-    started = lateness_of(database, window, "started_at") if command[0] == "serve" else []
+    serve = command[0] == "serve"
+    by_instant = lateness_by_instant(database, window, "started_at") if serve else []
+    started = [late for _, late in by_instant]
     database.dispose()
     elapsed = window[-1].timestamp() - first.timestamp() + EVERY
     committed = [late for t in window for late in samples[t]]
@@ -464,6 +484,8 @@ def fire_run(
         ],
         "decided": summary(decided),
         "started": summary(started),
+        # Each instant's started − due p50 / max (ms), in order: one bad instant or all?
+        "started_instants": started_instants(by_instant, window),
         "first_minute_p99_ms": summary([late for t in window[:per_minute] for late in samples[t]])[
             "p99_ms"
         ],
