@@ -1,9 +1,12 @@
 """A claim read ahead of its instant (issue 32): nothing starts early, nothing twice.
 
 Woken for an instant, an idle worker reads what a claim at it would take
-(`Worker.read_ahead`) and at the instant claims it in parts that only write
-(`claims.claim_read`). What was cancelled, taken by another worker or
-expired meanwhile is not claimed. SQLite and PostgreSQL, an injected clock.
+(`Worker.read_ahead`) and claims as much as its slots can start then, ahead of
+it (`claims.claim_read` as of the instant); at the instant those only start and
+the rest is claimed in parts. What was cancelled, taken by another worker or
+expired meanwhile is not claimed; a claim made ahead that is cancelled before
+its instant never starts, and one whose worker stops is given back. SQLite and
+PostgreSQL, an injected clock.
 """
 
 from __future__ import annotations
@@ -52,12 +55,15 @@ def _worker(database: Database, clock: FakeClock, **options: Any) -> Worker:
     return Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, concurrency=2, **options)
 
 
-def _read_ahead_of(database: Database, count: int) -> tuple[FakeClock, Worker, list[UUID]]:
-    """`count` items claimable at START, read ahead by an idle worker 0.3 s before it."""
+def _read_ahead_of(
+    database: Database, count: int, pace: float | None = 0.0
+) -> tuple[FakeClock, Worker, list[UUID]]:
+    """`count` items claimable at START, read ahead by an idle worker 0.3 s before it (and
+    claimed ahead: all of them when items are known short, `pace` 0; else one a slot)."""
     clock = FakeClock(START - timedelta(seconds=1))
     add_job(database, target="python:worker_handlers:ok")
     ids = _queue(database, count)
-    worker = _worker(database, clock, claim_batch=64, pace=0.0)
+    worker = _worker(database, clock, claim_batch=64, pace=pace)
     _at(clock, -0.3)
     worker.wake(START)
     worker.read_ahead()
@@ -70,8 +76,9 @@ def _statuses(database: Database) -> Counter[str]:
 
 def test_a_claim_read_ahead_starts_nothing_before_its_instant(database: Database) -> None:
     clock, worker, _ = _read_ahead_of(database, 40)
-    # Read, not claimed: every item is still queued, and none may start before START.
-    assert _statuses(database) == {"queued": 40}
+    # Claimed ahead (the worker's, one attempt each), and none may start before START.
+    claimed = items(database)
+    assert {(i.status, i.lease_owner, i.attempts) for i in claimed} == {("running", worker.name, 1)}
     _at(clock, -0.01)
     assert worker.run_once() is False
     assert worker_handlers.CALLS == []
@@ -85,7 +92,9 @@ def test_a_claim_read_ahead_starts_nothing_before_its_instant(database: Database
 
 
 def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
-    clock, worker, ids = _read_ahead_of(database, 6)
+    # Pace unknown: two items (one a slot) claimed ahead, four read ahead only.
+    clock, worker, ids = _read_ahead_of(database, 6, pace=None)
+    assert _statuses(database) == {"running": 2, "queued": 4}
     _at(clock, 0.0)
     with database.begin() as conn:
         # One cancelled by an operator, two taken by another worker, after the read.
@@ -93,6 +102,7 @@ def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
         assert cancelled is not None
         cancels.cancel_or_request(conn, cancelled, actor="ops", now=clock.now())
         taken = claims.claim_batch(conn, "other", clock.now(), LEASE, 2, fair=False)
+    assert {item.payload["n"] for item in taken} <= {2, 3, 4, 5}  # not what was claimed
     assert worker.run_once() is True
     while worker.run_once():
         pass
@@ -100,6 +110,59 @@ def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
     others = {item.payload["n"] for item in taken}
     assert ran == sorted(set(range(1, 6)) - others)
     assert _statuses(database) == {"succeeded": 3, "running": 2, "cancelled": 1}
+
+
+def test_a_claim_made_ahead_and_cancelled_before_its_instant_never_starts(
+    database: Database,
+) -> None:
+    clock, worker, ids = _read_ahead_of(database, 3)
+    _at(clock, -0.2)
+    with database.begin() as conn:
+        item = queue.get(conn, ids[1])
+        assert item is not None and item.status == "running"  # claimed, not started
+        cancels.cancel_or_request(conn, item, actor="ops", now=clock.now())
+    _at(clock, 0.0)
+    while worker.run_once():
+        pass
+    assert sorted(payload["n"] for payload, _ in worker_handlers.CALLS) == [0, 2]
+    by_id = {item.id: item for item in items(database)}
+    assert (by_id[ids[1]].status, by_id[ids[1]].cancelled_by) == ("cancelled", "ops")
+    assert _statuses(database) == {"succeeded": 2, "cancelled": 1}
+
+
+def test_a_worker_stopped_before_the_instant_gives_its_claim_made_ahead_back(
+    database: Database,
+) -> None:
+    _, worker, _ = _read_ahead_of(database, 5)
+    assert _statuses(database) == {"running": 5}
+    worker.stop()
+    worker.close()
+    assert {(i.status, i.lease_owner, i.attempts) for i in items(database)} == {("queued", None, 0)}
+    assert worker_handlers.CALLS == []
+
+
+def test_a_claim_made_ahead_takes_only_what_is_claimable_at_its_instant(
+    database: Database,
+) -> None:
+    add_job(database, target="python:worker_handlers:ok")
+    now = START - timedelta(seconds=0.3)
+    rows = [
+        item_row(now=START),  # claimable at the instant
+        item_row(now=START + timedelta(seconds=1)),  # a second later
+        item_row(now=START, expires_at=START - timedelta(seconds=0.1)),  # expired by then
+    ]
+    enqueue_items(database, rows)
+    with database.read() as conn:
+        read = [queue.get(conn, row["id"]) for row in rows]
+    with database.begin() as conn:
+        taken = claims.claim_read(conn, "w", now, LEASE, [i for i in read if i], at=START)
+    assert [item.id for item in taken] == [rows[0]["id"]]
+    with database.read() as conn:
+        stored = queue.get(conn, rows[0]["id"])
+    for claimed in (taken[0], stored):  # as returned, and as stored
+        assert claimed is not None
+        assert claimed.heartbeat_at == now  # when it was claimed
+        assert claimed.started_at == START  # no sooner than its instant, until it starts
 
 
 def test_an_instant_long_past_is_claimed_afresh(database: Database) -> None:
@@ -161,28 +224,49 @@ def test_a_node_wakes_one_worker_for_the_instant_and_the_others_just_after(
     )
 
 
-def test_a_part_starts_before_the_last_parts_outcomes_are_written(database: Database) -> None:
-    """In the running loop, the next part of a claim read ahead is claimed and started as
-    soon as it is due, and the outcomes wait for the last part: a write between parts held
-    every later item's start behind it (issue 32, started − due)."""
-    clock = SystemClock()
-    add_job(database, target="python:worker_handlers:ok")
-    at = clock.now() + timedelta(seconds=0.4)
-    rows = [item_row(now=at) for _ in range(200)]
-    enqueue_items(database, rows)
-    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256, pace=0)
-    worker.wake(at)
+def _run_until_done(worker: Worker, database: Database, count: int) -> list[Any]:
+    """Run the worker's real loop until `count` items succeeded; the items."""
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + 20
-        while _statuses(database) != {"succeeded": 200}:
+        while _statuses(database) != {"succeeded": count}:
             assert time.monotonic() < deadline, _statuses(database)
             time.sleep(0.05)
     finally:
         worker.stop()
         thread.join(timeout=10)
-    done = items(database)
+    return items(database)
+
+
+def test_items_claimed_ahead_start_at_their_instant_not_before(database: Database) -> None:
+    """In the running loop, woken for an instant, a worker claims the items before it and
+    starts them from it: the record shows each claimed (`heartbeat_at`, written by the
+    claim) before the instant and started at or after it."""
+    clock = SystemClock()
+    add_job(database, target="python:worker_handlers:ok")
+    at = clock.now() + timedelta(seconds=0.49)  # woken within READ_AHEAD of it
+    enqueue_items(database, [item_row(now=at) for _ in range(100)])
+    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256, pace=0)
+    worker.wake(at)
+    done = _run_until_done(worker, database, 100)
+    assert all(i.heartbeat_at < at <= i.started_at <= i.finished_at for i in done)
+    assert len(worker_handlers.CALLS) == 100
+
+
+def test_a_part_starts_before_the_last_parts_outcomes_are_written(database: Database) -> None:
+    """In the running loop, the next part of a claim read ahead is claimed and started as
+    soon as it is due, and the outcomes wait for the last part: a write between parts held
+    every later item's start behind it (issue 32, started − due). The pace unknown, one
+    item is claimed ahead of the instant and the rest at it, in parts."""
+    clock = SystemClock()
+    add_job(database, target="python:worker_handlers:ok")
+    at = clock.now() + timedelta(seconds=0.4)
+    rows = [item_row(now=at) for _ in range(200)]
+    enqueue_items(database, rows)
+    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256)
+    worker.wake(at)
+    done = _run_until_done(worker, database, 200)
     assert all(item.started_at is not None and item.started_at >= at for item in done)
     # Every item started, in parts (32, 64, 104), before the first outcome was written.
     last_start = max(item.started_at for item in done if item.started_at is not None)

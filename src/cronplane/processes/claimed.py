@@ -1,5 +1,6 @@
 """What a worker holds between a claim and a run slot: claimed items waiting for a slot,
-and items read ahead of the instant they become claimable (processes.worker)."""
+items read ahead of the instant they become claimable, and those of them claimed ahead
+of it (processes.worker)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from cronplane.processes.item_runner import Work
 
 @dataclass(slots=True)
 class Claimed:
-    """A claimed item waiting for a slot: when it was claimed (monotonic)."""
+    """A claimed item waiting for a slot: when it was claimed and when it became startable
+    (monotonic; its claim, or the instant a claim made ahead of it was for)."""
 
     work: Work
     claimed: float
+    startable: float
 
 
 @dataclass(slots=True)
@@ -25,3 +28,13 @@ class ReadAhead:
     at: datetime
     works: deque[Work]
     part: int = 32  # the next claim's size (doubling)
+
+
+@dataclass(slots=True)
+class ClaimedAhead:
+    """Items claimed ahead of the instant `at` they become claimable, started from it."""
+
+    at: datetime
+    due: float  # the monotonic reading of `at`
+    works: list[Work]
+    claimed: float  # monotonic: when the claim was made

@@ -4,9 +4,10 @@ next part of a claim read ahead of the instant its items become claimable.
 A claim is one transaction (`store.limits.claim`, no double claim). It goes in turns by
 tenant at the first claim and then at least every FAIR_CLAIM_EVERY seconds, in the claim
 index's order between (the turns' statement costs a claim ~25 % more on SQLite). A claim
-read ahead (`claims.peek`) decodes the items before their instant, so that at it the
-claim only writes (`claims.claim_read`), in parts that double from 32: the first items
-start within a small claim's time of the instant, the rest are claimed while they run.
+read ahead (`claims.peek`) decodes the items before their instant and claims as many as
+a claim may take then, ahead of it (`claims.claim_read` as of the instant): at the instant
+they only start. The rest are claimed at it in parts that double from 32, each claimed
+while the last runs.
 Each item comes with its job and schedule name, each kind in one read.
 """
 
@@ -21,7 +22,7 @@ from sqlalchemy import Connection
 
 from cronplane.clock import Clock
 from cronplane.core.model import QueueItem
-from cronplane.processes.claimed import ReadAhead
+from cronplane.processes.claimed import ClaimedAhead, ReadAhead
 from cronplane.processes.item_runner import Work
 from cronplane.processes.run_slots import START_BOUND
 from cronplane.store import claims, limits, tenant_moves
@@ -54,6 +55,7 @@ class Claimer:
         # Platform limit: running items per tenant (CRONPLANE_TENANT_MAX_CONCURRENCY).
         self.tenant_limit = tenant_limit
         self.ahead: ReadAhead | None = None
+        self.held: ClaimedAhead | None = None  # claimed ahead, held until their instant
         self._fair_after = -math.inf  # monotonic: the next claim in turns
 
     def claim(self, now: datetime, limit: int) -> list[Work]:
@@ -81,6 +83,27 @@ class Claimer:
             items = claims.peek(conn, at, self.claim_batch, fair=fair)
             self.ahead = ReadAhead(at, deque(self._lookups(conn, items))) if items else None
 
+    def claim_ahead(self, now: datetime, anchor: float, limit: int) -> list[Work]:
+        """Claim, at `now` (`anchor`: its monotonic reading), up to `limit` of what was read
+        ahead, those claimable at its instant: held until it (`due`). The rest stay read
+        ahead, claimed at the instant in parts."""
+        ahead = self.ahead
+        if ahead is None:
+            return []
+        works = self._claim_read(ahead, now, min(limit, len(ahead.works)), at=ahead.at)
+        if works:
+            due = anchor + (ahead.at - now).total_seconds()
+            self.held = ClaimedAhead(ahead.at, due, works, anchor)
+        return works
+
+    def due(self, mono: float) -> ClaimedAhead | None:
+        """The items claimed ahead once their instant came (`mono`), no longer held here."""
+        held = self.held
+        if held is None or mono < held.due:
+            return None
+        self.held = None
+        return held
+
     def claim_part(self, now: datetime, limit: int) -> list[Work]:
         """Claim the next part of what was read ahead, those of it still claimable (others
         may have taken, cancelled or expired some meanwhile). An instant long past is
@@ -91,14 +114,21 @@ class Claimer:
         if (now - ahead.at).total_seconds() > START_BOUND:
             self.ahead = None
             return []
-        size = min(ahead.part, limit, len(ahead.works))
-        part = [ahead.works.popleft() for _ in range(size)]
+        works = self._claim_read(ahead, now, min(ahead.part, limit, len(ahead.works)))
         ahead.part *= 2
+        return works
+
+    def _claim_read(
+        self, ahead: ReadAhead, now: datetime, size: int, at: datetime | None = None
+    ) -> list[Work]:
+        """Claim the next `size` items read ahead (those claimable at `at`, default now)."""
+        part = [ahead.works.popleft() for _ in range(size)]
         if not ahead.works:
             self.ahead = None
         works = {w.item.id: w for w in part}
         with self.database.begin() as conn:
-            taken = claims.claim_read(conn, self.worker, now, self.lease, (w.item for w in part))
+            items = (w.item for w in part)
+            taken = claims.claim_read(conn, self.worker, now, self.lease, items, at=at)
         return [Work(item, works[item.id].job, works[item.id].schedule) for item in taken]
 
     def _fair_now(self) -> bool:

@@ -5,8 +5,8 @@ What the slots share sits under one condition: the claimed items waiting for a s
 many slots are busy, the outcomes waiting for their group, and the claims to give back.
 A claim starts as many slots as its items need (`add`); when no slot has taken an item
 for SPREAD_AFTER while items wait, every free slot starts (a slow item must not hold the
-rest); a claimed item still unstarted START_BOUND after its claim is handed back to be
-given back. `drive` hands the worker what to write as it comes.
+rest); a claimed item still unstarted START_BOUND after it became startable is handed
+back to be given back. `drive` hands the worker what to write as it comes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from cronplane.processes.recorder import RunOutcome
 
 log = logging.getLogger(__name__)
 
-# A claimed item is invoked within this many seconds of its claim, or given back.
+# A claimed item is invoked within this many seconds of its claim (of its instant, for a
+# claim made ahead of it), or given back.
 START_BOUND = 0.25
 # A claim starts as many slots as the recent pace says drain it within half of
 # START_BOUND (one, for short items: on CPython, threads taking turns at no-ops only
@@ -109,11 +110,13 @@ class RunSlots:
         with self.cond:
             return len(self.waiting)
 
-    def add(self, batch: Iterable[Work], slots: int) -> None:
-        """Queue claimed items and start up to `slots` slots for them."""
+    def add(self, batch: Iterable[Work], slots: int, claimed: float | None = None) -> None:
+        """Queue claimed items, startable now, and start up to `slots` slots for them;
+        `claimed`: when a claim made ahead of now was made (monotonic; default now)."""
         mono = self.monotonic()
+        at = mono if claimed is None else claimed
         with self.cond:
-            self.waiting.extend(Claimed(work, mono) for work in batch)
+            self.waiting.extend(Claimed(work, at, mono) for work in batch)
             self.last_take = mono
             started = self._start_slots_locked(slots)
         for _ in range(started):
@@ -225,7 +228,7 @@ class RunSlots:
         """Claimed items still waiting START_BOUND after their claim (all slots busy)."""
         stale: list[QueueItem] = []
         mono = self.monotonic()
-        while self.waiting and mono - self.waiting[0].claimed > START_BOUND:
+        while self.waiting and mono - self.waiting[0].startable > START_BOUND:
             stale.append(self.waiting.popleft().work.item)
         return stale
 
@@ -237,7 +240,7 @@ class RunSlots:
         if self.pending:
             waits.append(self.oldest + self.flush_after - mono)
         if self.waiting:
-            waits.append(self.waiting[0].claimed + START_BOUND - mono)
+            waits.append(self.waiting[0].startable + START_BOUND - mono)
             if self.busy < self.concurrency:
                 waits.append(self.last_take + SPREAD_AFTER - mono)
         return max(0.001, min(waits))

@@ -1,40 +1,33 @@
 """The built-in worker: claim what its slots can start, run it, record what really happened.
 
-A worker has `concurrency` run slots (threads; with `pool="process"` each
-slot hands `python:` targets to a child process): how it claims is in
-processes.claiming, the slots in processes.run_slots. The rule it keeps
-(docs/architecture.md, "A worker starts what it claims"):
+A worker has `concurrency` run slots (threads; with `pool="process"` each slot hands
+`python:` targets to a child process): how it claims is in processes.claiming, the slots
+in processes.run_slots. The rule it keeps (docs/architecture.md, "A worker starts what it
+claims"):
 
-1. **It claims only what it can start now.** A claim (one transaction:
-   `store.limits.claim`, no double claim) takes one item per free slot, more
-   only while items are known to be short: as many as the free slots get
-   through in half of `START_BOUND` at the recent pace (at most
-   `claim_batch`). The claim makes the items `running`, with this attempt's
-   start; each is invoked within `START_BOUND` of it or given back.
-2. **A free slot takes the next claimed item at once**, from one local queue
-   that every slot draws on: no item waits behind a slow one while a slot is
-   free. A claimed item still unstarted `START_BOUND` after its claim is
-   given back (`queued`, the attempt undone) for another worker or slot.
-3. **A cancel before the start means it never starts.** Just before an item
-   is invoked its stop flag is read, at most `CHECK_EVERY` old (stop_flags). An
-   item asked to stop is recorded `cancelled` with its actor and nothing of its
-   target runs.
-   It is still ours: only the sweep takes a claim away, once its lease lapsed,
-   and a claim starts within `START_BOUND` (far inside the lease) or not at all.
-4. **Outcomes are recorded in groups** (store.outcomes, recorder), each
-   with the instants the target was invoked and returned (item_runner):
-   a group is written once no claimed item waits to start and no part of a
-   claim read ahead is coming, or its oldest outcome waited `flush_after`. Every write is
-   conditional on the lease: an item recovered meanwhile records nothing.
+1. **It claims only what it can start now** (or at the instant a claim made ahead of it
+   is for: processes.claiming). A claim (one transaction, no double claim) takes one item
+   per free slot, more only while items are known to be short: as many as the free slots
+   get through in half of `START_BOUND` at the recent pace (at most `claim_batch`). The
+   items become `running`; each is invoked within `START_BOUND` of the claim (of its
+   instant) or given back.
+2. **A free slot takes the next claimed item at once**, from one local queue that every
+   slot draws on: no item waits behind a slow one while a slot is free. One still
+   unstarted after `START_BOUND` is given back (`queued`, the attempt undone).
+3. **A cancel before the start means it never starts.** Just before an item is invoked
+   its stop flag is read, at most `CHECK_EVERY` old (stop_flags): an item asked to stop is
+   recorded `cancelled` with its actor and nothing of its target runs. It is still ours:
+   only the sweep takes a claim away, once its lease (far longer) lapsed.
+4. **Outcomes are recorded in groups** (store.outcomes, recorder) with the instants each
+   target was invoked and returned (item_runner): once no claimed item waits to start and
+   no part of a claim read ahead is coming, or the oldest waited `flush_after`. Every
+   write is conditional on the lease: an item recovered meanwhile records nothing.
 
-:meth:`Worker.run_once` is one step (claim, run, record, all done when it
-returns); :meth:`Worker.run` claims whenever a slot is free and records as
-it goes. The heartbeat thread extends the lease of every item held.
-
-A worker that dies leaves its claimed items `running` with leases that
-lapse; the housekeeping sweep requeues them. Nothing runs twice within one
-attempt, and nothing is marked succeeded that did not run. A worker asked to
-stop gives its unstarted claims back.
+:meth:`Worker.run_once` is one step (claim, run, record); :meth:`Worker.run` claims
+whenever a slot is free and records as it goes. The heartbeat extends the lease of every
+item held. A worker that dies leaves its claims `running`; once their leases lapse the
+sweep requeues them. Nothing runs twice within one attempt, nothing is marked succeeded
+that did not run, and a worker asked to stop gives its unstarted claims back.
 """
 
 from __future__ import annotations
@@ -60,7 +53,8 @@ from cronplane.processes.heartbeat import DEFAULT_WATCH, Heartbeat
 from cronplane.processes.item_runner import ItemRunner, Work, default_targets
 from cronplane.processes.recorder import RunOutcome, record
 from cronplane.processes.run_slots import START_BOUND, Pace, RunSlots
-from cronplane.processes.stop_flags import StopFlags
+from cronplane.processes.stop_flags import CHECK_EVERY, StopFlags
+from cronplane.processes.worker_clock import WorkerClock
 from cronplane.store import cancels, outcomes
 from cronplane.store.database import Database
 from cronplane.targets import Targets
@@ -72,8 +66,8 @@ DEFAULT_LEASE = 300.0
 DEFAULT_POLL = 1.0
 DEFAULT_FLUSH_AFTER = 1.0  # seconds an outcome may wait for its group
 DEFAULT_CLAIM_BATCH = 1024  # `cronplane worker|serve`; the class itself claims `concurrency`
-# Woken for an instant this close (seconds), an idle worker reads what a claim at it
-# would take (claims.peek) and at the instant only writes the claim (claims.claim_read).
+# Woken for an instant this close (seconds), an idle worker claims what a claim at it
+# would take ahead of it (processes.claiming): at the instant it only starts the items.
 READ_AHEAD = 0.5
 POOLS = ("thread", "process")
 
@@ -146,9 +140,8 @@ class Worker:
         # When items fired ahead become claimable (wake(at=…)); None: no such wait.
         self._wake_at: datetime | None = None
         self._read_at: datetime | None = None  # the instant to read a claim ahead for
-        # "Now" read at the last claim, carried forward by the monotonic clock: on
-        # PostgreSQL `clock.now()` is a round trip, ten times a short item's cost.
-        self._anchor: tuple[datetime, float] | None = None
+        self.worker_clock = WorkerClock(clock)
+        self.now = self.worker_clock.now  # the worker's clock (item_runner's two readings)
 
     # -- one step ----------------------------------------------------------------
 
@@ -173,6 +166,10 @@ class Worker:
             self.slots.low_water = self._part_due()
 
     def _claim_next(self) -> bool:
+        held = self.claimer.due(self.clock.monotonic())
+        if held is not None:  # claimed ahead, and their instant came: they start
+            self.slots.add(held.works, self.pace.slots_for(len(held.works)), held.claimed)
+            return True
         ahead = self.claimer.ahead
         if ahead is not None and self.slots.waiting_count() <= self._part_due():
             now, anchor = self.clock.now(), self.clock.monotonic()
@@ -183,8 +180,7 @@ class Worker:
         free = self.slots.free()
         if free <= 0:
             return False
-        # "now" and the monotonic reading taken together, before the claim: the anchor of
-        # the worker's clock (paired with a reading after it, it ran behind by its duration).
+        # Read together before the claim: the anchor of the worker's clock.
         now, anchor = self.clock.now(), self.clock.monotonic()
         batch = self.claimer.claim(now, self.limit(free))
         if not batch:
@@ -192,35 +188,39 @@ class Worker:
         self._took(batch, now, anchor)
         return True
 
-    def _took(self, batch: Sequence[Work], now: datetime, anchor: float) -> None:
-        """Claimed: queue the items for the slots and start the slots they need."""
-        self._anchor = (now, anchor)
+    def _took(
+        self, batch: Sequence[Work], now: datetime, anchor: float, start: bool = True
+    ) -> None:
+        """Claimed: hold the items and, unless claimed ahead of their instant, queue them."""
+        self.worker_clock.anchor(now, anchor)
         self.stops.hold(work.item.id for work in batch)
         self._heartbeat()  # made here, in the one thread that claims
-        self.slots.add(batch, self.pace.slots_for(len(batch)))
+        if start:
+            self.slots.add(batch, self.pace.slots_for(len(batch)))
 
     def read_ahead(self) -> None:
         """Idle and woken for an instant less than READ_AHEAD away: read and decode what a
-        claim at it would take, so that at the instant the claim only writes."""
+        claim at it would take and claim as much as the slots can start at it (the rest is
+        claimed at it in parts), so that at the instant the slots only start items."""
+        if (held := self.claimer.held) is not None:
+            if held.due - self.clock.monotonic() <= CHECK_EVERY / 2:
+                self.stops.fresh(held.claimed)  # read now, fresh at the first start
+            return
         at = self._read_at
         if at is None or at != self._wake_at or self.tenant_limit is not None:
             return  # a tenant limit counts what runs at the claim: claimed the usual way
         if (at - self.clock.now()).total_seconds() > READ_AHEAD or not self.slots.idle():
             return
         self.claimer.read_ahead(at)
+        now, anchor = self.clock.now(), self.clock.monotonic()
+        if works := self.claimer.claim_ahead(now, anchor, self.limit()):
+            self._took(works, now, anchor, start=False)
 
     def _part_due(self) -> int:
         """The next part of a claim read ahead is due once a quarter of it waits (half the
         last part): claimed while the slots run the rest. -1: no part is coming."""
         ahead = self.claimer.ahead
         return -1 if ahead is None else ahead.part // 4
-
-    def now(self) -> datetime:
-        """The worker's clock: the last claim's "now" carried forward by the monotonic clock."""
-        if self._anchor is None:
-            return self.clock.now()
-        at, mono = self._anchor
-        return at + timedelta(seconds=self.clock.monotonic() - mono)
 
     # -- a slot's start ---------------------------------------------------------
 
@@ -234,7 +234,7 @@ class Worker:
         if (
             self._stop.is_set()
             or (expires is not None and expires <= self.now())
-            or mono - claimed.claimed > START_BOUND
+            or mono - claimed.startable > START_BOUND
         ):
             return item
         if not self.stops.fresh(claimed.claimed):
@@ -242,8 +242,7 @@ class Worker:
         stop = self.stops.flag(item.id)
         if stop.is_set():
             return self.runner.never_started(item, work.job)
-        # Held from its start: a claim is either started within START_BOUND or
-        # given back, well inside its lease; a run may outlast the lease.
+        # Held by the heartbeat from its start: a run may outlast the lease.
         if self._beats is not None:
             self._beats.hold([item.id])
         outcome = self.runner.run(work, stop, self.now)
@@ -254,13 +253,8 @@ class Worker:
     # -- recording ---------------------------------------------------------------
 
     def _drive(self, *, until_idle: bool, timeout: float | None = None) -> None:
-        """Record outcomes and give back stale claims as the slots produce them; return when
-        the slots are idle (`until_idle`) or after `timeout` seconds without a reason to act."""
-        self.slots.drive(
-            self._write,
-            until_idle=until_idle,
-            timeout=timeout,
-        )
+        """Record outcomes and give back stale claims as the slots produce them (RunSlots.drive)."""
+        self.slots.drive(self._write, until_idle=until_idle, timeout=timeout)
 
     def _write(self, group: list[RunOutcome], back: list[QueueItem]) -> None:
         try:
@@ -344,6 +338,9 @@ class Worker:
             if until < 0:
                 self._wake_at = None  # passed: the claim after it found what there was
             wait = min(wait, max(0.0, until))
+        if (held := self.claimer.held) is not None:  # claimed ahead: started at their instant,
+            until = held.due - self.clock.monotonic()  # their stop flags read just before it
+            wait = min(wait, max(0.0, until - CHECK_EVERY / 2 if until > CHECK_EVERY else until))
         return wait
 
     def stop(self) -> None:
@@ -354,7 +351,9 @@ class Worker:
     def close(self) -> None:
         """Stop the heartbeat and the run pool's threads (`run` does it when it returns)."""
         self.slots.shutdown()
+        held, self.claimer.held = self.claimer.held, None
         try:  # what finished is recorded, what never started given back
+            self._release([work.item for work in held.works] if held else [])
             self._drive(until_idle=True)
         except SQLAlchemyError as error:  # their leases lapse; the sweep requeues them
             log.warning("recording the last outcomes failed: %s", error)

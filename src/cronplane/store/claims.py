@@ -50,15 +50,24 @@ from cronplane.store.types import UTCDateTime
 # in index order between (docs/performance.md, "Fairness between tenants").
 CLAIM_WINDOW_FACTOR = 16
 _LIMIT = bindparam("limit", type_=Integer())
-_CLAIMABLE = (
-    _QUEUED,
-    queue_items.c.available_at <= _NOW,
-    or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > _NOW),
-    # Limited items (a job's max_concurrency, an exclusive schedule)
-    # are store.limits' to claim, under its lock.
-    queue_items.c.max_concurrency.is_(None),
-    queue_items.c.exclusive.is_(false()),
-)
+# The instant a claim made ahead of it takes the items claimable at (claim_read).
+_AT = bindparam("at", type_=UTCDateTime())
+
+
+def _claimable(at: Any) -> tuple[Any, ...]:
+    """Queued items claimable at `at` (a bound instant) that are no limit's to claim."""
+    return (
+        _QUEUED,
+        queue_items.c.available_at <= at,
+        or_(queue_items.c.expires_at.is_(None), queue_items.c.expires_at > at),
+        # Limited items (a job's max_concurrency, an exclusive schedule)
+        # are store.limits' to claim, under its lock.
+        queue_items.c.max_concurrency.is_(None),
+        queue_items.c.exclusive.is_(false()),
+    )
+
+
+_CLAIMABLE = _claimable(_NOW)
 _CLAIM_ORDER = (queue_items.c.priority.desc(), queue_items.c.available_at)
 # What a claim writes: running under the worker's lease, one attempt more. started_at is
 # when this attempt starts: a claimed item starts within the worker's start bound or is
@@ -108,7 +117,9 @@ def _candidates(fair: bool) -> Any:
     return select(queue_items.c.id).where(*_CLAIMABLE).order_by(*_CLAIM_ORDER).limit(_LIMIT)
 
 
-def _taking(dialect: dialects.Dialect, candidates: Any, *returning: Any) -> Any:
+def _taking(
+    dialect: dialects.Dialect, candidates: Any, *returning: Any, values: dict[str, Any] = _CLAIMED
+) -> Any:
     """UPDATE the `candidates` (a select of ids) that are still queued to claimed."""
     # MATERIALIZED: the candidates are chosen once. Inlined into the UPDATE,
     # PostgreSQL may rescan a locking LIMIT subquery and take more than `limit`.
@@ -118,7 +129,7 @@ def _taking(dialect: dialects.Dialect, candidates: Any, *returning: Any) -> Any:
         # `status = 'queued'` again: the guard that makes the claim conditional.
         .add_cte(chosen)
         .where(dialect.among(queue_items.c.id, chosen), _QUEUED)
-        .values(**_CLAIMED)
+        .values(**values)
         .returning(*returning)
     )
 
@@ -206,10 +217,12 @@ def peek(conn: Connection, at: datetime, limit: int, *, fair: bool = True) -> li
 
 @lru_cache(maxsize=8)
 def _claim_read_statement(dialect: dialects.Dialect) -> Any:
-    """UPDATE those of `ids` still claimable (and not held by another claim) RETURNING ids,
-    as text (read only when some were not taken)."""
-    candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_IDS), *_CLAIMABLE)
-    return _taking(dialect, candidates, cast(queue_items.c.id, Text()))
+    """UPDATE those of `ids` claimable at `at` (and not held by another claim) RETURNING
+    ids, as text (read only when some were not taken)."""
+    candidates = select(queue_items.c.id).where(queue_items.c.id.in_(_IDS), *_claimable(_AT))
+    # Claimed ahead of `at`, an item starts no sooner: its start is `at` until it starts.
+    values = _CLAIMED | {"started_at": _AT}
+    return _taking(dialect, candidates, cast(queue_items.c.id, Text()), values=values)
 
 
 def claim_read(
@@ -218,25 +231,33 @@ def claim_read(
     now: datetime,
     lease: timedelta,
     items: Iterable[QueueItem],
+    *,
+    at: datetime | None = None,
 ) -> list[QueueItem]:
-    """Claim items read ahead (`peek`) at `now`: those still claimable become `worker`'s,
-    returned as the claim left them, in the order given; the rest were taken meanwhile,
-    cancelled or expired."""
+    """Claim items read ahead (`peek`) at `now`: those still claimable at `at` (default:
+    now; later for a claim made ahead of the instant they become claimable) become
+    `worker`'s, returned as the claim left them, in the order given; the rest were taken
+    meanwhile, cancelled or expired."""
     items = list(items)
     if not items:
         return []
-    params = {"ids": [i.id for i in items], "worker": worker, "now": now, "until": now + lease}
+    params = {
+        "ids": [i.id for i in items],
+        "worker": worker,
+        "now": now,
+        "at": now if at is None else at,
+        "until": now + lease,
+    }
     rows = conn.execute(_claim_read_statement(dialects.of(conn)), params).scalars().all()
     if len(rows) < len(items):  # some were taken meanwhile: which ones (the ids' text)
         taken = {UUID(row) for row in rows}
         items = [item for item in items if item.id in taken]
-    until = now + lease
     claimed = {
         "status": "running",
         "lease_owner": worker,
         "heartbeat_at": now,
-        "lease_expires_at": until,
-        "started_at": now,
+        "lease_expires_at": params["until"],
+        "started_at": params["at"],
         "updated_at": now,
     }
     return [_as_claimed(item, claimed) for item in items]
