@@ -78,12 +78,22 @@ def jsonable(value: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class Ready:
+    """What invoking an item's target needs besides its payload: made when it is started,
+    or before its instant for a claim made ahead of it (`ItemRunner.ready`)."""
+
+    policy: RetryPolicy
+    context: RunContext | None  # None: its job is missing
+
+
+@dataclass(frozen=True, slots=True)
 class Work:
     """A claimed item with what running it needs (looked up in the claim's transaction)."""
 
     item: QueueItem
     job: Job | None
     schedule: str | None
+    ready: Ready | None = None
 
 
 class ItemRunner:
@@ -99,12 +109,13 @@ class ItemRunner:
         self.monotonic = monotonic
         self.processes = processes
 
-    def run(self, work: Work, stop: StopFlag, now: Callable[[], datetime]) -> RunOutcome:
-        """Run one item's target; `now` is the worker's clock for the two readings."""
+    @staticmethod
+    def ready(work: Work) -> Ready:
+        """What `work`'s start needs, made now (for a claim made ahead: before its instant)."""
         item, job = work.item, work.job
         policy = RetryPolicy.from_options(job.options if job else {})
         if job is None:
-            return RunOutcome(item, policy, error="job missing: nothing to run")
+            return Ready(policy, None)
         context = RunContext(
             tenant=item.tenant,
             stack=item.stack,
@@ -119,6 +130,15 @@ class ItemRunner:
             options=dict(job.options),
             timeout=item.timeout,
         )
+        return Ready(policy, context)
+
+    def run(self, work: Work, stop: StopFlag, now: Callable[[], datetime]) -> RunOutcome:
+        """Run one item's target; `now` is the worker's clock for the two readings."""
+        item, job = work.item, work.job
+        ready = work.ready or self.ready(work)
+        policy, context = ready.policy, ready.context
+        if job is None or context is None:
+            return RunOutcome(item, policy, error="job missing: nothing to run")
         invoked: list[tuple[datetime, float]] = []
 
         def mark() -> None:

@@ -213,7 +213,7 @@ class Worker:
             return
         self.claimer.read_ahead(at)
         now, anchor = self.clock.now(), self.clock.monotonic()
-        if works := self.claimer.claim_ahead(now, anchor, self.limit()):
+        if works := self.claimer.claim_ahead(now, anchor, self.limit(), ItemRunner.ready):
             self._took(works, now, anchor, start=False)
 
     def _part_due(self) -> int:
