@@ -32,9 +32,8 @@ class ReadAhead:
 
 @dataclass(slots=True)
 class ClaimedAhead:
-    """Items claimed ahead of the instant `at` they become claimable, started from it."""
+    """Items claimed ahead of the instant they become claimable, started from it."""
 
-    at: datetime
-    due: float  # the monotonic reading of `at`
+    due: float  # the monotonic reading of their instant
     works: list[Work]
     claimed: float  # monotonic: when the claim was made

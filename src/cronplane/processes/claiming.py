@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
@@ -23,7 +23,7 @@ from sqlalchemy import Connection
 from cronplane.clock import Clock
 from cronplane.core.model import QueueItem
 from cronplane.processes.claimed import ClaimedAhead, ReadAhead
-from cronplane.processes.item_runner import Ready, Work
+from cronplane.processes.item_runner import ItemRunner, Work
 from cronplane.processes.run_slots import START_BOUND
 from cronplane.store import claims, limits, tenant_moves
 from cronplane.store.database import Database
@@ -83,20 +83,18 @@ class Claimer:
             items = claims.peek(conn, at, self.claim_batch, fair=fair)
             self.ahead = ReadAhead(at, deque(self._lookups(conn, items))) if items else None
 
-    def claim_ahead(
-        self, now: datetime, anchor: float, limit: int, ready: Callable[[Work], Ready]
-    ) -> list[Work]:
+    def claim_ahead(self, now: datetime, anchor: float, limit: int) -> list[Work]:
         """Claim, at `now` (`anchor`: its monotonic reading), up to `limit` of what was read
-        ahead, those claimable at its instant, each made `ready` to start: held until the
-        instant (`due`). The rest stay read ahead, claimed at the instant in parts."""
+        ahead, those claimable at its instant, each made ready to start (ItemRunner.ready):
+        held until the instant (`due`). The rest stay read ahead, claimed at it in parts."""
         ahead = self.ahead
         if ahead is None:
             return []
         taken = self._claim_read(ahead, now, min(limit, len(ahead.works)), at=ahead.at)
-        works = [Work(w.item, w.job, w.schedule, ready(w)) for w in taken]
+        works = [Work(w.item, w.job, w.schedule, ItemRunner.ready(w)) for w in taken]
         if works:
             due = anchor + (ahead.at - now).total_seconds()
-            self.held = ClaimedAhead(ahead.at, due, works, anchor)
+            self.held = ClaimedAhead(due, works, anchor)
         return works
 
     def due(self, mono: float) -> ClaimedAhead | None:

@@ -69,6 +69,8 @@ DEFAULT_CLAIM_BATCH = 1024  # `cronplane worker|serve`; the class itself claims 
 # Woken for an instant this close (seconds), an idle worker claims what a claim at it
 # would take ahead of it (processes.claiming): at the instant it only starts the items.
 READ_AHEAD = 0.5
+# A claim made ahead has its stop flags read this long (s) before its instant, not at it.
+FLAGS_BEFORE = CHECK_EVERY / 2
 POOLS = ("thread", "process")
 
 
@@ -203,8 +205,8 @@ class Worker:
         claim at it would take and claim as much as the slots can start at it (the rest is
         claimed at it in parts), so that at the instant the slots only start items."""
         if (held := self.claimer.held) is not None:
-            if held.due - self.clock.monotonic() <= CHECK_EVERY / 2:
-                self.stops.fresh(held.claimed)  # read now, fresh at the first start
+            if held.due - self.clock.monotonic() <= FLAGS_BEFORE:
+                self.stops.fresh(held.claimed)
             return
         at = self._read_at
         if at is None or at != self._wake_at or self.tenant_limit is not None:
@@ -213,7 +215,7 @@ class Worker:
             return
         self.claimer.read_ahead(at)
         now, anchor = self.clock.now(), self.clock.monotonic()
-        if works := self.claimer.claim_ahead(now, anchor, self.limit(), ItemRunner.ready):
+        if works := self.claimer.claim_ahead(now, anchor, self.limit()):
             self._took(works, now, anchor, start=False)
 
     def _part_due(self) -> int:
@@ -338,9 +340,9 @@ class Worker:
             if until < 0:
                 self._wake_at = None  # passed: the claim after it found what there was
             wait = min(wait, max(0.0, until))
-        if (held := self.claimer.held) is not None:  # claimed ahead: started at their instant,
-            until = held.due - self.clock.monotonic()  # their stop flags read just before it
-            wait = min(wait, max(0.0, until - CHECK_EVERY / 2 if until > CHECK_EVERY else until))
+        if (held := self.claimer.held) is not None:  # claimed ahead: woken FLAGS_BEFORE their
+            until = held.due - self.clock.monotonic()  # instant, then at it
+            wait = min(wait, max(0.0, until - FLAGS_BEFORE if until > FLAGS_BEFORE else until))
         return wait
 
     def stop(self) -> None:
