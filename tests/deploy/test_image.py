@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,19 @@ def items(database_url: str) -> list[dict[str, Any]]:
             return [dict(row._mapping) for row in rows]
     finally:
         engine.dispose()
+
+
+def started(item: dict[str, Any]) -> bool:
+    """Whether `item` is running and its target started. A claimed item is stored
+    `running` too, with `started_at` its instant (in the future for a claim made ahead of
+    it) until a slot starts it, and a slot does so within START_BOUND (0.25 s) of that
+    instant or gives it back: one `running` since 0.5 s has started."""
+    if item["status"] != "running":
+        return False
+    at = item["started_at"]
+    at = datetime.fromisoformat(at) if isinstance(at, str) else at  # SQLite: text
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at  # stored as UTC
+    return bool(at < datetime.now(UTC) - timedelta(seconds=0.5))
 
 
 def lease_left_running(database_url: str) -> bool:
@@ -139,11 +153,11 @@ def check_serve(served: Served) -> None:
     cli(served, "schedule", "add", "every-second", "--job", "append", "--cron", "every 1 second")
 
     def settled() -> list[dict[str, Any]]:
-        done = [i for i in items(served.database_url) if i["status"] == "succeeded"]
-        running = [i for i in items(served.database_url) if i["status"] == "running"]
-        return done if len(done) >= 2 and running else []
+        now = items(served.database_url)
+        done = [i for i in now if i["status"] == "succeeded"]
+        return done if len(done) >= 2 and any(map(started, now)) else []
 
-    wait_for("two runs finished and a third running", settled, timeout=60)
+    wait_for("two runs finished and a third started", settled, timeout=60)
 
     stopped = time.monotonic()
     podman("stop", "--time", "60", served.name, timeout=90)  # SIGTERM, SIGKILL after 60 s

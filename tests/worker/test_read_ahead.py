@@ -130,6 +130,26 @@ def test_a_claim_made_ahead_and_cancelled_before_its_instant_never_starts(
     assert _statuses(database) == {"succeeded": 2, "cancelled": 1}
 
 
+def test_a_worker_holding_a_claim_made_ahead_claims_nothing_else_before_its_instant(
+    database: Database,
+) -> None:
+    # Its slots are the instant's: an item claimed now could still be running then.
+    clock, worker, _ = _read_ahead_of(database, 2)
+    _at(clock, -0.2)
+    late = item_row(now=clock.now())
+    late["payload"] = {"n": "late"}
+    enqueue_items(database, [late])
+    assert worker.run_once() is False
+    assert worker_handlers.CALLS == []
+    assert _statuses(database) == {"running": 2, "queued": 1}
+    _at(clock, 0.0)
+    while worker.run_once():
+        pass
+    ran = [payload["n"] for payload, _ in worker_handlers.CALLS]
+    assert (sorted(ran[:2]), ran[2:]) == ([0, 1], ["late"])  # the held ones first
+    assert _statuses(database) == {"succeeded": 3}
+
+
 def test_a_worker_stopped_before_the_instant_gives_its_claim_made_ahead_back(
     database: Database,
 ) -> None:

@@ -180,7 +180,7 @@ class Worker:
                 self._took(batch, now, anchor)
                 return True
         free = self.slots.free()
-        if free <= 0:
+        if free <= 0 or self.claimer.held is not None:  # a held claim's slots are its instant's
             return False
         # Read together before the claim: the anchor of the worker's clock.
         now, anchor = self.clock.now(), self.clock.monotonic()
