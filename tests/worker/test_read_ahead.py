@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from cronplane.clock import FakeClock, SystemClock
 from cronplane.processes.node import WAKE_OTHERS_AFTER, Node, NodeOptions
+from cronplane.processes.run_slots import GUESS_WAIT
 from cronplane.processes.worker import Worker
 from cronplane.store import cancels, claims, queue
 from cronplane.store.database import Database
@@ -56,12 +57,13 @@ def _worker(database: Database, clock: FakeClock, **options: Any) -> Worker:
 
 
 def _read_ahead_of(
-    database: Database, count: int, pace: float | None = 0.0
+    database: Database, count: int, pace: float | None = 0.0, target: str = "ok"
 ) -> tuple[FakeClock, Worker, list[UUID]]:
     """`count` items claimable at START, read ahead by an idle worker 0.3 s before it (and
-    claimed ahead: all of them when items are known short, `pace` 0; else one a slot)."""
+    claimed ahead: all of them when items are known short, `pace` 0, or the pace is unknown,
+    None: then one a slot sure and the rest a guess; one a slot when known slow)."""
     clock = FakeClock(START - timedelta(seconds=1))
-    add_job(database, target="python:worker_handlers:ok")
+    add_job(database, target=f"python:worker_handlers:{target}")
     ids = _queue(database, count)
     worker = _worker(database, clock, claim_batch=64, pace=pace)
     _at(clock, -0.3)
@@ -92,8 +94,8 @@ def test_a_claim_read_ahead_starts_nothing_before_its_instant(database: Database
 
 
 def test_what_changed_after_the_read_is_not_claimed(database: Database) -> None:
-    # Pace unknown: two items (one a slot) claimed ahead, four read ahead only.
-    clock, worker, ids = _read_ahead_of(database, 6, pace=None)
+    # Items known slow (0.1 s): two (one a slot) claimed ahead, four read ahead only.
+    clock, worker, ids = _read_ahead_of(database, 6, pace=0.1)
     assert _statuses(database) == {"running": 2, "queued": 4}
     _at(clock, 0.0)
     with database.begin() as conn:
@@ -128,6 +130,51 @@ def test_a_claim_made_ahead_and_cancelled_before_its_instant_never_starts(
     by_id = {item.id: item for item in items(database)}
     assert (by_id[ids[1]].status, by_id[ids[1]].cancelled_by) == ("cancelled", "ops")
     assert _statuses(database) == {"succeeded": 2, "cancelled": 1}
+
+
+def test_a_fresh_worker_claims_ahead_what_a_claim_of_short_items_would(
+    database: Database,
+) -> None:
+    # Nothing timed yet: all of it is claimed ahead, and at the instant it only starts.
+    clock, worker, _ = _read_ahead_of(database, 40, pace=None)
+    assert _statuses(database) == {"running": 40}
+    _at(clock, 0.0)
+    while worker.run_once():
+        pass
+    assert Counter(payload["n"] for payload, _ in worker_handlers.CALLS) == Counter(range(40))
+    assert {(i.status, i.attempts) for i in items(database)} == {("succeeded", 1)}
+
+
+def test_a_fresh_workers_guesses_go_back_once_slow_items_hold_every_slot(
+    database: Database,
+) -> None:
+    # Claimed ahead on a guess, the items prove slow: the two slots start one each, and the
+    # rest are given back (queued, the attempt undone) once no slot took one for
+    # GUESS_WAIT, not START_BOUND, so another worker can start them.
+    worker_handlers.HOLD.clear()
+    clock, worker, ids = _read_ahead_of(database, 10, pace=None, target="held")
+    assert _statuses(database) == {"running": 10}
+    _at(clock, 0.0)
+    thread = threading.Thread(target=worker.run_once, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while worker.slots.waiting_count() > 8:  # both slots took their item (at the instant)
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        _at(clock, GUESS_WAIT * 0.8)
+        time.sleep(0.1)  # the driver looks several times: not yet
+        assert _statuses(database) == {"running": 10}
+        _at(clock, GUESS_WAIT * 1.2)
+        while _statuses(database) != {"running": 2, "queued": 8}:
+            assert time.monotonic() < deadline, _statuses(database)
+            time.sleep(0.01)
+    finally:
+        worker_handlers.HOLD.set()
+        thread.join(timeout=10)
+    by_id = {item.id: item for item in items(database)}
+    assert [by_id[i].status for i in ids[:2]] == ["succeeded"] * 2  # the sure ones ran
+    assert {(by_id[i].status, by_id[i].attempts) for i in ids[2:]} == {("queued", 0)}
 
 
 def test_a_worker_holding_a_claim_made_ahead_claims_nothing_else_before_its_instant(
@@ -277,18 +324,19 @@ def test_items_claimed_ahead_start_at_their_instant_not_before(database: Databas
 def test_a_part_starts_before_the_last_parts_outcomes_are_written(database: Database) -> None:
     """In the running loop, the next part of a claim read ahead is claimed and started as
     soon as it is due, and the outcomes wait for the last part: a write between parts held
-    every later item's start behind it (issue 32, started − due). The pace unknown, one
-    item is claimed ahead of the instant and the rest at it, in parts."""
+    every later item's start behind it (issue 32, started − due). Items known slow at
+    first (pace 0.1 s), one a slot is claimed ahead of the instant and the rest at it, in
+    parts that grow as the pace is learned."""
     clock = SystemClock()
     add_job(database, target="python:worker_handlers:ok")
     at = clock.now() + timedelta(seconds=0.4)
     rows = [item_row(now=at) for _ in range(200)]
     enqueue_items(database, rows)
-    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256)
+    worker = Worker(database, clock, heartbeat=False, jitter=lambda: 0.0, claim_batch=256, pace=0.1)
     worker.wake(at)
     done = _run_until_done(worker, database, 200)
     assert all(item.started_at is not None and item.started_at >= at for item in done)
-    # Every item started, in parts (32, 64, 104), before the first outcome was written.
+    # Every item started, in parts, before the first outcome was written.
     last_start = max(item.started_at for item in done if item.started_at is not None)
     assert last_start <= min(item.updated_at for item in done)
     assert len(worker_handlers.CALLS) == 200

@@ -19,6 +19,9 @@ class Claimed:
     work: Work
     claimed: float
     startable: float
+    # Claimed ahead beyond one item a slot while the pace was unknown: given back as soon
+    # as the slots are all held by slow items (RunSlots, GUESS_WAIT), not START_BOUND.
+    guess: bool = False
 
 
 @dataclass(slots=True)
@@ -37,3 +40,4 @@ class ClaimedAhead:
     due: float  # the monotonic reading of their instant
     works: list[Work]
     claimed: float  # monotonic: when the claim was made
+    sure: int  # the first `sure` works are what the pace rule claims; the rest a guess

@@ -83,18 +83,20 @@ class Claimer:
             items = claims.peek(conn, at, self.claim_batch, fair=fair)
             self.ahead = ReadAhead(at, deque(self._lookups(conn, items))) if items else None
 
-    def claim_ahead(self, now: datetime, anchor: float, limit: int) -> list[Work]:
-        """Claim, at `now` (`anchor`: its monotonic reading), up to `limit` of what was read
-        ahead, those claimable at its instant, each made ready to start (ItemRunner.ready):
-        held until the instant (`due`). The rest stay read ahead, claimed at it in parts."""
+    def claim_ahead(self, now: datetime, anchor: float, limit: tuple[int, int]) -> list[Work]:
+        """Claim, at `now` (`anchor`: its monotonic reading), up to `limit` (size, of it
+        sure: Pace.ahead_size) of what was read ahead, those claimable at its instant, each
+        made ready to start (ItemRunner.ready): held until the instant (`due`). The rest
+        stay read ahead, claimed at it in parts."""
         ahead = self.ahead
         if ahead is None:
             return []
-        taken = self._claim_read(ahead, now, min(limit, len(ahead.works)), at=ahead.at)
+        size, sure = limit
+        taken = self._claim_read(ahead, now, min(size, len(ahead.works)), at=ahead.at)
         works = [Work(w.item, w.job, w.schedule, ItemRunner.ready(w)) for w in taken]
         if works:
             due = anchor + (ahead.at - now).total_seconds()
-            self.held = ClaimedAhead(due, works, anchor)
+            self.held = ClaimedAhead(due, works, anchor, sure)
         return works
 
     def due(self, mono: float) -> ClaimedAhead | None:

@@ -6,7 +6,9 @@ many slots are busy, the outcomes waiting for their group, and the claims to giv
 A claim starts as many slots as its items need (`add`); when no slot has taken an item
 for SPREAD_AFTER while items wait, every free slot starts (a slow item must not hold the
 rest); a claimed item still unstarted START_BOUND after it became startable is handed
-back to be given back. `drive` hands the worker what to write as it comes.
+back to be given back (a guess, claimed ahead while the pace was unknown, as soon as slow
+items have held every slot for GUESS_WAIT). `drive` hands the worker what to write as it
+comes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from cronplane.core.model import QueueItem
@@ -33,6 +35,9 @@ START_BOUND = 0.25
 # contend for the interpreter); when no slot has taken an item for this long while
 # items wait, every free slot starts (a slow item must not hold the rest).
 SPREAD_AFTER = 0.005
+# Items claimed ahead on a guess (the pace unknown, items taken as short) wait at most this
+# long with every slot held and none taking an item: then they go back to the queue.
+GUESS_WAIT = 0.025
 
 _PACE_WEIGHT = 0.2  # of the newest item in the running mean of an item's time
 
@@ -48,6 +53,14 @@ class Pace:
     def timed(self, took: float) -> None:
         mean = self.seconds
         self.seconds = took if mean is None else mean + _PACE_WEIGHT * (took - mean)
+
+    def ahead_size(self, free: int, claim_batch: int) -> tuple[int, int]:
+        """A claim made ahead of an instant: its size, and how many of it the pace rule
+        claims. While the pace is unknown it takes what a claim of short items would, one
+        item per free slot sure and the rest a guess (given back within GUESS_WAIT if the
+        items prove slow), so a fresh worker's first instant starts as a later one does."""
+        size = self.claim_size(free, claim_batch)
+        return (claim_batch, size) if self.seconds is None else (size, size)
 
     def claim_size(self, free: int, claim_batch: int) -> int:
         """One item per free slot, more only while items are known to be short (as many as
@@ -110,13 +123,21 @@ class RunSlots:
         with self.cond:
             return len(self.waiting)
 
-    def add(self, batch: Iterable[Work], slots: int, claimed: float | None = None) -> None:
+    def add(
+        self,
+        batch: Sequence[Work],
+        slots: int,
+        claimed: float | None = None,
+        sure: int | None = None,
+    ) -> None:
         """Queue claimed items, startable now, and start up to `slots` slots for them;
-        `claimed`: when a claim made ahead of now was made (monotonic; default now)."""
+        `claimed`: when a claim made ahead of now was made (monotonic; default now);
+        `sure`: how many of them the pace rule claimed (the rest, a guess: GUESS_WAIT)."""
         mono = self.monotonic()
         at = mono if claimed is None else claimed
+        sure = len(batch) if sure is None else sure
         with self.cond:
-            self.waiting.extend(Claimed(work, at, mono) for work in batch)
+            self.waiting.extend(Claimed(work, at, mono, n >= sure) for n, work in enumerate(batch))
             self.last_take = mono
             started = self._start_slots_locked(slots)
         for _ in range(started):
@@ -225,10 +246,14 @@ class RunSlots:
         return self._start_slots_locked(len(self.waiting))
 
     def _stale_locked(self) -> list[QueueItem]:
-        """Claimed items still waiting START_BOUND after their claim (all slots busy)."""
+        """Claimed items still waiting START_BOUND after their claim (all slots busy), and
+        guesses while every slot has been held GUESS_WAIT by slow items."""
         stale: list[QueueItem] = []
         mono = self.monotonic()
-        while self.waiting and mono - self.waiting[0].startable > START_BOUND:
+        held = self.busy >= self.concurrency and mono - self.last_take > GUESS_WAIT
+        while self.waiting and (
+            mono - self.waiting[0].startable > START_BOUND or (held and self.waiting[0].guess)
+        ):
             stale.append(self.waiting.popleft().work.item)
         return stale
 
@@ -243,6 +268,8 @@ class RunSlots:
             waits.append(self.waiting[0].startable + START_BOUND - mono)
             if self.busy < self.concurrency:
                 waits.append(self.last_take + SPREAD_AFTER - mono)
+            elif self.waiting[0].guess:
+                waits.append(self.last_take + GUESS_WAIT - mono)
         return max(0.001, min(waits))
 
     def _executor(self) -> ThreadPoolExecutor:

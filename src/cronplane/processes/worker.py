@@ -170,7 +170,7 @@ class Worker:
     def _claim_next(self) -> bool:
         held = self.claimer.due(self.clock.monotonic())
         if held is not None:  # claimed ahead, and their instant came: they start
-            self.slots.add(held.works, self.pace.slots_for(len(held.works)), held.claimed)
+            self.slots.add(held.works, self.pace.slots_for(held.sure), held.claimed, held.sure)
             return True
         ahead = self.claimer.ahead
         if ahead is not None and self.slots.waiting_count() <= self._part_due():
@@ -201,9 +201,8 @@ class Worker:
             self.slots.add(batch, self.pace.slots_for(len(batch)))
 
     def read_ahead(self) -> None:
-        """Idle and woken for an instant less than READ_AHEAD away: read and decode what a
-        claim at it would take and claim as much as the slots can start at it (the rest is
-        claimed at it in parts), so that at the instant the slots only start items."""
+        """Idle, woken for an instant under READ_AHEAD away: read what a claim at it takes and
+        claim ahead what the slots can start then (Pace.ahead_size); the rest at it, in parts."""
         if (held := self.claimer.held) is not None:
             if held.due - self.clock.monotonic() <= FLAGS_BEFORE:
                 self.stops.fresh(held.claimed)
@@ -215,7 +214,8 @@ class Worker:
             return
         self.claimer.read_ahead(at)
         now, anchor = self.clock.now(), self.clock.monotonic()
-        if works := self.claimer.claim_ahead(now, anchor, self.limit()):
+        size = self.pace.ahead_size(self.concurrency, self.claim_batch)  # and of it sure
+        if works := self.claimer.claim_ahead(now, anchor, size):
             self._took(works, now, anchor, start=False)
 
     def _part_due(self) -> int:
