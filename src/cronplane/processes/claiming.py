@@ -83,15 +83,15 @@ class Claimer:
             items = claims.peek(conn, at, self.claim_batch, fair=fair)
             self.ahead = ReadAhead(at, deque(self._lookups(conn, items))) if items else None
 
-    def claim_ahead(self, now: datetime, anchor: float, limit: tuple[int, int]) -> list[Work]:
-        """Claim, at `now` (`anchor`: its monotonic reading), up to `limit` (size, of it
-        sure: Pace.ahead_size) of what was read ahead, those claimable at its instant, each
-        made ready to start (ItemRunner.ready): held until the instant (`due`). The rest
-        stay read ahead, claimed at it in parts."""
+    def claim_ahead(self, now: datetime, anchor: float, size: int, sure: int) -> list[Work]:
+        """Claim, at `now` (`anchor`: its monotonic reading), up to `size` of what was read
+        ahead, those claimable at its instant, each made ready to start (ItemRunner.ready):
+        held until the instant (`due`), the first `sure` of them claimed by the pace rule
+        and the rest a guess (Pace.ahead_size). The rest stay read ahead, claimed at it in
+        parts."""
         ahead = self.ahead
         if ahead is None:
             return []
-        size, sure = limit
         taken = self._claim_read(ahead, now, min(size, len(ahead.works)), at=ahead.at)
         works = [Work(w.item, w.job, w.schedule, ItemRunner.ready(w)) for w in taken]
         if works:

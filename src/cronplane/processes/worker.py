@@ -214,8 +214,8 @@ class Worker:
             return
         self.claimer.read_ahead(at)
         now, anchor = self.clock.now(), self.clock.monotonic()
-        size = self.pace.ahead_size(self.concurrency, self.claim_batch)  # and of it sure
-        if works := self.claimer.claim_ahead(now, anchor, size):
+        size, sure = self.pace.ahead_size(self.concurrency, self.claim_batch)
+        if works := self.claimer.claim_ahead(now, anchor, size, sure):
             self._took(works, now, anchor, start=False)
 
     def _part_due(self) -> int:
