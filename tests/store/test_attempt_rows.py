@@ -67,7 +67,7 @@ def test_attempts_read_back_as_written(
     with database.begin() as conn:
         attempts.add(conn, written)
     with database.read() as conn:
-        read = attempts.of_item(conn, row["id"])
+        read = attempts.rows_of(conn, row["id"])
     with database.begin() as conn:  # the next example starts from an empty table
         conn.exec_driver_sql("DELETE FROM item_attempts")
         conn.exec_driver_sql("DELETE FROM queue_items")
@@ -85,4 +85,4 @@ def test_an_error_with_a_traceback_and_a_path(database: Database) -> None:
     with database.begin() as conn:
         attempts.add(conn, [attempt])
     with database.read() as conn:
-        assert attempts.of_item(conn, row["id"]) == [attempt]
+        assert attempts.rows_of(conn, row["id"]) == [attempt]

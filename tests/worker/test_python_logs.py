@@ -140,8 +140,8 @@ def test_attempts_go_with_their_items_when_finished_items_are_pruned(
         )
         assert queue.prune(conn, START - timedelta(days=7))[0] == 1
     with database.read() as conn:
-        assert attempts.of_item(conn, first.id) == []
-        assert [a.outcome for a in attempts.of_item(conn, second.id)] == ["succeeded"]
+        assert attempts.rows_of(conn, first.id) == []
+        assert [a.outcome for a in attempts.rows_of(conn, second.id)] == ["succeeded"]
 
 
 def test_a_process_pool_childs_log_lines_come_back_with_its_answer(

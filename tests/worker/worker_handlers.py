@@ -99,3 +99,9 @@ def flood(payload: dict[str, Any], context: RunContext) -> None:
     """Log `lines` lines of 100 characters and more."""
     for number in range(int(payload["lines"])):
         OUTPUT_LOG.warning("line %06d %s", number, "x" * 100)
+
+
+def flaky(payload: dict[str, Any], context: RunContext) -> None:
+    """Fail the first attempt, succeed silently after."""
+    if context.attempt == 1:
+        raise RuntimeError("flaky on attempt 1")

@@ -2,18 +2,22 @@
 
 One :class:`Attempt` per attempt that reached an outcome (store.attempts);
 what a reader gets of one item, with its events, is `service.run_logs.RunLog`.
+A success that ran and printed nothing has no attempt row: its item's row holds
+all of it (`held_by_item`, `unwritten_success`).
 Every text a person or program reads is redacted here (core.redact), as
 `QueueItem.to_dict` does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
 from cronplane.core.codec import to_document
+from cronplane.core.model import QueueItem
 from cronplane.core.redact import redact_text, redact_value
 
 OUTCOMES: Final = ("succeeded", "retry", "failed", "timeout", "cancelled")
@@ -54,3 +58,25 @@ class Attempt:
         document["error"] = None if self.error is None else redact_text(self.error)
         document["output"] = None if self.output is None else dict(self.output_fields())
         return document
+
+
+def held_by_item(outcome: str, started: datetime | None, output: dict[str, Any] | None) -> bool:
+    """Whether an attempt is written as its item's row alone, with no attempt row: a
+    success that ran and printed nothing. Its item keeps its number (`attempts`), its
+    start and its end for good (a succeeded item is never queued again), so the row
+    only repeated them, and writing it cost a no-op run 10-15 % of its throughput on
+    SQLite (docs/performance.md, issue 32)."""
+    return outcome == "succeeded" and started is not None and output is None
+
+
+def unwritten_success(
+    item: QueueItem, written: Sequence[Attempt], worker: Callable[[], str]
+) -> Attempt | None:
+    """The attempt a succeeded item holds without a row (`held_by_item`), `worker()` its
+    runner (read only then); None when the item did not succeed or its last attempt
+    has its row (one that printed, or one written before this rule)."""
+    if item.status != "succeeded" or item.started_at is None or item.finished_at is None:
+        return None
+    if any(a.attempt == item.attempts for a in written):
+        return None
+    return Attempt(item.id, item.attempts, "succeeded", worker(), item.started_at, item.finished_at)

@@ -6,7 +6,8 @@ failed; a run stopped at its timeout the same way, with its own event
 (`X200202ITMTMO`); a run stopped on request `cancelled`. Every write is
 conditional on the worker's lease: an item recovered meanwhile records
 nothing. The events go out in one bulk insert, each written outcome's attempt
-(with its output, targets.output) in one more (store.attempts).
+(with its output, targets.output) in one more (store.attempts), but a success
+that printed nothing: its item's row holds it (core.attempts.held_by_item).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy import Connection
 
 from cronplane import events as ev
 from cronplane.clock import Clock
-from cronplane.core.attempts import Attempt
+from cronplane.core.attempts import Attempt, held_by_item
 from cronplane.core.backoff import RetryPolicy
 from cronplane.core.model import QueueItem
 from cronplane.store import attempts, cancels, outcomes, queue
@@ -85,7 +86,8 @@ class _Group:
                         event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o))
                     )
                     kinds.append("succeeded")
-                    self._attempt(o, "succeeded")
+                    if not held_by_item("succeeded", o.ran and o.ran[0], o.output):
+                        self._attempt(o, "succeeded")
                 elif o.error is not None and (kind := self._fail(conn, o)):
                     kinds.append(kind)
                     timed_out = o.stopped == "timeout" and kind != "cancelled"

@@ -103,7 +103,7 @@ class RunService(ServiceBase):
             item = queue.get(conn, item_id, tenant)
             if item is None:
                 raise QueueItemNotFound(f"queue item {item_id} not found", {"id": str(item_id)})
-            tried = attempts.of_item(conn, item_id)
+            tried = attempts.of_item(conn, item)
             seen = events.of_item(conn, tenant, item_id, item.schedule_id)
         return RunLog(item, tried, seen)
 

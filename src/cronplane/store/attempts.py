@@ -1,4 +1,5 @@
-"""The item_attempts table: one row per attempt that reached an outcome.
+"""The item_attempts table: one row per attempt that reached an outcome, but a success
+that ran and printed nothing (core.attempts.held_by_item: its item's row holds it).
 
 Written by the worker's recorder in the transaction that records the outcome
 (so a row exists exactly when the item's outcome was written), read oldest
@@ -13,10 +14,12 @@ from uuid import UUID
 
 from sqlalchemy import Connection, select
 
-from cronplane.core.attempts import Attempt
+from cronplane import events as ev
+from cronplane.core.attempts import Attempt, unwritten_success
+from cronplane.core.model import QueueItem
 from cronplane.ids import time_ordered_hexes
 from cronplane.store import dialects
-from cronplane.store.tables import item_attempts
+from cronplane.store.tables import events, item_attempts
 
 # The columns as the bulk insert writes them.
 _COLUMNS = (
@@ -53,8 +56,32 @@ def add(conn: Connection, attempts: Sequence[Attempt]) -> None:
     dialect.insert_rows(conn, item_attempts, _COLUMNS, rows)
 
 
-def of_item(conn: Connection, item_id: UUID) -> list[Attempt]:
-    """One item's attempts, oldest first."""
+def of_item(conn: Connection, item: QueueItem) -> list[Attempt]:
+    """One item's attempts, oldest first: its rows, then a success held by the item's
+    row alone, with its worker from the success event (written in the same transaction,
+    pruned no earlier: its `created_at` is not before the item's `finished_at`)."""
+    written = rows_of(conn, item.id)
+    held = unwritten_success(item, written, lambda: _succeeded_by(conn, item))
+    return written if held is None else [*written, held]
+
+
+def _succeeded_by(conn: Connection, item: QueueItem) -> str:
+    """The worker named by the item's success event ("" if that event is gone)."""
+    where = [
+        events.c.tenant == item.tenant,
+        events.c.item_id == item.id,
+        events.c.code == ev.ITEM_SUCCEEDED.text,
+    ]
+    if item.schedule_id is not None:  # through the schedule's index, as events.of_item
+        where.append(events.c.schedule_id == item.schedule_id)
+    actor = conn.execute(
+        select(events.c.actor).where(*where).order_by(events.c.id.desc()).limit(1)
+    ).scalar()
+    return "" if actor is None else str(actor).removeprefix("worker:")
+
+
+def rows_of(conn: Connection, item_id: UUID) -> list[Attempt]:
+    """One item's attempt rows, oldest first."""
     rows = conn.execute(
         select(item_attempts)
         .where(item_attempts.c.item_id == item_id)
