@@ -60,13 +60,13 @@ class Attempt:
         return document
 
 
-def held_by_item(outcome: str, started: datetime | None, output: dict[str, Any] | None) -> bool:
-    """Whether an attempt is written as its item's row alone, with no attempt row: a
-    success that ran and printed nothing. Its item keeps its number (`attempts`), its
+def held_by_item(ran: tuple[datetime, datetime] | None, output: dict[str, Any] | None) -> bool:
+    """Whether a success is written as its item's row alone, with no attempt row: one
+    that ran and printed nothing. Its item keeps its number (`attempts`), its
     start and its end for good (a succeeded item is never queued again), so the row
     only repeated them, and writing it cost no-op runs 14-24 % of their throughput on
     SQLite (docs/performance.md, issue 32's eighth sitting)."""
-    return outcome == "succeeded" and started is not None and output is None
+    return ran is not None and output is None
 
 
 def unwritten_success(

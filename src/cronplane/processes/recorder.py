@@ -86,7 +86,7 @@ class _Group:
                         event_values(ev.ITEM_SUCCEEDED, message=message, **self._on(o))
                     )
                     kinds.append("succeeded")
-                    if not held_by_item("succeeded", o.ran and o.ran[0], o.output):
+                    if not held_by_item(o.ran, o.output):
                         self._attempt(o, "succeeded")
                 elif o.error is not None and (kind := self._fail(conn, o)):
                     kinds.append(kind)

@@ -18,8 +18,8 @@ from cronplane import events as ev
 from cronplane.core.attempts import Attempt, unwritten_success
 from cronplane.core.model import QueueItem
 from cronplane.ids import time_ordered_hexes
-from cronplane.store import dialects
-from cronplane.store.tables import events, item_attempts
+from cronplane.store import dialects, events
+from cronplane.store.tables import item_attempts
 
 # The columns as the bulk insert writes them.
 _COLUMNS = (
@@ -67,17 +67,8 @@ def of_item(conn: Connection, item: QueueItem) -> list[Attempt]:
 
 def _succeeded_by(conn: Connection, item: QueueItem) -> str:
     """The worker named by the item's success event ("" if that event is gone)."""
-    where = [
-        events.c.tenant == item.tenant,
-        events.c.item_id == item.id,
-        events.c.code == ev.ITEM_SUCCEEDED.text,
-    ]
-    if item.schedule_id is not None:  # through the schedule's index, as events.of_item
-        where.append(events.c.schedule_id == item.schedule_id)
-    actor = conn.execute(
-        select(events.c.actor).where(*where).order_by(events.c.id.desc()).limit(1)
-    ).scalar()
-    return "" if actor is None else str(actor).removeprefix("worker:")
+    actor = events.last_actor(conn, item.tenant, item.id, item.schedule_id, ev.ITEM_SUCCEEDED)
+    return "" if actor is None else actor.removeprefix("worker:")
 
 
 def rows_of(conn: Connection, item_id: UUID) -> list[Attempt]:

@@ -142,16 +142,32 @@ def ledger_after(conn: Connection, cursor: int, limit: int) -> list[Row[Any]]:
     return list(conn.execute(query))
 
 
-def of_item(
-    conn: Connection, tenant: str, item_id: UUID, schedule_id: UUID | None, limit: int = 200
-) -> list[Event]:
-    """One item's events, oldest first (its schedule's index when it has one; the
+def _item_events(tenant: str, item_id: UUID, schedule_id: UUID | None) -> list[ColumnElement[bool]]:
+    """What selects one item's events: through its schedule's index when it has one (the
     events table has no index of items, so a manual item without one reads the tenant's)."""
     where = [events.c.tenant == tenant, events.c.item_id == item_id]
     if schedule_id is not None:
         where.append(events.c.schedule_id == schedule_id)
+    return where
+
+
+def of_item(
+    conn: Connection, tenant: str, item_id: UUID, schedule_id: UUID | None, limit: int = 200
+) -> list[Event]:
+    """One item's events, oldest first."""
+    where = _item_events(tenant, item_id, schedule_id)
     query = select(events).where(*where).order_by(events.c.id).limit(limit)
     return [event_from_row(row) for row in conn.execute(query)]
+
+
+def last_actor(
+    conn: Connection, tenant: str, item_id: UUID, schedule_id: UUID | None, code: Code
+) -> str | None:
+    """Who wrote the item's latest event of `code`; None when it has none."""
+    where = _item_events(tenant, item_id, schedule_id)
+    query = select(events.c.actor).where(*where, events.c.code == code.text)
+    actor = conn.execute(query.order_by(events.c.id.desc()).limit(1)).scalar()
+    return None if actor is None else str(actor)
 
 
 # Ids grow with time, but not strictly: a transaction's events carry its "now" and
