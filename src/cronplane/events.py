@@ -24,7 +24,7 @@ SCHEDULE_FIRED = _event("V200610SCHTRG", "schedule fired, job enqueued (detail: 
 SKIPPED_OVERLAP = _event(
     "V200620SKPOVL", "occurrence skipped: previous item still queued or running"
 )
-SKIPPED_MISFIRE = _event("V200621SKPMIS", "occurrence skipped: later than misfire_grace")
+SKIPPED_MISFIRE = _event("V200621SKPMIS", "occurrence skipped: later than its misfire grace")
 JOB_MISSING = _event(
     "X200901JOBMIS", "occurrence not fired: job missing or inactive; next_run advanced"
 )
