@@ -128,8 +128,7 @@ class DueRow:
 
     Every field after `next_run` is a `schedules` column of the same name: the
     fire paths read the row's policy by POLICY_FIELDS, so a new decision input
-    is one field here (and its use in `decide`) plus its column, and its name in
-    the PostgreSQL path's decoded row (store.dispatch.reads.Due, checked on import).
+    is one field here (and its use in `decide`) plus its column.
     """
 
     next_run: datetime

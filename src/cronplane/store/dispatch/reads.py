@@ -64,7 +64,7 @@ DERIVED_INPUTS: dict[str, str] = {
 
 
 class Due(NamedTuple):
-    """PostgreSQL: one due row, decoded once (`Due._make`) from the select's columns
+    """PostgreSQL: one due row, decoded once (`decode`) from the select's columns
     (DUE_FIELDS): those copied into items and events, then the decision inputs."""
 
     id: str  # as text, which COPY takes as it is (a UUID object is formatted per row)
@@ -77,35 +77,33 @@ class Due(NamedTuple):
     payload: str
     timeout: int | None  # the row's own; None: the job's
     row_key: str  # what the batch's UPDATEs find the row by (the id again)
-    # The decision inputs, INPUT_FIELDS in order (`inputs`): DueWhen's, then POLICY_FIELDS.
-    next_run: Any
-    cron: str
-    timezone: str
-    dst_gap: str
-    dst_repeat: str | None
-    exclusion: str | None
-    misfire_grace: int | None
-    overlap: str
-    jitter_offset: int
-    paused_at: datetime | None
-    paused_until: datetime | None
-    paused_by: str | None
-    paused_note: str | None
-    paused_missed: str | None
-    end_at: datetime | None
-    runs_left: int | None
+    # The decision inputs (INPUT_FIELDS, in order), as the planner's key holds them:
+    # read by name only in `core.firing.DueRow`, so a new one changes nothing here.
+    inputs: tuple[Any, ...]
 
     @property
-    def inputs(self) -> tuple[Any, ...]:
-        """The row's decision inputs (INPUT_FIELDS), as the planner's key holds them."""
-        return self[_INPUTS_AT:]
+    def overlap(self) -> str:
+        """Its overlap policy (which rows need their active items counted)."""
+        overlap: str = self.inputs[_OVERLAP_AT]
+        return overlap
+
+    @property
+    def exclusion(self) -> str | None:
+        """Its calendars' exclusion (DueWhen.exclusion)."""
+        exclusion: str | None = self.inputs[_EXCLUSION_AT]
+        return exclusion
 
 
-# A PostgreSQL due row's columns: the written ones, then the decision inputs.
-DUE_FIELDS: tuple[str, ...] = Due._fields
-_INPUTS_AT = len(DUE_FIELDS) - len(INPUT_FIELDS)
-if DUE_FIELDS[_INPUTS_AT:] != INPUT_FIELDS:  # a decision input added to DueRow, not here
-    raise TypeError(f"reads.Due's decision inputs are not INPUT_FIELDS: {INPUT_FIELDS}")
+_WRITTEN = len(Due._fields) - 1
+# A PostgreSQL due row's columns as selected: the written ones, then the decision inputs.
+DUE_FIELDS: tuple[str, ...] = (*Due._fields[:_WRITTEN], *INPUT_FIELDS)
+_OVERLAP_AT = INPUT_FIELDS.index("overlap")
+_EXCLUSION_AT = INPUT_FIELDS.index("exclusion")
+
+
+def decode(row: Any) -> Due:
+    """A selected row (DUE_FIELDS) as a Due."""
+    return Due._make((*row[:_WRITTEN], tuple(row[_WRITTEN:])))
 
 
 def _due_columns(main: Any, state: Any) -> tuple[Any, ...]:
@@ -161,7 +159,7 @@ def count_due(conn: Connection, now: datetime, *, cap: int | None = None) -> int
 
 def due_rows(conn: Connection, now: datetime, limit: int) -> list[Due]:
     """PostgreSQL: up to `limit` due rows in next_run order (`due_query`), decoded."""
-    return list(map(Due._make, conn.execute(due_query(now, limit))))
+    return list(map(decode, conn.execute(due_query(now, limit))))
 
 
 def due_query(now: datetime, limit: int) -> Any:
@@ -279,7 +277,7 @@ def fair_rows(
         holds = {t: after or 0 for t, (_count, after) in offer.items()}
         params = {"tenants": names, "counts": [wanted[t] + holds[t] for t in names], "now": now}
         new: dict[str, list[Due]] = {t: [] for t in names}
-        for row in map(Due._make, conn.execute(_FAIR_ROUND, params)):
+        for row in map(decode, conn.execute(_FAIR_ROUND, params)):
             if row.id not in held:
                 new[row.tenant].append(row)
         taken: Taken = {}
