@@ -1,11 +1,13 @@
 """One table of schedule fields (issue 34): every layer agrees with `core.fields`.
 
-The typed dataclasses, the store's columns and the API's models keep their
-own attribute lists (mypy and OpenAPI read those); these tests hold each to
-the table, so a field added to the table and forgotten in a layer fails here
-by name. The three traps a field with a mutable default fell into are tested
-with a planted field (`tags`, a map defaulting to {}): the manifest's
-defaults, the `declared` document and the sync plan's comparison.
+The records and inputs inherit the table's typed `Settings` and a patch takes
+its names; the API's models, the CLI's options and the console's form are
+built from the rows (the store's columns: tests/store/test_field_columns.py).
+These tests hold each to the table, so a row whose attribute or default is
+missing fails here by name. The three traps a field with a mutable default
+fell into are tested with a planted field (`tags`, a map defaulting to {}):
+the manifest's defaults, the `declared` document and the sync plan's
+comparison.
 """
 
 from __future__ import annotations
@@ -24,16 +26,19 @@ from cronplane.api import sync_schemas
 from cronplane.api.schemas import Request, Response
 from cronplane.core import fields as table
 from cronplane.core.declared import declared_document, declared_value, manifest_defaults
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, Settings
 from cronplane.core.inputs import (
     DECLARED_FIELDS,
+    UNSET,
     CronDeclaration,
     Declared,
     SchedulePatch,
     ScheduleSpec,
 )
 from cronplane.core.model import Schedule
+from cronplane.core.schedule_field import ScheduleField
 from cronplane.store.tables import schedule_state, schedules
+from table_support import bare_schedule
 
 NAMES = [f.name for f in SCHEDULE_FIELDS]
 DECLARABLE = [f.name for f in SCHEDULE_FIELDS if f.declarable]
@@ -53,8 +58,9 @@ def test_every_field_has_one_row_and_a_check() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_records_and_inputs_carry_every_field(name: str) -> None:
-    for cls in (Schedule, ScheduleSpec, SchedulePatch):
+    for cls in (Schedule, ScheduleSpec):
         assert name in {f.name for f in fields(cls)}, (cls.__name__, name)
+    assert SchedulePatch(**{name: None}).given() == {name: None}
     if name in DECLARABLE:
         assert name in {f.name for f in fields(Declared)}, name
     if BY_NAME[name].declarable or name == "enabled":
@@ -64,14 +70,41 @@ def test_the_records_and_inputs_carry_every_field(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_defaults_agree_with_the_table(name: str) -> None:
     want = BY_NAME[name].default_value()
-    for cls in (CronDeclaration, ScheduleSpec):
+    for cls in (CronDeclaration, ScheduleSpec, Settings):
+        if name not in {f.name for f in fields(cls)}:
+            continue
         default = _default(cls, name)
         if default is not MISSING:  # a required input (a create's job, every cron) has none
             assert default == want, (cls.__name__, name)
 
 
+def test_the_shared_settings_are_the_declarable_rows_past_what_runs_when_where() -> None:
+    """One typed attribute per row, beside the row: what a new plain field adds."""
+    assert {f.name for f in fields(Settings)} == set(DECLARABLE) - {
+        "job",
+        "cron",
+        "timezone",
+        "payload",
+    }
+    for cls in (Schedule, ScheduleSpec, CronDeclaration, Declared):
+        assert issubclass(cls, Settings), cls
+
+
+def test_a_patch_takes_the_table_names_only_and_leaves_unset_ones_out() -> None:
+    assert SchedulePatch(overlap="allow", jitter=UNSET, timeout=None).given() == {
+        "overlap": "allow",
+        "timeout": None,
+    }
+    with pytest.raises(TypeError, match="no field colour"):
+        SchedulePatch(colour="red")
+    assert {
+        "misfire_grace", "jitter", "timeout", "start_at", "end_at", "max_runs", "dst_repeat",
+    } == table.NULLABLE_FIELDS  # fmt: skip
+
+
 def test_declared_fields_are_the_declarable_rows() -> None:
-    assert set(DECLARED_FIELDS) == set(DECLARABLE)
+    assert tuple(DECLARABLE) == DECLARED_FIELDS
+    assert {f.name for f in fields(Declared)} == set(DECLARABLE)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -175,3 +208,18 @@ def test_a_new_row_reaches_the_api_models_without_an_edit_there() -> None:
     assert body.tags == {} and created.model_fields["tags"].default_factory is dict
     assert answered.model_json_schema()["properties"]["tags"]["type"] == "object"
     assert "tags" in answered.model_json_schema()["required"]
+
+
+def test_a_schedules_document_is_keyed_as_docs_cli_md_lists_it() -> None:
+    """`schedule info --json`'s keys, in order: the row's own, then its settings."""
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text().split())
+    listed = text.split("an object keyed by the SPEC §2 column", 1)[1].split("plus the derived")[0]
+    names = [
+        name.strip()
+        for quoted in listed.split("`")[1::2]
+        if "," in quoted
+        for name in quoted.split(",")
+    ]
+    row = bare_schedule()
+    assert names == list(row.to_dict())[: -len(("state", "runs_left"))]
+    assert names[-len(fields(Settings)) :] == [f.name for f in fields(Settings)]

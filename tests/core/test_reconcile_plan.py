@@ -141,6 +141,6 @@ def test_overridden_fields_and_enabled_are_never_planned(
 
 
 def test_reset_restores_declared_values_of_overridden_fields() -> None:
-    d = Declared("a", "0 * * * *", "UTC", {"k": 1}, None, "skip")
+    d = Declared("a", "0 * * * *", "UTC", {"k": 1})
     edited = replace(row("n", d, "app", ("cron",), True), cron="5 * * * *")
     assert restore_declared(edited) == {"cron": "0 * * * *"}

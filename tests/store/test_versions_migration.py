@@ -40,7 +40,7 @@ def test_0020_gives_each_row_a_first_version(empty_database: Database) -> None:
             "shaped", enabled=False, start_at=AT, end_at=AT.replace(year=2027), max_runs=5,
             jitter=30, paused_at=AT, paused_note="hold", paused_missed="once",
             labels={"team": "pay"},
-            exclude=["holidays"], dst_repeat="twice", timeout=90,
+            exclude=["holidays"], dst_repeat="second", timeout=90,
         ),
     ]  # fmt: skip
     with database.begin() as conn:

@@ -33,7 +33,8 @@ from cronplane.api.schemas import (
     described,
 )
 from cronplane.core import calendars
-from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.fields import SCHEDULE_FIELDS
+from cronplane.core.schedule_field import ScheduleField
 
 # Outer bound of a whole number in a request: fits the columns; the row's range is the
 # service's to enforce.

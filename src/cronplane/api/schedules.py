@@ -27,7 +27,8 @@ from cronplane.api.schedule_schemas import (
     SchedulePatchBody,
 )
 from cronplane.api.schemas import NO_NUL, EventPage, NameSegment, Preview, ScheduleQueryParams
-from cronplane.core.codec import field_names, nullable_fields
+from cronplane.core.codec import field_names
+from cronplane.core.fields import NULLABLE_FIELDS
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.model import Schedule, Scope
 from cronplane.core.queries import MAX_SEARCH, ScheduleQuery, either_search
@@ -40,7 +41,6 @@ Segment = NameSegment
 Revision = Annotated[int | None, Depends(if_match)]
 KEY = "/{stack}/{environment}/{name}"
 SPEC_FIELDS = field_names(ScheduleSpec)
-NULLABLE = nullable_fields(SchedulePatch)
 
 
 def render(schedule: Schedule, response: Response | None = None) -> dict[str, Any]:
@@ -170,7 +170,9 @@ def update_schedule(
     # Absent and null both leave a field alone, except where the patch takes
     # None as a value (no misfire grace: "always fire once").
     given = body.model_dump(exclude_unset=True)
-    patch = SchedulePatch(**{k: v for k, v in given.items() if v is not None or k in NULLABLE})
+    patch = SchedulePatch(
+        **{k: v for k, v in given.items() if v is not None or k in NULLABLE_FIELDS}
+    )
     schedule = ctx.service.update_schedule(
         Scope(tenant, stack, environment), name, patch, actor=principal.actor, revision=revision
     )

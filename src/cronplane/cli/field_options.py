@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 import click
 
 from cronplane.cli.options import parse_json_object
-from cronplane.core.fields import SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.fields import SCHEDULE_FIELDS
 from cronplane.core.labels import parse_pairs
+from cronplane.core.schedule_field import ScheduleField
 
 F = TypeVar("F", bound=Callable[..., Any])
 _INTEGERS = ("seconds", "count")

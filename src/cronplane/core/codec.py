@@ -21,11 +21,9 @@ R = TypeVar("R")
 
 
 def to_document(record: object) -> dict[str, Any]:
-    """The record keyed by its field names, JSON-ready."""
-    return {
-        field.name: _encode(getattr(record, field.name))
-        for field in dataclasses.fields(record)  # type: ignore[arg-type]
-    }
+    """The record keyed by its field names, JSON-ready, in its constructor's order
+    (a record's own fields, then the keyword-only ones it inherits)."""
+    return {name: _encode(getattr(record, name)) for name in _names(type(record))}
 
 
 def encode_value(value: Any) -> Any:
@@ -47,18 +45,6 @@ def field_names(cls: type) -> tuple[str, ...]:
     return tuple(_hints(cls))
 
 
-def nullable_fields(cls: type) -> frozenset[str]:
-    """The fields of a record whose type admits None (None is a value there, not "unset")."""
-    return frozenset(name for name, hint in _hints(cls).items() if _admits_none(hint))
-
-
-def _admits_none(hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        return type(None) in typing.get_args(hint)
-    return False
-
-
 def _encode(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -72,6 +58,19 @@ def _encode(value: Any) -> Any:
 
 
 _HINTS: dict[object, dict[str, Any]] = {}
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in its constructor's order (resolved once per class)."""
+    found = _NAMES.get(cls)
+    if found is None:
+        every = dataclasses.fields(cls)
+        found = tuple(f.name for f in every if not f.kw_only) + tuple(
+            f.name for f in every if f.kw_only
+        )
+        _NAMES[cls] = found
+    return found
 
 
 def _hints(cls: type) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cronplane.core.codec import encode_value
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS
+from cronplane.core.schedule_field import ScheduleField
 
 
 def manifest_defaults(table: Iterable[ScheduleField] = SCHEDULE_FIELDS) -> dict[str, Any]:

@@ -24,14 +24,12 @@ from typing import Any, Final
 
 from cronplane.core import validation
 from cronplane.core.choices import Source
-from cronplane.core.codec import field_names
 from cronplane.core.fields import FIELD_CHECKS, OPERATOR_FIELDS, OVERRIDABLE_FIELDS
-from cronplane.core.inputs import SchedulePatch
 from cronplane.core.model import Schedule
 from cronplane.errors import AppOwned
 
 # Every field a patch may set: what an operator may change on his own rows.
-PATCH_FIELDS: Final = frozenset(field_names(SchedulePatch))
+PATCH_FIELDS: Final = frozenset(FIELD_CHECKS)
 
 
 def check_field(name: str, value: Any, seed: str) -> Any:

@@ -6,30 +6,30 @@ of a list of its own: the operator's and the manifest's field sets
 `declared` document (which fields it leaves out at their default, so rows
 declared before a field existed stay equal), the sync plan's comparison of a
 document with a row, the checks (`FIELD_CHECKS`, in the order they answer),
-and the CLI's `info` view. docs/architecture.md, "adding a schedule field".
+a patch's fields, the store's columns and their checks, the API's models, the
+CLI's options and `info` view, and the console's form. docs/architecture.md,
+"adding a schedule field".
 
-The dataclasses (`core.model.Schedule`, `ScheduleSpec`, `SchedulePatch`,
-`CronDeclaration`, `Declared`) keep their own typed attributes (mypy reads
-them); tests/core/test_fields.py holds them to this table, and the store's
-columns, the API's models and the console's form too.
+The typed attributes live here too: `Settings` holds every field a schedule,
+a create, a manifest's cron and its resolved declaration share (all but what
+a schedule runs, when, and where: `job`, `cron`, `timezone`, `payload`,
+`enabled`), and those records inherit it; tests/core/test_fields.py holds its
+defaults to the rows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
 
 from cronplane.core import calendars, labels, validation, window
-from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS
-from cronplane.core.dst import GAP_NOTES, GAPS, REPEAT_NOTES, REPEATS
-from cronplane.errors import CronplaneError, InvalidJitter, InvalidMaxRuns, InvalidRequest
+from cronplane.core.choices import DEFAULT_ZONE, OVERLAP_NOTES, OVERLAPS, Overlap
+from cronplane.core.dst import GAP_NOTES, GAPS, REPEAT_NOTES, REPEATS, DstPolicy, Gap, Repeat
+from cronplane.core.schedule_field import Check, ScheduleField
+from cronplane.errors import InvalidJitter, InvalidMaxRuns
 
-Kind = Literal[
-    "name", "cron", "zone", "json", "seconds", "choice", "bool", "instant", "count", "labels", "names"
-]  # fmt: skip
-Check = Callable[[Any, str], Any]
 # A whole-number field's bounds: past a year, a misfire grace means "always fire" (say
 # so with null); past a day, a spread is a different schedule, not jitter; one item
 # runs at most a day; past a billion fires, a limit is no limit (say so with null).
@@ -37,101 +37,6 @@ MAX_MISFIRE_GRACE: Final = 366 * 24 * 3600
 MAX_JITTER: Final = 86_400
 MAX_TIMEOUT: Final = validation.MAX_TIMEOUT
 MAX_RUNS: Final = 1_000_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduleField:
-    """One settable field of a schedule.
-
-    - `default`: its value when not given (a create, a manifest's cron); `factory`
-      instead, for a mutable default (a map, a list): called once per use.
-    - `declarable`: a manifest may declare it (`Declared`, the `declared` document).
-    - `overridable`: an operator's change to it on an app row is remembered as an
-      override, which sync keeps; `operator`: an operator may change it on an app
-      row at all (`enabled` is never synced, so it needs no override).
-    - `timing`: it decides when the row fires: a change recomputes `next_run`.
-    - `since`: added after rows existed: the `declared` document leaves it out at
-      its default, so older rows' documents stay equal (no re-sync churn).
-    - `check(value, seed)`: the value as stored, or a coded error (`seed`: the
-      schedule's identity, for `H` fields). A whole-number field (`seconds`,
-      `count`) has none: `minimum`..`maximum` is its check, `error` its code.
-    - `nullable`: may be null as stored (default: when its default is None).
-    - `info`: how `schedule info` shows it (None: shown by a view of its own).
-    - `flag`, `help`: its `schedule add` option (a `bool` field's flag sets the value
-      that is not its default); `choices` for a `choice` field (`notes`: what
-      each means); `required` on create.
-    - `about`: what it means, for the API's document; `placeholder`, `hint`: its
-      console input's blank text and the line under it.
-    """
-
-    name: str
-    label: str
-    kind: Kind
-    check: Check | None = None
-    default: Any = None
-    factory: Callable[[], Any] | None = None
-    declarable: bool = True
-    overridable: bool = False
-    operator: bool = False
-    since: bool = False
-    timing: bool = False
-    info: Callable[[Any], str] | None = None
-    flag: str = ""
-    help: str = ""
-    choices: tuple[str, ...] = ()
-    notes: Mapping[str, str] | None = None
-    required: bool = False
-    minimum: int | None = None
-    maximum: int | None = None
-    error: type[CronplaneError] = InvalidRequest
-    nullable: bool | None = None
-    about: str = ""
-    placeholder: str = ""
-    hint: str = ""
-
-    def default_value(self) -> Any:
-        """A fresh default (a new object for a mutable one)."""
-        return self.factory() if self.factory is not None else self.default
-
-    @property
-    def stores_null(self) -> bool:
-        """Whether a stored row may hold null here."""
-        if self.nullable is not None:
-            return self.nullable
-        return not self.required and self.factory is None and self.default is None
-
-    def validate(self, value: Any, seed: str) -> Any:
-        """The value as stored, or this field's coded error."""
-        if self.check is not None:
-            return self.check(value, seed)
-        if self.kind == "choice":
-            return self._choice(value)
-        return self._whole(value)
-
-    def _choice(self, value: object) -> str | None:
-        """One of `choices` (null when the default is null: the default)."""
-        if value is None and self.default is None:
-            return None
-        return validation.one_of(value, self.choices, self.name, self.error)
-
-    def _whole(self, value: object) -> int | None:
-        """None, or a whole number in `minimum`..`maximum`."""
-        if self.minimum is None or self.maximum is None:
-            raise TypeError(f"field {self.name} has neither a check nor bounds")
-        if value is None:
-            return None
-        if (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and self.minimum <= value <= self.maximum
-        ):
-            return value
-        unit = "whole seconds" if self.kind == "seconds" else "a whole number"
-        raise self.error(
-            f"{self.name} {value!r}"[:80]
-            + f" is invalid: {unit} in {self.minimum:,}..{self.maximum:,}, or null",
-            {"field": self.name},
-        )
 
 
 def _seconds(value: Any) -> str:
@@ -392,5 +297,35 @@ OVERRIDABLE_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.overridab
 OPERATOR_FIELDS: Final = (*OVERRIDABLE_FIELDS, "enabled")
 # The fields that decide when a row fires: a change recomputes its next run.
 WHEN_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.timing)
+# The fields a stored row may hold null in (a patch's None clears them).
+NULLABLE_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.stores_null)
 # Declared keys a `declared` document leaves out at their default.
 OPTIONAL_DECLARED: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable and f.since)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """The typed fields `Schedule`, `ScheduleSpec`, `CronDeclaration` and `Declared`
+    share, at their rows' defaults: each of those records inherits them (keyword
+    only, after its own). A new field that every one of them carries is one
+    attribute here beside its row."""
+
+    misfire_grace: int | None = None
+    overlap: Overlap = "skip"
+    jitter: int | None = None
+    timeout: int | None = None
+    # The active window (naive: a wall time in the input's `timezone`; aware on a
+    # row) and the run limit.
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    max_runs: int | None = None
+    dst_gap: Gap = "shift"
+    dst_repeat: Repeat | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    on_excluded: str = "skip"
+
+    @property
+    def dst(self) -> DstPolicy:
+        """Its DST policy."""
+        return DstPolicy(self.dst_gap, self.dst_repeat)

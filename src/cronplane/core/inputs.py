@@ -2,22 +2,24 @@
 (`ScheduleSpec`, `SchedulePatch`), a job (`JobSpec`, `JobPatch`), a manifest's cron
 (`CronDeclaration`) and the declaration resolved (`Declared`).
 
-Frozen dataclasses; a patch marks the fields it leaves alone with `UNSET`. Their
-fields and defaults agree with the field table (`core.fields`,
-tests/core/test_fields.py). The records they make are `core.model`'s.
+Frozen dataclasses; a job patch marks the fields it leaves alone with `UNSET`, a
+schedule patch holds only the fields it sets. The schedule inputs read their
+fields off the field table (`core.fields`): they inherit its typed `Settings`,
+and a patch takes the table's names. The records they make are `core.model`'s.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Final
 
-from cronplane.core.choices import DEFAULT_ZONE, JobStatus, Overlap
-from cronplane.core.codec import field_names, to_document
+from cronplane.core.choices import DEFAULT_ZONE, JobStatus
+from cronplane.core.codec import to_document
 from cronplane.core.declared import declared_document
-from cronplane.core.dst import DstPolicy, Gap, Repeat
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, Settings
 
 
 class Unset(enum.Enum):
@@ -30,55 +32,36 @@ UNSET: Final = Unset.UNSET
 
 
 @dataclass(frozen=True, slots=True)
-class ScheduleSpec:
-    """What an operator gives to create a schedule; `name` defaults to the job's."""
+class ScheduleSpec(Settings):
+    """What an operator gives to create a schedule; `name` defaults to the job's.
+    Naive datetimes are wall times in `timezone`."""
 
     job: str
     cron: str
     name: str | None = None
     timezone: str = DEFAULT_ZONE
     payload: dict[str, Any] | None = None  # None: the job's default payload
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
-    timeout: int | None = None
     enabled: bool = True
-    jitter: int | None = None
-    # Naive datetimes are wall times in `timezone`.
-    start_at: datetime | None = None
-    end_at: datetime | None = None
-    max_runs: int | None = None
-    dst_gap: Gap = "shift"
-    dst_repeat: Repeat | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    on_excluded: str = "skip"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SchedulePatch:
-    """A partial update; UNSET fields are left alone (None is a value for misfire_grace)."""
+    """A partial update: the schedule fields it sets (`core.fields`' names), by name.
+    Fields not given, or given as UNSET, are left alone; None is a value (it clears
+    a nullable field). A name the table does not have is a TypeError."""
 
-    job: str | Unset = UNSET
-    cron: str | Unset = UNSET
-    timezone: str | Unset = UNSET
-    payload: dict[str, Any] | Unset = UNSET
-    misfire_grace: int | Unset | None = UNSET
-    overlap: Overlap | Unset = UNSET
-    timeout: int | Unset | None = UNSET
-    enabled: bool | Unset = UNSET
-    jitter: int | Unset | None = UNSET
-    start_at: datetime | Unset | None = UNSET
-    end_at: datetime | Unset | None = UNSET
-    max_runs: int | Unset | None = UNSET
-    dst_gap: Gap | Unset = UNSET
-    dst_repeat: Repeat | Unset | None = UNSET
-    labels: dict[str, str] | Unset = UNSET
-    exclude: list[str] | Unset = UNSET
-    on_excluded: str | Unset = UNSET
+    changes: Mapping[str, Any]
+
+    def __init__(self, **changes: Any) -> None:
+        unknown = sorted(set(changes) - BY_NAME.keys())
+        if unknown:
+            raise TypeError(f"SchedulePatch has no field {', '.join(unknown)}")
+        given = {name: value for name, value in changes.items() if value is not UNSET}
+        object.__setattr__(self, "changes", MappingProxyType(given))
 
     def given(self) -> dict[str, Any]:
         """The fields this patch sets, by name."""
-        return _set_fields(self)
+        return dict(self.changes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +98,7 @@ class JobPatch:
 
 
 @dataclass(frozen=True, slots=True)
-class CronDeclaration:
+class CronDeclaration(Settings):
     """One cron as an app manifest declares it (SPEC §5), before resolution.
 
     `job` defaults to the cron's name; `payload` None means the job's default.
@@ -127,23 +110,11 @@ class CronDeclaration:
     job: str | None = None
     timezone: str = DEFAULT_ZONE
     payload: dict[str, Any] | None = None
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
     enabled: bool = True
-    jitter: int | None = None
-    timeout: int | None = None
-    start_at: datetime | None = None  # naive: a wall time in `timezone`
-    end_at: datetime | None = None
-    max_runs: int | None = None
-    dst_gap: Gap = "shift"
-    dst_repeat: Repeat | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    on_excluded: str = "skip"
 
 
 @dataclass(frozen=True, slots=True)
-class Declared:
+class Declared(Settings):
     """A declaration resolved against its scope: normalized cron, concrete payload.
 
     This is what the sync planner compares with a row's `declared` column, and
@@ -154,23 +125,6 @@ class Declared:
     cron: str
     timezone: str
     payload: dict[str, Any]
-    misfire_grace: int | None = None
-    overlap: Overlap = "skip"
-    jitter: int | None = None
-    timeout: int | None = None
-    start_at: datetime | None = None  # aware
-    end_at: datetime | None = None
-    max_runs: int | None = None
-    dst_gap: Gap = "shift"
-    dst_repeat: Repeat | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    on_excluded: str = "skip"
-
-    @property
-    def dst(self) -> DstPolicy:
-        """Its DST policy."""
-        return DstPolicy(self.dst_gap, self.dst_repeat)
 
     def to_dict(self) -> dict[str, Any]:
         """The `declared` column's document; a field added after rows existed only when
@@ -180,7 +134,7 @@ class Declared:
 
 # What a manifest declares for one cron; `declared` stores these keys (core.fields:
 # those added after rows existed only when not at their default).
-DECLARED_FIELDS: Final = field_names(Declared)
+DECLARED_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable)
 
 
 def _set_fields(patch: object) -> dict[str, Any]:

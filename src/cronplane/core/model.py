@@ -17,11 +17,10 @@ from uuid import UUID
 
 from cronplane.core.choices import (
     JobStatus,
-    Overlap,
     Source,
 )
 from cronplane.core.codec import to_document
-from cronplane.core.dst import DstPolicy, Gap, Repeat
+from cronplane.core.fields import Settings
 from cronplane.core.inputs import Declared, to_fields
 from cronplane.core.redact import redact_text, redact_value
 
@@ -50,8 +49,9 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
-    """One row of `schedules` (SPEC §2), every column."""
+class Schedule(Settings):
+    """One row of `schedules` (SPEC §2), every column: its own here, then the
+    settings every schedule record shares (`core.fields.Settings`)."""
 
     id: UUID
     tenant: str
@@ -64,8 +64,6 @@ class Schedule:
     payload: dict[str, Any]
     enabled: bool
     source: Source
-    misfire_grace: int | None
-    overlap: Overlap
     last_run: datetime | None
     next_run: datetime | None
     created_at: datetime
@@ -73,9 +71,8 @@ class Schedule:
     revision: int
     declared: dict[str, Any] | None
     overrides: tuple[str, ...]
-    # Seconds of spread (< the cron's shortest gap), and the offset applied to
-    # the current next_run: next_run = nominal occurrence + jitter_offset.
-    jitter: int | None = None
+    # The offset `jitter` applies to the current next_run: next_run = nominal
+    # occurrence + jitter_offset.
     jitter_offset: int = 0
     paused_at: datetime | None = None
     paused_until: datetime | None = None
@@ -84,25 +81,8 @@ class Schedule:
     # What a pause that ends by itself (at `paused_until`) does with what it passed:
     # skip, once or all (core.controls.MISSED); None when not given (skip).
     paused_missed: str | None = None
-    # Seconds an item of this schedule may run; None: the job's `timeout` option.
-    timeout: int | None = None
-    # The active window (no fire before start_at or after end_at) and the run
-    # limit; run_count counts the row's schedule fires (the fire transaction's).
-    start_at: datetime | None = None
-    end_at: datetime | None = None
-    max_runs: int | None = None
+    # The row's schedule fires (the fire transaction's): `max_runs` ends it.
     run_count: int = 0
-    # The DST policy (core.dst): Debian's rules at the defaults.
-    dst_gap: Gap = "shift"
-    dst_repeat: Repeat | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    on_excluded: str = "skip"
-
-    @property
-    def dst(self) -> DstPolicy:
-        """Its DST policy."""
-        return DstPolicy(self.dst_gap, self.dst_repeat)
 
     @property
     def paused(self) -> bool:

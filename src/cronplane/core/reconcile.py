@@ -143,7 +143,7 @@ class SyncPlan:
         }
 
         def declaration(name: str) -> Declared:
-            return declared.get(name) or Declared("", "", "UTC", {}, None, "skip")
+            return declared.get(name) or Declared("", "", "UTC", {})
 
         def changes(item: Mapping[str, Any]) -> dict[str, Any]:
             wanted = declaration(item["name"])

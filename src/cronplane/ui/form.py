@@ -15,10 +15,11 @@ from typing import Any, Final
 
 from fastapi import Request
 
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, ScheduleField
+from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS
 from cronplane.core.inputs import SchedulePatch, ScheduleSpec
 from cronplane.core.labels import labels_text, parse_text
 from cronplane.core.model import DEFAULT_SCOPE_PART, Schedule
+from cronplane.core.schedule_field import ScheduleField
 from cronplane.core.validation import comma_list
 from cronplane.core.wall_times import wall_text
 from cronplane.errors import InvalidPayload, InvalidRequest

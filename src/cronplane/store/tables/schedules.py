@@ -18,7 +18,12 @@ from sqlalchemy import (
 )
 
 from cronplane.store.tables.base import EventId, metadata
+from cronplane.store.tables.field_columns import field_checks, field_columns
 from cronplane.store.types import JSONDocument, UTCDateTime
+
+# The schedule's state, in a table of its own (schedule_state, below).
+STATE_FIELDS = ("enabled", "next_run", "last_run", "run_count")
+_ELSEWHERE = frozenset(STATE_FIELDS)
 
 schedules = Table(
     "schedules",
@@ -28,15 +33,11 @@ schedules = Table(
     Column("stack", String(64), nullable=False),
     Column("environment", String(64), nullable=False),
     Column("name", String(64), nullable=False),
-    Column("job", String(64), nullable=False),
-    Column("cron", String(256), nullable=False),
-    Column("timezone", String(64), nullable=False),
-    Column("payload", JSONDocument, nullable=False),
     Column("source", String(8), nullable=False),
-    Column("misfire_grace", Integer, nullable=True),
-    Column("overlap", String(16), nullable=False),
-    # Seconds an item may run; NULL: the job's `timeout` option (migration 0007).
-    Column("timeout", Integer, nullable=True),
+    # Every settable field (core.fields), by its row: job, cron, timezone, payload,
+    # misfire grace, jitter, overlap, timeout, the window and run limit, the DST
+    # policy, labels, the excluded calendars.
+    *field_columns(_ELSEWHERE),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("revision", Integer, nullable=False),
@@ -44,8 +45,7 @@ schedules = Table(
     # operator changed since (sync leaves those alone and reports drift).
     Column("declared", JSONDocument, nullable=True),
     Column("overrides", JSONDocument, nullable=False),
-    # Jitter (seconds) and the offset applied to next_run (docs/controls.md).
-    Column("jitter", Integer, nullable=True),
+    # The offset jitter applies to next_run (docs/controls.md).
     Column("jitter_offset", Integer, nullable=False, server_default=text("0")),
     # An operator's pause: set by pause, cleared by resume or by the fire path.
     Column("paused_at", UTCDateTime, nullable=True),
@@ -54,25 +54,9 @@ schedules = Table(
     Column("paused_by", String(128), nullable=True),
     # What the pause's own end (at paused_until) enqueues of what it passed (migration 0020).
     Column("paused_missed", String(8), nullable=True),
-    # The active window and run limit (migration 0006; run_count is in schedule_state).
-    Column("start_at", UTCDateTime, nullable=True),
-    Column("end_at", UTCDateTime, nullable=True),
-    Column("max_runs", Integer, nullable=True),
-    # The DST policy (core.dst; migration 0015): Debian's rules at the defaults.
-    Column("dst_gap", String(8), nullable=False, server_default=text("'shift'")),
-    Column("dst_repeat", String(8), nullable=True),
-    # Labels (core.labels; migration 0016): a map, {} for none.
-    Column("labels", JSONDocument, nullable=False, server_default=text("'{}'")),
-    # Calendars whose days it does not run on, and what such an occurrence does
-    # (core.excluded; migration 0017): none at the defaults.
-    Column("exclude", JSONDocument, nullable=False, server_default=text("'[]'")),
-    Column("on_excluded", String(8), nullable=False, server_default=text("'skip'")),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
-    CheckConstraint("overlap IN ('skip', 'allow', 'buffer_one', 'cancel_running')", name="overlap"),
-    CheckConstraint("timeout IS NULL OR timeout > 0", name="timeout"),
-    CheckConstraint("misfire_grace IS NULL OR misfire_grace >= 0", name="misfire_grace"),
-    CheckConstraint("max_runs IS NULL OR max_runs >= 1", name="max_runs"),
+    *field_checks(_ELSEWHERE),
 )
 
 # Paused rows only (the alert evaluator's "paused past a limit"): costs nothing for the rest.
@@ -129,9 +113,8 @@ Index(
     postgresql_where=text("enabled"),
     sqlite_where=text("enabled = 1"),
 )
-# The state's columns, and a schedule as one row: every read of a whole
-# schedule selects SCHEDULE_COLUMNS from SCHEDULE_ROWS (store.schedules).
-STATE_FIELDS = ("enabled", "next_run", "last_run", "run_count")
+# A schedule as one row: every read of a whole schedule selects SCHEDULE_COLUMNS
+# from SCHEDULE_ROWS (store.schedules).
 SCHEDULE_ROWS = schedules.join(schedule_state, schedule_state.c.id == schedules.c.id)
 SCHEDULE_COLUMNS = (*schedules.c, *(schedule_state.c[name] for name in STATE_FIELDS))
 

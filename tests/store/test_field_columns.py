@@ -1,0 +1,93 @@
+"""The schedules table's field columns and CHECKs come from the field table, and the
+migrated databases keep them: what a new plain field no longer writes in `store/`."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from sqlalchemy import String, inspect, text
+from sqlalchemy.exc import IntegrityError
+
+from cronplane.core.fields import SCHEDULE_FIELDS
+from cronplane.core.schedule_field import ScheduleField
+from cronplane.store import schedules as schedule_store
+from cronplane.store.database import Database
+from cronplane.store.tables import field_columns as columns
+from cronplane.store.tables import schedules
+from table_support import bare_schedule
+
+CHECKED = [row for row in SCHEDULE_FIELDS if columns.check_condition(row) is not None]
+
+
+def test_every_field_but_the_state_is_a_column_of_schedules_by_its_row() -> None:
+    for row in SCHEDULE_FIELDS:
+        if row.name == "enabled":  # schedule_state's
+            assert row.name not in schedules.c
+            continue
+        column = schedules.c[row.name]
+        assert column.nullable == row.stores_null, row.name
+    assert {row.name for row in CHECKED} == {
+        "misfire_grace", "jitter", "overlap", "timeout", "max_runs",
+        "dst_gap", "dst_repeat", "on_excluded",
+    }  # fmt: skip
+
+
+def test_a_planted_row_becomes_a_column_with_its_check_and_older_rows_default() -> None:
+    """A new field's column and CHECK, with no line in store/: its kind decides."""
+    priority = ScheduleField("priority", "Priority", "count", minimum=0, maximum=9, since=True)
+    tier = ScheduleField(
+        "tier", "Tier", "choice", default="standard", choices=("standard", "express"), since=True
+    )
+    assert columns.check_condition(priority) == "priority IS NULL OR priority >= 0"
+    assert columns.check_condition(tier) == "tier IN ('standard', 'express')"
+    tier_column = next(
+        c for c in _planted_columns((tier,)) if c.name == "tier"
+    )  # a choice of 8 letters at most fits 8
+    assert isinstance(tier_column.type, String) and tier_column.type.length == 8
+    assert tier_column.server_default is not None
+    assert not tier_column.nullable
+
+
+def _planted_columns(rows: tuple[ScheduleField, ...]) -> list[Any]:
+    original = columns.SCHEDULE_FIELDS
+    columns.SCHEDULE_FIELDS = rows  # type: ignore[misc]
+    try:
+        return list(columns.field_columns(frozenset()))
+    finally:
+        columns.SCHEDULE_FIELDS = original  # type: ignore[misc]
+
+
+def test_the_migrated_database_holds_the_tables_checks(database: Database) -> None:
+    """PostgreSQL holds every CHECK the table names; SQLite those its table was
+    created with (it cannot add one to a table without rebuilding it: 0006, 0028)."""
+    with database.engine.connect() as conn:
+        found = {c["name"] for c in inspect(conn).get_check_constraints("schedules")}
+    named = {f"ck_schedules_{row.name}" for row in CHECKED} | {"ck_schedules_source"}
+    assert found <= named
+    if database.engine.dialect.name == "postgresql":
+        assert found == named
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("row", CHECKED, ids=lambda row: row.name)
+def test_postgresql_refuses_a_value_outside_a_fields_domain(
+    pg_database: Database, row: ScheduleField
+) -> None:
+    """Below a whole number's minimum, or not one of a choice's values: the
+    database refuses it even when written past the service."""
+    with pg_database.engine.begin() as conn:
+        schedule_id = _one_row(conn)
+    bad: object = row.minimum - 1 if row.minimum is not None else "bogus"
+    with pytest.raises(IntegrityError), pg_database.engine.begin() as conn:
+        conn.execute(
+            text(f"UPDATE schedules SET {row.name} = :bad WHERE id = :id"),
+            {"bad": bad, "id": schedule_id},
+        )
+
+
+def _one_row(conn: Any) -> UUID:
+    row = bare_schedule()
+    schedule_store.insert_rows(conn, [schedule_store.schedule_values(row)])
+    return row.id
