@@ -7,7 +7,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import String, inspect, text
+from sqlalchemy import String, inspect
 from sqlalchemy.exc import IntegrityError
 
 from cronplane.core.fields import SCHEDULE_FIELDS
@@ -82,13 +82,38 @@ def test_postgresql_refuses_a_value_outside_a_fields_domain(
         schedule_id = _one_row(conn)
     bad: object = row.minimum - 1 if row.minimum is not None else "bogus"
     with pytest.raises(IntegrityError), pg_database.engine.begin() as conn:
-        conn.execute(
-            text(f"UPDATE schedules SET {row.name} = :bad WHERE id = :id"),
-            {"bad": bad, "id": schedule_id},
-        )
+        conn.execute(_set(schedule_id, **{row.name: bad}))
 
 
 def _one_row(conn: Any) -> UUID:
     row = bare_schedule()
     schedule_store.insert_rows(conn, [schedule_store.schedule_values(row)])
     return row.id
+
+
+def test_0028_stops_at_a_row_outside_a_domain_and_changes_nothing(
+    empty_database: Database,
+) -> None:
+    """A value written past the service stops the upgrade on PostgreSQL, naming the
+    CHECK, and the database stays at 0027; SQLite adds no CHECK and upgrades."""
+    database = empty_database
+    database.upgrade("0027")
+    with database.begin() as conn:
+        schedule_id = _one_row(conn)
+        conn.execute(_set(schedule_id, dst_repeat="twice"))
+    if database.engine.dialect.name != "postgresql":
+        database.upgrade()
+        assert database.is_current()
+        return
+    with pytest.raises(IntegrityError, match="ck_schedules_dst_repeat"):
+        database.upgrade()
+    assert database.current_revision() == "0027"
+    with database.begin() as conn:
+        conn.execute(_set(schedule_id, dst_repeat="second"))
+    database.upgrade()
+    assert database.is_current()
+
+
+def _set(schedule_id: UUID, **values: object) -> Any:
+    """An UPDATE of one row's columns, past the service and its checks."""
+    return schedules.update().where(schedules.c.id == schedule_id).values(**values)
