@@ -22,7 +22,8 @@ from cronplane.core.alert_rules import check_rule
 from cronplane.core.alerts import DEFAULT_RENOTIFY, RuleSpec
 from cronplane.core.declared import manifest_defaults
 from cronplane.core.edits import check_field
-from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, JobSpec
+from cronplane.core.fields import DECLARED_FIELDS
+from cronplane.core.inputs import CronDeclaration, JobSpec
 from cronplane.core.labels import validate_labels
 from cronplane.errors import CronplaneError, InputFileTooLarge, InvalidManifest
 from cronplane.input_files import MAX_INPUT_BYTES, read_input

@@ -26,9 +26,8 @@ from cronplane.api import sync_schemas
 from cronplane.api.schemas import Request, Response
 from cronplane.core import fields as table
 from cronplane.core.declared import declared_document, declared_value, manifest_defaults
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, Settings
+from cronplane.core.fields import BY_NAME, DECLARED_FIELDS, SCHEDULE_FIELDS, Settings
 from cronplane.core.inputs import (
-    DECLARED_FIELDS,
     UNSET,
     CronDeclaration,
     Declared,

@@ -9,8 +9,8 @@ from uuid import uuid4
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronplane.core.fields import OVERRIDABLE_FIELDS
-from cronplane.core.inputs import DECLARED_FIELDS, Declared
+from cronplane.core.fields import DECLARED_FIELDS, OVERRIDABLE_FIELDS
+from cronplane.core.inputs import Declared
 from cronplane.core.model import Schedule
 from cronplane.core.reconcile import SyncPlan, plan_sync, restore_declared
 

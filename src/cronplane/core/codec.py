@@ -41,7 +41,7 @@ def from_document(cls: type[R], document: Mapping[str, Any]) -> R:
 
 
 def field_names(cls: type) -> tuple[str, ...]:
-    """The names of a record's fields, in order."""
+    """The names of a record's init fields, in its documents' order."""
     return tuple(_hints(cls))
 
 
@@ -62,24 +62,23 @@ _NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _names(cls: type) -> tuple[str, ...]:
-    """A dataclass's field names in its constructor's order (resolved once per class)."""
+    """A dataclass's field names in its constructor's order: its own, then the
+    keyword-only ones it inherits (resolved once per class)."""
     found = _NAMES.get(cls)
     if found is None:
-        every = dataclasses.fields(cls)
-        found = tuple(f.name for f in every if not f.kw_only) + tuple(
-            f.name for f in every if f.kw_only
-        )
-        _NAMES[cls] = found
+        every = sorted(dataclasses.fields(cls), key=lambda field: field.kw_only is True)
+        found = _NAMES[cls] = tuple(field.name for field in every)
     return found
 
 
 def _hints(cls: type) -> dict[str, Any]:
-    """The init fields of a dataclass with their resolved types (resolved once per class)."""
+    """The init fields of a dataclass with their resolved types, in `_names`' order
+    (resolved once per class)."""
     found = _HINTS.get(cls)
     if found is None:
         hints = typing.get_type_hints(cls)
-        found = {field.name: hints[field.name] for field in dataclasses.fields(cls) if field.init}
-        _HINTS[cls] = found
+        init = {field.name for field in dataclasses.fields(cls) if field.init}
+        found = _HINTS[cls] = {name: hints[name] for name in _names(cls) if name in init}
     return found
 
 

@@ -299,8 +299,10 @@ OPERATOR_FIELDS: Final = (*OVERRIDABLE_FIELDS, "enabled")
 WHEN_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.timing)
 # The fields a stored row may hold null in (a patch's None clears them).
 NULLABLE_FIELDS: Final = frozenset(f.name for f in SCHEDULE_FIELDS if f.stores_null)
-# Declared keys a `declared` document leaves out at their default.
-OPTIONAL_DECLARED: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable and f.since)
+# What a manifest declares for one cron, in the order its problems are reported;
+# `declared` stores these keys, and leaves OPTIONAL_DECLARED out at their default.
+DECLARED_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable)
+OPTIONAL_DECLARED: Final = tuple(name for name in DECLARED_FIELDS if BY_NAME[name].since)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,7 +19,7 @@ from typing import Any, Final
 from cronplane.core.choices import DEFAULT_ZONE, JobStatus
 from cronplane.core.codec import to_document
 from cronplane.core.declared import declared_document
-from cronplane.core.fields import BY_NAME, SCHEDULE_FIELDS, Settings
+from cronplane.core.fields import BY_NAME, Settings
 
 
 class Unset(enum.Enum):
@@ -130,11 +130,6 @@ class Declared(Settings):
         """The `declared` column's document; a field added after rows existed only when
         not at its default, so older rows' documents stay equal (no re-sync churn)."""
         return declared_document(to_document(self))
-
-
-# What a manifest declares for one cron; `declared` stores these keys (core.fields:
-# those added after rows existed only when not at their default).
-DECLARED_FIELDS: Final = tuple(f.name for f in SCHEDULE_FIELDS if f.declarable)
 
 
 def _set_fields(patch: object) -> dict[str, Any]:

@@ -32,8 +32,8 @@ from cronplane.core.cron import parse
 from cronplane.core.declared import declared_value
 from cronplane.core.edits import check_field
 from cronplane.core.excluded import exclusion_of
-from cronplane.core.fields import WHEN_FIELDS
-from cronplane.core.inputs import DECLARED_FIELDS, CronDeclaration, Declared
+from cronplane.core.fields import DECLARED_FIELDS, WHEN_FIELDS
+from cronplane.core.inputs import CronDeclaration, Declared
 from cronplane.core.model import Job, Schedule, Scope
 from cronplane.core.occurrences import first_run, row_next_run
 from cronplane.core.window import resolve_window

@@ -12,13 +12,12 @@ database to these columns and these CHECKs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlalchemy import CheckConstraint, Column, Integer, String, TextClause, text
 from sqlalchemy.types import TypeEngine
 
-from cronplane.core.fields import SCHEDULE_FIELDS
 from cronplane.core.schedule_field import ScheduleField
 from cronplane.store.types import JSONDocument, UTCDateTime
 
@@ -28,21 +27,19 @@ _DOCUMENTS = ("json", "labels", "names")
 _WHOLE = ("seconds", "count")
 
 
-def field_columns(stored_elsewhere: frozenset[str]) -> Iterator[Column[Any]]:
-    """A column for each schedule field, in the table's order, but those stored
-    in another table (`enabled`, in schedule_state)."""
-    for row in SCHEDULE_FIELDS:
-        if row.name not in stored_elsewhere:
-            yield Column(
-                row.name, _type(row), nullable=row.stores_null, server_default=_server_default(row)
-            )
+def field_columns(rows: Iterable[ScheduleField]) -> Iterator[Column[Any]]:
+    """A column for each of the field table's `rows`, in their order."""
+    for row in rows:
+        yield Column(
+            row.name, _type(row), nullable=row.stores_null, server_default=_server_default(row)
+        )
 
 
-def field_checks(stored_elsewhere: frozenset[str]) -> Iterator[CheckConstraint]:
-    """Each field column's CHECK, named as the field (ck_schedules_<field>)."""
-    for row in SCHEDULE_FIELDS:
+def field_checks(rows: Iterable[ScheduleField]) -> Iterator[CheckConstraint]:
+    """Each of those columns' CHECK, named as the field (ck_schedules_<field>)."""
+    for row in rows:
         condition = check_condition(row)
-        if condition is not None and row.name not in stored_elsewhere:
+        if condition is not None:
             yield CheckConstraint(condition, name=row.name)
 
 

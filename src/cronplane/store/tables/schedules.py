@@ -17,13 +17,15 @@ from sqlalchemy import (
     true,
 )
 
+from cronplane.core.fields import SCHEDULE_FIELDS
 from cronplane.store.tables.base import EventId, metadata
 from cronplane.store.tables.field_columns import field_checks, field_columns
 from cronplane.store.types import JSONDocument, UTCDateTime
 
 # The schedule's state, in a table of its own (schedule_state, below).
 STATE_FIELDS = ("enabled", "next_run", "last_run", "run_count")
-_ELSEWHERE = frozenset(STATE_FIELDS)
+# The field table's rows stored in `schedules`: all but `enabled` (schedule_state's).
+_FIELD_ROWS = tuple(row for row in SCHEDULE_FIELDS if row.name not in STATE_FIELDS)
 
 schedules = Table(
     "schedules",
@@ -37,7 +39,7 @@ schedules = Table(
     # Every settable field (core.fields), by its row: job, cron, timezone, payload,
     # misfire grace, jitter, overlap, timeout, the window and run limit, the DST
     # policy, labels, the excluded calendars.
-    *field_columns(_ELSEWHERE),
+    *field_columns(_FIELD_ROWS),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("revision", Integer, nullable=False),
@@ -56,7 +58,7 @@ schedules = Table(
     Column("paused_missed", String(8), nullable=True),
     UniqueConstraint("tenant", "stack", "environment", "name", name="uq_schedules_key"),
     CheckConstraint("source IN ('app', 'user', 'system')", name="source"),
-    *field_checks(_ELSEWHERE),
+    *field_checks(_FIELD_ROWS),
 )
 
 # Paused rows only (the alert evaluator's "paused past a limit"): costs nothing for the rest.
